@@ -1,0 +1,1 @@
+//! idem-client: the client SDK (work in progress).

@@ -1,0 +1,1 @@
+//! idem-sim: the deterministic simulator (work in progress).

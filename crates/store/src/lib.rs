@@ -1,0 +1,1 @@
+//! idem-store: the server-side idempotency claim table (work in progress).

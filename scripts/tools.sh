@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Installs what `make serve` and `make test` need, at pinned versions, skipping whatever is already
+# there. Each step checks before it installs, so a second run costs seconds.
+#
+#   scripts/tools.sh build   wasm32 target, trunk, wasm-bindgen-cli, npm packages (wasm-opt)
+#   scripts/tools.sh test    all of the above, plus Debian's Chromium and chromedriver
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TRUNK_VERSION=0.21.14
+# wasm-bindgen-cli must equal the wasm-bindgen crate in Cargo.lock, or Trunk tries a download.
+WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)
+
+say() { printf '[tools] %s\n' "$*"; }
+
+ensure_wasm_target() {
+  if rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    say "wasm32-unknown-unknown target: present"
+  else
+    say "adding wasm32-unknown-unknown target"
+    rustup target add wasm32-unknown-unknown
+  fi
+}
+
+ensure_trunk() {
+  if trunk --version 2>/dev/null | grep -q "trunk $TRUNK_VERSION\$"; then
+    say "trunk $TRUNK_VERSION: present"
+  else
+    say "installing trunk $TRUNK_VERSION (about 7 minutes on 2 cores)"
+    cargo install --locked trunk --version "$TRUNK_VERSION"
+  fi
+}
+
+ensure_wasm_bindgen() {
+  if wasm-bindgen --version 2>/dev/null | grep -q "wasm-bindgen $WASM_BINDGEN_VERSION"; then
+    say "wasm-bindgen-cli $WASM_BINDGEN_VERSION: present"
+  else
+    # Not --locked: the CLI's own lock file names a crate version the registry no longer serves.
+    say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+  fi
+}
+
+ensure_npm_packages() {
+  # package-lock.json pins binaryen (wasm-opt) and @playwright/test; node_modules/.stamp records
+  # which lock file the installed tree came from.
+  if [ -f node_modules/.stamp ] && cmp -s package-lock.json node_modules/.stamp; then
+    say "npm packages: present"
+  else
+    say "installing npm packages (npm ci)"
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
+    cp package-lock.json node_modules/.stamp
+  fi
+}
+
+ensure_chromium() {
+  if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+    say "chromium and chromedriver: present"
+  else
+    say "installing Debian's chromium and chromium-driver"
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
+  fi
+}
+
+case "${1:-build}" in
+  build) ensure_wasm_target; ensure_trunk; ensure_wasm_bindgen; ensure_npm_packages ;;
+  test) ensure_wasm_target; ensure_trunk; ensure_wasm_bindgen; ensure_npm_packages; ensure_chromium ;;
+  *) echo "usage: $0 [build|test]" >&2; exit 2 ;;
+esac
