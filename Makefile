@@ -1,0 +1,57 @@
+# idem: two commands on a fresh machine.
+#
+#   make serve   install what is missing (pinned), then run the demo on http://127.0.0.1:8080
+#   make test    install what is missing (pinned, Chromium included), then run every test tier
+#
+# Every install step is skipped when the tool is already there at the right version
+# (scripts/tools.sh), so a second run costs seconds.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+export CHROMEDRIVER ?= /usr/bin/chromedriver
+# Tests and builds never download a browser or a tool at run time.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
+export TRUNK_SKIP_VERSION_CHECK := true
+
+WASM_TARGET := wasm32-unknown-unknown
+
+.PHONY: serve test tools tools-test build sdk test-native test-wasm test-e2e bench lint
+
+serve: tools
+	trunk serve --release
+
+test: tools-test
+	$(MAKE) --no-print-directory test-native
+	$(MAKE) --no-print-directory test-wasm
+	$(MAKE) --no-print-directory test-e2e
+
+tools:
+	scripts/tools.sh build
+
+tools-test:
+	scripts/tools.sh test
+
+## Release build of the demo into dist/ (wasm-opt runs: see Trunk.toml).
+build: tools
+	trunk build --release
+
+## The idem-client npm-style package (wasm-bindgen --target web, wasm-opt, package.json, README).
+sdk: tools
+	crates/client/scripts/package.sh target/sdk-pkg
+
+## Tier 1: native unit, integration and property tests of every crate.
+test-native:
+	cargo test --workspace --locked
+
+## Tier 2: the sans-IO crates' tests compiled to wasm32, in headless Chromium.
+test-wasm:
+	cargo test --locked --target $(WASM_TARGET) -p idem-store -p idem-client -p idem-sim
+
+## Tier 3: Playwright in Debian's Chromium against the release demo and the SDK package.
+test-e2e: build sdk
+	npx playwright test
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets --locked -- -D warnings

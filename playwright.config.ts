@@ -1,0 +1,51 @@
+// Browser end-to-end tests, in Debian's Chromium (never a Playwright browser download).
+//
+// Two projects, each against its own static server on 127.0.0.1:
+// - demo:   the Yew demo, from `trunk build --release` output in dist/
+// - client: a plain HTML checkout page embedding the idem-client JS package
+import { defineConfig } from '@playwright/test';
+
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const DEMO_PORT = 4173;
+const CLIENT_PORT = 4174;
+
+export default defineConfig({
+  testDir: 'tests/e2e',
+  outputDir: 'test-results',
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  timeout: 120_000,
+  reporter: [['list']],
+  use: {
+    headless: true,
+    viewport: { width: 1366, height: 768 },
+    launchOptions: {
+      executablePath: CHROMIUM,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    },
+  },
+  projects: [
+    { name: 'demo', testDir: 'tests/e2e/demo', use: { baseURL: `http://127.0.0.1:${DEMO_PORT}` } },
+    { name: 'client', testDir: 'tests/e2e/client', use: { baseURL: `http://127.0.0.1:${CLIENT_PORT}` } },
+  ],
+  webServer: [
+    {
+      command: `node tests/e2e/serve.mjs ${DEMO_PORT} /=dist`,
+      url: `http://127.0.0.1:${DEMO_PORT}/`,
+      reuseExistingServer: false,
+    },
+    {
+      command: `node tests/e2e/serve.mjs ${CLIENT_PORT} /pkg=target/sdk-pkg /=tests/e2e/pages`,
+      url: `http://127.0.0.1:${CLIENT_PORT}/client/`,
+      reuseExistingServer: false,
+    },
+  ],
+});
