@@ -1,1 +1,58 @@
-//! idem-client: the client SDK (work in progress).
+//! idem-client: one idempotency key per logical operation, persisted before the first send.
+//!
+//! A checkout page (or the idem simulator) describes one logical operation, say
+//! `checkout:cart-42` with a JSON payload, and this crate makes retrying it safe:
+//!
+//! - a UUID v4 key is minted once per operation and written to a [`Journal`] together with the
+//!   canonical payload bytes (RFC 8785) and their SHA-256 fingerprint *before* the first attempt
+//!   may be sent; every retry, even after a page reload, sends the same key and the same bytes;
+//! - replies are classified by status: 2xx succeeds (or is a replay, from
+//!   `Idempotent-Replayed: true`), 409 and 429 wait and retry, 5xx, network errors and timeouts
+//!   retry with backoff, 422 and the other 4xx are final rejections;
+//! - when the [`RetryPolicy`]'s window closes, the outcome is [`OutcomeKind::Unknown`]: reconcile,
+//!   never mint a new key.
+//!
+//! # What this crate does not do
+//!
+//! The core ([`Operation`]) is sans-IO, in the spirit of quinn-proto: it contains no networking
+//! code, reads no clock and draws no randomness of its own. Time comes in as `now: u64`
+//! milliseconds, randomness (backoff jitter, key minting) is injected, and decisions come out as
+//! values ([`Action`]). The same machine is driven by the simulator (`idem-sim`) and, on
+//! `wasm32`, by the `fetch` driver and the JavaScript bindings in this crate. It does not decide
+//! what the server does with a key: that is the store's job, and the two agree only on the wire
+//! (status codes, `Retry-After`, `Idempotent-Replayed`, `application/problem+json`).
+#![warn(missing_docs)]
+
+mod backoff;
+mod error;
+pub mod journal;
+mod key;
+mod method;
+mod operation;
+mod outcome;
+mod payload;
+mod policy;
+mod reply;
+
+#[cfg(target_arch = "wasm32")]
+pub mod driver;
+#[cfg(target_arch = "wasm32")]
+mod js;
+
+pub use backoff::backoff_delay_ms;
+pub use error::StartError;
+pub use journal::{Journal, JournalError, MemoryJournal, Record, RecordState};
+pub use key::{KeyMinter, RandomKeys, RngKeys};
+pub use method::{KeyUse, Method};
+pub use operation::{Action, Attempt, Operation, OperationSpec, Persistence};
+pub use outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
+pub use payload::CanonicalPayload;
+pub use policy::RetryPolicy;
+pub use reply::{is_replayed_header, parse_retry_after, Reply};
+
+/// Request header carrying the idempotency key.
+pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";
+/// Response header the server sets (`true`) when it replays a saved response.
+pub const REPLAYED_HEADER: &str = "Idempotent-Replayed";
+/// Response header with the number of seconds to wait before retrying (409, 429).
+pub const RETRY_AFTER_HEADER: &str = "Retry-After";

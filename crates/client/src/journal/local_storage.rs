@@ -1,0 +1,1 @@
+//! The browser journal: `window.localStorage` (implemented in a following commit).

@@ -1,0 +1,1 @@
+//! JavaScript bindings (implemented in a following commit).

@@ -1,0 +1,613 @@
+//! The sans-IO state machine of one logical operation.
+
+use rand_core::RngCore;
+use uuid::Uuid;
+
+use crate::backoff::backoff_delay_ms;
+use crate::error::StartError;
+use crate::journal::{Journal, JournalError, Record, RecordState, FORMAT_VERSION};
+use crate::key::KeyMinter;
+use crate::method::{KeyUse, Method};
+use crate::outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
+use crate::payload::CanonicalPayload;
+use crate::policy::RetryPolicy;
+use crate::reply::Reply;
+
+/// What the caller wants done: one logical operation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OperationSpec {
+    /// A stable name for the logical operation, e.g. `checkout:cart-42`; the journal's key.
+    pub name: String,
+    /// The HTTP method.
+    pub method: Method,
+    /// The JSON payload (canonicalized before anything is stored or sent).
+    pub payload: serde_json::Value,
+    /// Whether to send an `Idempotency-Key` (default: on POST and PATCH).
+    pub key_use: KeyUse,
+    /// What to do when the key cannot be persisted (default: refuse to send).
+    pub persistence: Persistence,
+}
+
+impl OperationSpec {
+    /// A POST of `payload` named `name`, keyed, with a persisted key required.
+    pub fn post(name: impl Into<String>, payload: serde_json::Value) -> Self {
+        OperationSpec {
+            name: name.into(),
+            method: Method::Post,
+            payload,
+            key_use: KeyUse::Auto,
+            persistence: Persistence::Required,
+        }
+    }
+
+    /// The same operation with another method.
+    pub fn with_method(mut self, method: Method) -> Self {
+        self.method = method;
+        self
+    }
+
+    /// The same operation with another key choice.
+    pub fn with_key_use(mut self, key_use: KeyUse) -> Self {
+        self.key_use = key_use;
+        self
+    }
+
+    /// The same operation with another persistence requirement.
+    pub fn with_persistence(mut self, persistence: Persistence) -> Self {
+        self.persistence = persistence;
+        self
+    }
+}
+
+/// Whether an operation may run with a key that is not in the journal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Persistence {
+    /// The key must be in the journal before the first send; otherwise
+    /// [`StartError::NotPersisted`] and nothing is sent.
+    #[default]
+    Required,
+    /// If the journal fails, keep the key in memory and send anyway; the outcome says
+    /// [`Durability::MemoryOnly`]. A reload then loses the key (and a retry after it would
+    /// carry a new one): an explicit choice for pages that prefer that to not paying at all.
+    AllowMemoryOnly,
+}
+
+/// One attempt to send: the same key and the same bytes every time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    /// The idempotency key for the `Idempotency-Key` header (`None`: send without one).
+    pub key: Option<Uuid>,
+    /// The HTTP method.
+    pub method: Method,
+    /// The canonical JSON body, identical on every attempt (empty for GET and HEAD).
+    pub body: Vec<u8>,
+    /// 1-based attempt number, counted across reloads.
+    pub number: u32,
+    /// When this attempt times out (ms): the driver should abort it then.
+    pub deadline: u64,
+}
+
+/// What the operation wants next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Send this attempt now, then report its fate with a `handle_*` method.
+    Send(Attempt),
+    /// Nothing to do before this time (ms); call [`Operation::poll`] again then (or on an input).
+    WaitUntil(u64),
+    /// The operation is over.
+    Finished(Outcome),
+}
+
+/// The state of an operation between inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum State {
+    /// The next attempt may go out now.
+    Ready,
+    /// An attempt is out; its reply is awaited until `deadline`.
+    AwaitingReply { deadline: u64 },
+    /// A retryable failure at `since`; the next attempt waits until `until`, drawn on the next
+    /// poll (from `retry_after_ms` if the server gave one, else from the backoff).
+    BackingOff {
+        since: u64,
+        retry_after_ms: Option<u64>,
+        until: Option<u64>,
+    },
+    /// Over; the journal has been updated once `settled` is set.
+    Finished { outcome: Outcome, settled: bool },
+}
+
+/// One logical operation (a checkout): its key, its bytes, its retries, its outcome.
+///
+/// Sans-IO: it never reads a clock, touches the network or draws randomness on its own. Methods
+/// fall in three groups, as in quinn's `Connection`:
+///
+/// - getters (`&self`): [`name`](Self::name), [`key`](Self::key), [`attempts`](Self::attempts),
+///   [`payload`](Self::payload), [`outcome`](Self::outcome), ...
+/// - inputs (`handle_*`): [`handle_reply`](Self::handle_reply),
+///   [`handle_network_error`](Self::handle_network_error),
+///   [`handle_timeout`](Self::handle_timeout);
+/// - output: [`poll`](Self::poll), which returns the next [`Action`].
+///
+/// # Call order
+///
+/// 1. [`Operation::start`] (or [`Operation::resume`]): mints or reloads the key and, for a new
+///    operation, writes it to the journal. No `Send` can exist before that write succeeded.
+/// 2. Call [`poll`](Self::poll) with the current time:
+///    - [`Action::Send`]: send it; when its fate is known call exactly one `handle_*`, then poll
+///      again. (Polling while it is out returns `WaitUntil(deadline)`; polling at or past the
+///      deadline counts the attempt as timed out, so a driver may skip `handle_timeout`.)
+///    - [`Action::WaitUntil`]: sleep until then (or until an input arrives), then poll again.
+///    - [`Action::Finished`]: done; the journal record has been cleared (final outcomes) or
+///      marked unknown. Further polls return the same outcome.
+///
+/// A reply that arrives late (after its attempt timed out) is still used when it is final
+/// (2xx or a rejection): it is an answer for the same key. Late retryable replies are ignored.
+///
+/// ```
+/// use idem_client::{Action, MemoryJournal, Operation, OperationSpec, OutcomeKind, Reply, RetryPolicy};
+/// use serde_json::json;
+///
+/// let mut journal = MemoryJournal::new();
+/// // Any `rand_core::RngCore` (the simulator passes its seeded ChaCha8Rng).
+/// # struct Zero; impl rand_core::RngCore for Zero {
+/// #   fn next_u32(&mut self) -> u32 { 0 } fn next_u64(&mut self) -> u64 { 0 }
+/// #   fn fill_bytes(&mut self, d: &mut [u8]) { d.fill(0) } }
+/// let mut rng = Zero;
+/// let spec = OperationSpec::post("checkout:cart-42", json!({ "amount": 1299, "currency": "EUR" }));
+/// let mut op = Operation::start(spec, RetryPolicy::default(), 0, &mut journal, &mut uuid::Uuid::new_v4)?;
+///
+/// let Action::Send(first) = op.poll(0, &mut journal, &mut rng) else { unreachable!() };
+/// op.handle_reply(10, Reply::new(503, ""));
+/// assert_eq!(op.poll(10, &mut journal, &mut rng), Action::WaitUntil(510));
+/// let Action::Send(second) = op.poll(510, &mut journal, &mut rng) else { unreachable!() };
+/// assert_eq!((first.key, &first.body), (second.key, &second.body));
+/// op.handle_reply(520, Reply::new(201, r#"{"order":1}"#));
+/// let Action::Finished(outcome) = op.poll(520, &mut journal, &mut rng) else { unreachable!() };
+/// assert!(matches!(outcome.kind, OutcomeKind::Succeeded { status: 201, .. }));
+/// assert_eq!(outcome.attempts, 2);
+/// # Ok::<(), idem_client::StartError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Operation {
+    name: String,
+    key: Option<Uuid>,
+    method: Method,
+    payload: CanonicalPayload,
+    created_at: u64,
+    attempts: u32,
+    failures: u32,
+    policy: RetryPolicy,
+    durability: Durability,
+    last_error: Option<Failure>,
+    state: State,
+}
+
+impl Operation {
+    /// Starts the operation described by `spec` at `now`, or resumes it if the journal holds a
+    /// pending (or unknown) record under its name with the same method and payload: same key,
+    /// same bytes, attempt count and creation time kept.
+    ///
+    /// A new keyed operation gets a key from `keys` and is written to `journal` before this
+    /// returns; if that write fails, this returns [`StartError::NotPersisted`] unless
+    /// `spec.persistence` allows memory-only. Unkeyed operations (idempotent methods) do not
+    /// touch the journal.
+    pub fn start(
+        spec: OperationSpec,
+        policy: RetryPolicy,
+        now: u64,
+        journal: &mut dyn Journal,
+        keys: &mut dyn KeyMinter,
+    ) -> Result<Operation, StartError> {
+        let payload = CanonicalPayload::new(&spec.payload)?;
+        if !spec.key_use.applies_to(spec.method) {
+            return Ok(Operation::new(
+                spec.name,
+                None,
+                spec.method,
+                payload,
+                now,
+                policy,
+                Durability::Unkeyed,
+            ));
+        }
+        let memory_only = spec.persistence == Persistence::AllowMemoryOnly;
+        match journal.load(&spec.name) {
+            Ok(Some(record)) => {
+                if record.fingerprint != payload.fingerprint || record.method != spec.method {
+                    return Err(StartError::PendingWithDifferentPayload {
+                        name: spec.name,
+                        key: record.key.to_string(),
+                    });
+                }
+                Ok(Operation::from_record(record, policy))
+            }
+            Ok(None) => {
+                let key = keys.mint();
+                let op = Operation::new(
+                    spec.name,
+                    Some(key),
+                    spec.method,
+                    payload,
+                    now,
+                    policy,
+                    Durability::Journaled,
+                );
+                match journal.save(&op.record()) {
+                    Ok(()) => Ok(op),
+                    Err(_) if memory_only => Ok(op.in_memory_only()),
+                    Err(error) => Err(StartError::NotPersisted(error)),
+                }
+            }
+            Err(
+                error @ (JournalError::Corrupt { .. }
+                | JournalError::UnsupportedVersion { .. }
+                | JournalError::Outdated { .. }),
+            ) => Err(StartError::Unreadable(error)),
+            Err(_) if memory_only => {
+                let key = keys.mint();
+                let op = Operation::new(
+                    spec.name,
+                    Some(key),
+                    spec.method,
+                    payload,
+                    now,
+                    policy,
+                    Durability::Journaled,
+                );
+                Ok(op.in_memory_only())
+            }
+            Err(error) => Err(StartError::NotPersisted(error)),
+        }
+    }
+
+    /// Resumes the operation journaled under `name` (e.g. after a reload, from a list of
+    /// [`pending`](crate::journal::pending) records), with its key, bytes and attempt count.
+    /// `Ok(None)` when nothing is journaled under that name.
+    pub fn resume(
+        name: &str,
+        policy: RetryPolicy,
+        journal: &dyn Journal,
+    ) -> Result<Option<Operation>, StartError> {
+        match journal.load(name) {
+            Ok(Some(record)) => Ok(Some(Operation::from_record(record, policy))),
+            Ok(None) => Ok(None),
+            Err(
+                error @ (JournalError::Corrupt { .. }
+                | JournalError::UnsupportedVersion { .. }
+                | JournalError::Outdated { .. }),
+            ) => Err(StartError::Unreadable(error)),
+            Err(error) => Err(StartError::NotPersisted(error)),
+        }
+    }
+
+    fn new(
+        name: String,
+        key: Option<Uuid>,
+        method: Method,
+        payload: CanonicalPayload,
+        now: u64,
+        policy: RetryPolicy,
+        durability: Durability,
+    ) -> Self {
+        Operation {
+            name,
+            key,
+            method,
+            payload,
+            created_at: now,
+            attempts: 0,
+            failures: 0,
+            policy,
+            durability,
+            last_error: None,
+            state: State::Ready,
+        }
+    }
+
+    fn from_record(record: Record, policy: RetryPolicy) -> Self {
+        let last_error = match record.state {
+            RecordState::Pending => None,
+            RecordState::Unknown { last_error } => last_error,
+        };
+        Operation {
+            name: record.name,
+            key: Some(record.key),
+            method: record.method,
+            payload: CanonicalPayload {
+                json: record.body,
+                fingerprint: record.fingerprint,
+            },
+            created_at: record.created_at,
+            attempts: record.attempts,
+            failures: 0,
+            policy,
+            durability: Durability::Journaled,
+            last_error,
+            state: State::Ready,
+        }
+    }
+
+    fn in_memory_only(mut self) -> Self {
+        self.durability = Durability::MemoryOnly;
+        self
+    }
+
+    /// The journal record describing this operation now (an unkeyed one shows the nil key).
+    pub fn record(&self) -> Record {
+        let state = match &self.state {
+            State::Finished {
+                outcome:
+                    Outcome {
+                        kind: OutcomeKind::Unknown { last_error },
+                        ..
+                    },
+                ..
+            } => RecordState::Unknown {
+                last_error: last_error.clone(),
+            },
+            _ => RecordState::Pending,
+        };
+        Record {
+            version: FORMAT_VERSION,
+            name: self.name.clone(),
+            key: self.key.unwrap_or_default(),
+            method: self.method,
+            body: self.payload.json.clone(),
+            fingerprint: self.payload.fingerprint.clone(),
+            attempts: self.attempts,
+            created_at: self.created_at,
+            state,
+        }
+    }
+
+    /// The operation's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The idempotency key (`None` when sent without one).
+    pub fn key(&self) -> Option<Uuid> {
+        self.key
+    }
+
+    /// The HTTP method.
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    /// The canonical payload and its fingerprint.
+    pub fn payload(&self) -> &CanonicalPayload {
+        &self.payload
+    }
+
+    /// Attempts sent so far, across reloads.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// When the operation was created (ms).
+    pub fn created_at(&self) -> u64 {
+        self.created_at
+    }
+
+    /// Where the key lives.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// The last retryable failure seen.
+    pub fn last_error(&self) -> Option<&Failure> {
+        self.last_error.as_ref()
+    }
+
+    /// The outcome, once finished.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        match &self.state {
+            State::Finished { outcome, .. } => Some(outcome),
+            _ => None,
+        }
+    }
+
+    /// Whether an attempt is out awaiting its reply.
+    pub fn is_awaiting_reply(&self) -> bool {
+        matches!(self.state, State::AwaitingReply { .. })
+    }
+
+    /// Input: the reply to the attempt that is out.
+    ///
+    /// 2xx finishes as succeeded (replayed if `reply.replayed`); 409, 429 and 5xx back off
+    /// (waiting `Retry-After` when given) and retry with the same key; every other status
+    /// (422, 400, 404, ...) finishes as rejected and is never retried.
+    pub fn handle_reply(&mut self, now: u64, reply: Reply) {
+        let awaiting = matches!(self.state, State::AwaitingReply { .. });
+        if matches!(self.state, State::Finished { .. }) {
+            return;
+        }
+        let status = reply.status;
+        let kind = match status {
+            200..=299 if reply.replayed => OutcomeKind::Replayed {
+                status,
+                body: reply.body,
+            },
+            200..=299 => OutcomeKind::Succeeded {
+                status,
+                body: reply.body,
+            },
+            409 | 429 | 500..=599 => {
+                if awaiting {
+                    self.fail(now, Failure::Status { status }, reply.retry_after_ms);
+                }
+                return;
+            }
+            _ => {
+                let problem = Problem::parse(&reply.body);
+                OutcomeKind::Rejected {
+                    status,
+                    body: reply.body,
+                    problem,
+                }
+            }
+        };
+        self.finish(kind);
+    }
+
+    /// Input: the attempt that is out got no reply within its deadline (the driver aborted it).
+    /// Ignored when no attempt is out.
+    pub fn handle_timeout(&mut self, now: u64) {
+        if matches!(self.state, State::AwaitingReply { .. }) {
+            self.fail(now, Failure::Timeout, None);
+        }
+    }
+
+    /// Input: the attempt that is out failed in transport (request or response lost). Ignored
+    /// when no attempt is out.
+    pub fn handle_network_error(&mut self, now: u64, message: impl Into<String>) {
+        if matches!(self.state, State::AwaitingReply { .. }) {
+            self.fail(
+                now,
+                Failure::Network {
+                    message: message.into(),
+                },
+                None,
+            );
+        }
+    }
+
+    /// Output: the next action at `now`.
+    ///
+    /// Before each `Send` the attempt count is written to `journal` (a failure there is
+    /// tolerated: the key itself is already persisted). Once finished, the record is cleared
+    /// (final outcomes) or marked unknown, once; a failure there is tolerated too, since a
+    /// leftover record only resumes under the same key, which the server replays. Backoff
+    /// jitter is drawn from `rng`.
+    pub fn poll(&mut self, now: u64, journal: &mut dyn Journal, rng: &mut dyn RngCore) -> Action {
+        loop {
+            match &mut self.state {
+                State::Finished { outcome, settled } => {
+                    if !*settled {
+                        *settled = true;
+                        let outcome = outcome.clone();
+                        self.settle(journal, &outcome);
+                        return Action::Finished(outcome);
+                    }
+                    return Action::Finished(outcome.clone());
+                }
+                State::AwaitingReply { deadline } => {
+                    if now < *deadline {
+                        return Action::WaitUntil(*deadline);
+                    }
+                    self.fail(now, Failure::Timeout, None);
+                }
+                State::BackingOff {
+                    since,
+                    retry_after_ms,
+                    until: None,
+                } => {
+                    let (since, retry_after_ms) = (*since, *retry_after_ms);
+                    let delay = match retry_after_ms {
+                        Some(ms) => ms,
+                        None => backoff_delay_ms(&self.policy, self.failures, rng),
+                    };
+                    let at = since.saturating_add(delay);
+                    if at >= self.window_end() {
+                        self.give_up();
+                    } else {
+                        self.state = State::BackingOff {
+                            since,
+                            retry_after_ms,
+                            until: Some(at),
+                        };
+                    }
+                }
+                State::BackingOff {
+                    until: Some(at), ..
+                } => {
+                    if now < *at {
+                        return Action::WaitUntil(*at);
+                    }
+                    self.state = State::Ready;
+                }
+                State::Ready => {
+                    let out_of_attempts = self
+                        .policy
+                        .max_attempts
+                        .is_some_and(|max| self.attempts >= max);
+                    if out_of_attempts || now >= self.window_end() {
+                        self.give_up();
+                        continue;
+                    }
+                    return Action::Send(self.send(now, journal));
+                }
+            }
+        }
+    }
+
+    /// The first instant at which no attempt may be sent any more.
+    fn window_end(&self) -> u64 {
+        self.created_at.saturating_add(self.policy.retry_window_ms)
+    }
+
+    fn send(&mut self, now: u64, journal: &mut dyn Journal) -> Attempt {
+        self.attempts = self.attempts.saturating_add(1);
+        if self.durability == Durability::Journaled {
+            // Tolerated: the key and bytes are already journaled; only the count would be stale.
+            let _ = journal.save(&self.record());
+        }
+        let deadline = now.saturating_add(self.policy.attempt_timeout_ms);
+        self.state = State::AwaitingReply { deadline };
+        let body = if self.method.has_body() {
+            self.payload.json.clone().into_bytes()
+        } else {
+            Vec::new()
+        };
+        Attempt {
+            key: self.key,
+            method: self.method,
+            body,
+            number: self.attempts,
+            deadline,
+        }
+    }
+
+    fn fail(&mut self, now: u64, failure: Failure, retry_after_ms: Option<u64>) {
+        self.failures = self.failures.saturating_add(1);
+        self.last_error = Some(failure);
+        self.state = State::BackingOff {
+            since: now,
+            retry_after_ms,
+            until: None,
+        };
+    }
+
+    fn give_up(&mut self) {
+        self.finish(OutcomeKind::Unknown {
+            last_error: self.last_error.clone(),
+        });
+    }
+
+    fn finish(&mut self, kind: OutcomeKind) {
+        let outcome = Outcome {
+            name: self.name.clone(),
+            kind,
+            key: self.key.map(|k| k.to_string()),
+            attempts: self.attempts,
+            durability: self.durability,
+        };
+        self.state = State::Finished {
+            outcome,
+            settled: false,
+        };
+    }
+
+    fn settle(&self, journal: &mut dyn Journal, outcome: &Outcome) {
+        if self.durability != Durability::Journaled {
+            return;
+        }
+        // Failures tolerated, see `poll`.
+        let _ = match outcome.kind {
+            OutcomeKind::Unknown { .. } => journal.save(&self.record()),
+            _ => journal.remove(&self.name),
+        };
+    }
+}
