@@ -1,1 +1,91 @@
-//! idem-store: the server-side idempotency claim table (work in progress).
+//! The server-side idempotency claim table and its rules.
+//!
+//! `idem-store` decides what a server does with a request that carries an
+//! `Idempotency-Key`: claim the key and run the work, replay the saved answer,
+//! ask the client to retry later (409), or reject (400 / 413 / 422). It implements
+//! the decision table of the project's DESIGN.md:
+//!
+//! | state when the request arrives | [`Begin`] | HTTP |
+//! |---|---|---|
+//! | key missing where the route requires one | [`Begin::Invalid`] | 400 |
+//! | key empty, over 255 chars, or not printable ASCII | [`Begin::Invalid`] | 400 |
+//! | body over [`StoreConfig::max_body_bytes`] | [`Begin::Invalid`] | 413 |
+//! | body not JSON | [`Begin::Invalid`] | 400 |
+//! | no record (or record past retention) | [`Begin::Execute`] | result |
+//! | record exists, fingerprint differs | [`Begin::Mismatch`] | 422 |
+//! | `Done`, same fingerprint | [`Begin::Replay`] | original + `Idempotent-Replayed: true` |
+//! | `InFlight`, lease younger than `lock_ms` | [`Begin::InFlight`] | 409 + `Retry-After` |
+//! | `InFlight`, lease stale | [`Begin::Execute`] with `taken_over: true` | result |
+//!
+//! Every write after the claim is *fenced* by the [`Lease`] the claim returned:
+//! [`Store::commit`], [`Store::save`], [`Store::fail`] and [`Store::release`] change
+//! the record only while it is still in flight under that exact lease, so a worker
+//! whose claim was taken over (a zombie) can neither save nor delete.
+//!
+//! # What this crate does not do
+//!
+//! It is sans-IO. It contains no networking code, no storage API, no async runtime,
+//! and it never reads a clock: every call that depends on time takes `now: u64`
+//! milliseconds from the caller, and every decision comes back as a value. The same
+//! code runs in the browser demo (`wasm32-unknown-unknown`), in the simulator, and
+//! behind a real server. Persistence is behind the narrow [`Table`] trait; the crate
+//! ships the deterministic in-memory [`MemoryTable`]. The [`http`] module maps
+//! decisions to status codes, headers and problem bodies, but sends nothing.
+//!
+//! # Call order
+//!
+//! 1. [`Store::begin`] (or [`Store::begin_with_fingerprint`]) once per request.
+//! 2. On [`Begin::Execute`]: run the work through [`Store::commit`] (business change and
+//!    saved response in one step), or, only where the caller wants a two-step write,
+//!    do the work and then [`Store::save`]. On a work error call [`Store::fail`] with the
+//!    route's [`ErrorPolicy`].
+//! 3. Now and then [`Store::prune`]; read [`Store::events_since`] and [`Store::rows`] for
+//!    display.
+//!
+//! ```
+//! use idem_store::{Begin, ErrorPolicy, RouteConfig, SavedResponse, Store, StoreConfig};
+//!
+//! let mut store = Store::new(StoreConfig::default());
+//! let route = RouteConfig::required(ErrorPolicy::SaveResponse);
+//! let body = br#"{"cart":"c-1","amount":4200}"#;
+//!
+//! let Begin::Execute { id, lease, .. } = store.begin(0, "tenant-a", Some("k-1"), body, &route)
+//! else { unreachable!() };
+//! let order = store
+//!     .commit(5, &id, &lease, || {
+//!         let order = 17; // the business change, e.g. insert the order
+//!         (order, SavedResponse::json(201, br#"{"order":17}"#.to_vec()))
+//!     })
+//!     .expect("the lease is ours");
+//! assert_eq!(order, 17);
+//!
+//! // The retry with the same key and the same body is answered from the table.
+//! match store.begin(9, "tenant-a", Some("k-1"), body, &route) {
+//!     Begin::Replay(saved) => assert_eq!(saved.body, br#"{"order":17}"#),
+//!     other => panic!("expected a replay, got {other:?}"),
+//! }
+//! ```
+#![warn(missing_docs)]
+
+mod config;
+mod error;
+mod event;
+mod fingerprint;
+pub mod http;
+mod key;
+mod lease;
+mod record;
+mod store;
+mod table;
+mod view;
+
+pub use config::{ErrorPolicy, KeyRequirement, RouteConfig, StoreConfig};
+pub use error::{Fenced, RequestError};
+pub use event::{Event, EventKind, Rejection};
+pub use fingerprint::{fingerprint, Fingerprint};
+pub use key::{IdRef, IdempotencyKey, RecordId, MAX_KEY_LEN};
+pub use lease::Lease;
+pub use record::{Record, SavedResponse, Status};
+pub use store::{Begin, Store};
+pub use table::{MemoryTable, Table};
+pub use view::{RowState, RowView};

@@ -1,0 +1,97 @@
+//! Store-wide and per-route configuration.
+
+use serde::{Deserialize, Serialize};
+
+/// Store-wide settings.
+///
+/// ## Default values
+/// - `lock_ms`: 10 000 (10 s). A claim younger than this answers 409; an older one may be
+///   taken over. Long enough for a payment call and its timeouts, short enough that a
+///   crashed worker's claim is retaken well inside a client's retry window.
+/// - `retention_ms`: 86 400 000 (24 h), counted from the record's last write (claim,
+///   takeover or save). Must outlive the client's retry window.
+/// - `max_body_bytes`: 65 536 (64 KiB). Larger request bodies answer 413.
+/// - `event_capacity`: 4 096. The event log keeps at most this many events, dropping the
+///   oldest; 0 turns the log off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StoreConfig {
+    /// How long a claim (lease) stays live, in milliseconds.
+    pub lock_ms: u64,
+    /// How long a record is kept after its last write, in milliseconds.
+    pub retention_ms: u64,
+    /// Largest accepted request body, in bytes.
+    pub max_body_bytes: usize,
+    /// Most events the log keeps; 0 disables the log.
+    pub event_capacity: usize,
+}
+
+impl StoreConfig {
+    /// Default claim lifetime: 10 s.
+    pub const DEFAULT_LOCK_MS: u64 = 10_000;
+    /// Default retention: 24 h.
+    pub const DEFAULT_RETENTION_MS: u64 = 24 * 60 * 60 * 1_000;
+    /// Default body limit: 64 KiB.
+    pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
+    /// Default event log capacity.
+    pub const DEFAULT_EVENT_CAPACITY: usize = 4_096;
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            lock_ms: Self::DEFAULT_LOCK_MS,
+            retention_ms: Self::DEFAULT_RETENTION_MS,
+            max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
+            event_capacity: Self::DEFAULT_EVENT_CAPACITY,
+        }
+    }
+}
+
+/// Whether a route demands an `Idempotency-Key`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum KeyRequirement {
+    /// A request without a key is rejected with 400.
+    Required,
+    /// A request without a key runs without idempotency protection ([`crate::Begin::Unkeyed`]).
+    Optional,
+}
+
+/// What the store does with a claim when the work fails.
+///
+/// There is deliberately no default: each route chooses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ErrorPolicy {
+    /// Delete the claim so a retry runs the work again (the lab's choice). Safe only when
+    /// the work is idempotent downstream, e.g. the payment provider got its own key.
+    ReleaseClaim,
+    /// Save the error response; retries replay it (Stripe's choice).
+    SaveResponse,
+}
+
+/// Per-route settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RouteConfig {
+    /// Whether the key is required.
+    pub key: KeyRequirement,
+    /// What a work error does to the claim.
+    pub on_error: ErrorPolicy,
+}
+
+impl RouteConfig {
+    /// A route that requires a key.
+    pub const fn required(on_error: ErrorPolicy) -> Self {
+        Self {
+            key: KeyRequirement::Required,
+            on_error,
+        }
+    }
+
+    /// A route where the key is optional.
+    pub const fn optional(on_error: ErrorPolicy) -> Self {
+        Self {
+            key: KeyRequirement::Optional,
+            on_error,
+        }
+    }
+}

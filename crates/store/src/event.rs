@@ -1,0 +1,174 @@
+//! The event log: one entry per decision and per write, for the demo and the tests.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use crate::RequestError;
+
+/// Something the store decided or wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Event {
+    seq: u64,
+    at: u64,
+    scope: Box<str>,
+    key: Option<Box<str>>,
+    kind: EventKind,
+}
+
+impl Event {
+    /// Position in the log: 0, 1, 2, … across the store's life, never reused. A gap
+    /// means older events were dropped (the log is bounded).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// When it happened, in milliseconds.
+    pub fn at(&self) -> u64 {
+        self.at
+    }
+
+    /// The request's scope.
+    pub fn scope(&self) -> &str {
+        &self.scope
+    }
+
+    /// The idempotency key; `None` when the request had no valid key.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// What happened.
+    pub fn kind(&self) -> &EventKind {
+        &self.kind
+    }
+}
+
+/// What happened, by kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// A new claim: the worker holding `token` runs the work.
+    Claimed {
+        /// The new lease's token.
+        token: u64,
+    },
+    /// A saved response was replayed.
+    Replayed {
+        /// The replayed HTTP status.
+        status: u16,
+    },
+    /// The request was refused (400, 409, 413 or 422).
+    Rejected {
+        /// The HTTP status answered.
+        status: u16,
+        /// Why.
+        reason: Rejection,
+    },
+    /// A stale claim was taken over by compare-and-set.
+    TakenOver {
+        /// The stale lease's token.
+        old_token: u64,
+        /// The new lease's token.
+        new_token: u64,
+    },
+    /// A write under a lost lease was refused; nothing changed.
+    Fenced {
+        /// The lost lease's token.
+        token: u64,
+    },
+    /// A response was saved; retries will replay it.
+    Saved {
+        /// The saving lease's token.
+        token: u64,
+        /// The saved HTTP status.
+        status: u16,
+    },
+    /// A claim was released after a work error; a retry runs the work again.
+    Released {
+        /// The released lease's token.
+        token: u64,
+    },
+    /// The record was pruned after retention.
+    Pruned,
+    /// Written by the caller through [`crate::Store::push_event`] (e.g. a simulated bug).
+    Note {
+        /// Free text.
+        text: String,
+    },
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rejection {
+    /// Bad key or body (400 / 413).
+    Invalid(RequestError),
+    /// The key is in flight under a live lease (409).
+    InFlight {
+        /// Time left on the lease, in milliseconds.
+        retry_after_ms: u64,
+    },
+    /// The key was used with a different payload (422).
+    Mismatch,
+}
+
+/// A bounded log of events.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct EventLog {
+    events: VecDeque<Event>,
+    capacity: usize,
+    next_seq: u64,
+}
+
+impl EventLog {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            events: VecDeque::new(),
+            capacity,
+            next_seq: 0,
+        }
+    }
+
+    /// Append an event, dropping the oldest when full. Does nothing (allocates nothing)
+    /// when the log is off.
+    pub(crate) fn push(&mut self, at: u64, scope: &str, key: Option<&str>, kind: EventKind) {
+        if self.capacity == 0 {
+            return;
+        }
+        if self.events.len() == self.capacity {
+            self.events.pop_front();
+        }
+        self.events.push_back(Event {
+            seq: self.next_seq,
+            at,
+            scope: scope.into(),
+            key: key.map(Into::into),
+            kind,
+        });
+        self.next_seq += 1;
+    }
+
+    pub(crate) fn is_on(&self) -> bool {
+        self.capacity > 0
+    }
+
+    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = &Event> + '_ {
+        self.events.iter()
+    }
+
+    pub(crate) fn since(&self, seq: u64) -> impl Iterator<Item = &Event> + '_ {
+        // Events are stored in seq order, so skip the prefix by arithmetic.
+        let first = self.events.front().map_or(self.next_seq, |e| e.seq);
+        let skip = usize::try_from(seq.saturating_sub(first)).unwrap_or(usize::MAX);
+        self.events.iter().skip(skip)
+    }
+
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = Event> + '_ {
+        self.events.drain(..)
+    }
+
+    pub(crate) fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+}

@@ -1,0 +1,124 @@
+//! Request fingerprints: SHA-256 of the body's canonical JSON (RFC 8785).
+
+use std::{fmt, io};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sha2::{Digest, Sha256};
+
+use crate::RequestError;
+
+/// SHA-256 of a request's canonical JSON. Bodies that differ only in key order,
+/// whitespace or number spelling (`1.0` vs `1`) share a fingerprint.
+///
+/// Serialises as 64 lowercase hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fingerprint(pub [u8; 32]);
+
+/// Fingerprint a JSON request body. Invalid JSON is [`RequestError::InvalidJson`] (a 400),
+/// never a panic; nesting deeper than 128 levels is refused the same way.
+pub fn fingerprint(body: &[u8]) -> Result<Fingerprint, RequestError> {
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(invalid)?;
+    let mut hasher = HashWriter(Sha256::new());
+    // Writing into a hasher cannot fail, and a parsed Value always serialises.
+    serde_json_canonicalizer::to_writer(&value, &mut hasher).map_err(invalid)?;
+    Ok(Fingerprint(hasher.0.finalize().into()))
+}
+
+fn invalid(e: serde_json::Error) -> RequestError {
+    RequestError::InvalidJson {
+        line: e.line(),
+        column: e.column(),
+    }
+}
+
+/// Feeds the canonical JSON into the hash without building the string.
+struct HashWriter(Sha256);
+
+impl io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Fingerprint {
+    /// All 64 hex digits.
+    pub fn to_hex(&self) -> String {
+        let mut s = String::with_capacity(64);
+        for b in self.0 {
+            push_hex(&mut s, b);
+        }
+        s
+    }
+
+    /// The first 12 hex digits, for display.
+    pub fn short_hex(&self) -> String {
+        let mut s = String::with_capacity(12);
+        for &b in &self.0[..6] {
+            push_hex(&mut s, b);
+        }
+        s
+    }
+
+    /// Parse 64 hex digits.
+    pub fn from_hex(hex: &str) -> Option<Self> {
+        let bytes = hex.as_bytes();
+        if bytes.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (o, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+            *o = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+        }
+        Some(Self(out))
+    }
+}
+
+fn push_hex(s: &mut String, b: u8) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    s.push(DIGITS[usize::from(b >> 4)] as char);
+    s.push(DIGITS[usize::from(b & 0xf)] as char);
+}
+
+fn nibble(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+impl fmt::Display for Fingerprint {
+    /// The short form; `{:#}` prints all 64 digits.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            f.write_str(&self.to_hex())
+        } else {
+            f.write_str(&self.short_hex())
+        }
+    }
+}
+
+impl fmt::Debug for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Fingerprint({})", self.short_hex())
+    }
+}
+
+impl Serialize for Fingerprint {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_hex())
+    }
+}
+
+impl<'de> Deserialize<'de> for Fingerprint {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let hex = String::deserialize(d)?;
+        Self::from_hex(&hex).ok_or_else(|| serde::de::Error::custom("expected 64 hex digits"))
+    }
+}

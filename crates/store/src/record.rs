@@ -1,0 +1,81 @@
+//! Records: what the table stores per (scope, key).
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Fingerprint, Lease};
+
+/// The response saved for replay, byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SavedResponse {
+    /// HTTP status code.
+    pub status: u16,
+    /// Value of the `Content-Type` header.
+    pub content_type: String,
+    /// The body, exactly as first sent.
+    pub body: Vec<u8>,
+}
+
+impl SavedResponse {
+    /// A response with `Content-Type: application/json`.
+    pub fn json(status: u16, body: Vec<u8>) -> Self {
+        Self {
+            status,
+            content_type: "application/json".to_owned(),
+            body,
+        }
+    }
+}
+
+/// Where the operation behind a record stands.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Status {
+    /// Claimed; a worker holding `lease` is running the work.
+    InFlight {
+        /// The current holder's lease.
+        lease: Lease,
+    },
+    /// Finished; retries replay `response`.
+    Done {
+        /// The response to replay.
+        response: SavedResponse,
+    },
+}
+
+/// One row of the claim table.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Record {
+    /// Fingerprint of the request that claimed the key.
+    pub fingerprint: Fingerprint,
+    /// In flight or done.
+    pub status: Status,
+    /// When the key was first claimed, in milliseconds.
+    pub created_at: u64,
+    /// When retention ends, in milliseconds.
+    pub expires_at: u64,
+}
+
+impl Record {
+    /// The lease, while in flight.
+    pub fn lease(&self) -> Option<&Lease> {
+        match &self.status {
+            Status::InFlight { lease } => Some(lease),
+            Status::Done { .. } => None,
+        }
+    }
+
+    /// Whether the record is in flight under exactly `lease`.
+    pub fn is_held_by(&self, lease: &Lease) -> bool {
+        self.lease() == Some(lease)
+    }
+
+    /// Whether the record is an in-flight claim whose lease is live at `now`.
+    pub fn is_live_claim(&self, now: u64, lock_ms: u64) -> bool {
+        self.lease().is_some_and(|l| l.is_live(now, lock_ms))
+    }
+
+    /// Whether the record is past retention at `now` and not a live claim. Such a record
+    /// counts as absent and may be pruned; a live in-flight claim never expires.
+    pub fn is_expired(&self, now: u64, lock_ms: u64) -> bool {
+        now >= self.expires_at && !self.is_live_claim(now, lock_ms)
+    }
+}

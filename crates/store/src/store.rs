@@ -1,0 +1,465 @@
+//! The rules: the decision table and the fenced writes, on top of a [`Table`].
+
+use std::borrow::Cow;
+
+use crate::{
+    event::{EventLog, Rejection},
+    fingerprint, key, ErrorPolicy, Event, EventKind, Fenced, Fingerprint, IdRef, IdempotencyKey,
+    KeyRequirement, Lease, MemoryTable, Record, RecordId, RequestError, RouteConfig, RowView,
+    SavedResponse, Status, StoreConfig, Table,
+};
+
+/// What to do with a request, decided by [`Store::begin`].
+#[must_use]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Begin {
+    /// The key is ours: run the work, then [`Store::commit`] (or [`Store::save`] /
+    /// [`Store::fail`]) under `lease`.
+    Execute {
+        /// The record's identity, for the fenced writes.
+        id: RecordId,
+        /// Our claim; every later write is fenced by it.
+        lease: Lease,
+        /// Whether we took over a stale claim (an earlier worker may have done part of
+        /// the work: the downstream call needs its own idempotency key).
+        taken_over: bool,
+    },
+    /// The route's key is optional and the request has none: run the work without
+    /// idempotency protection. Nothing was recorded.
+    Unkeyed,
+    /// The operation already finished: answer with this response, byte for byte, marked
+    /// as a replay. The work must not run.
+    Replay(SavedResponse),
+    /// Another worker holds a live claim on the key: answer 409 and let the client retry
+    /// after `retry_after_ms`. Nothing was saved.
+    InFlight {
+        /// Time left on the live lease, in milliseconds (at least 1).
+        retry_after_ms: u64,
+    },
+    /// The key was first used with a different request body: answer 422. The work must
+    /// not run and nothing is replayed.
+    Mismatch,
+    /// The request is malformed: answer [`RequestError::status`] (400 or 413).
+    Invalid(RequestError),
+}
+
+/// The claim table and its rules. See the crate docs for the decision table and the
+/// call order.
+///
+/// Methods by direction: getters ([`config`](Self::config), [`table`](Self::table),
+/// [`rows`](Self::rows), [`events`](Self::events), [`events_since`](Self::events_since)),
+/// the input [`begin`](Self::begin), the fenced writes ([`commit`](Self::commit),
+/// [`save`](Self::save), [`fail`](Self::fail), [`release`](Self::release)), housekeeping
+/// ([`prune`](Self::prune)) and the output [`drain_events`](Self::drain_events).
+#[derive(Debug, Clone)]
+pub struct Store<T: Table = MemoryTable> {
+    config: StoreConfig,
+    table: T,
+    log: EventLog,
+}
+
+impl Store<MemoryTable> {
+    /// A store over an empty [`MemoryTable`].
+    pub fn new(config: StoreConfig) -> Self {
+        Self::with_table(config, MemoryTable::new())
+    }
+}
+
+impl Default for Store<MemoryTable> {
+    fn default() -> Self {
+        Self::new(StoreConfig::default())
+    }
+}
+
+/// What one read of the row showed, taken before any write (the read borrows the table).
+enum Seen {
+    Absent,
+    Expired,
+    Mismatch,
+    Done(SavedResponse),
+    Live { retry_after_ms: u64 },
+    Stale(Lease),
+}
+
+impl<T: Table> Store<T> {
+    /// A store over `table`.
+    pub fn with_table(config: StoreConfig, table: T) -> Self {
+        Self {
+            log: EventLog::new(config.event_capacity),
+            config,
+            table,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    /// The table, read-only.
+    pub fn table(&self) -> &T {
+        &self.table
+    }
+
+    /// The table, writable. Writes through it bypass the rules and the event log: meant
+    /// for tooling and for reproducing classic bugs in the simulator.
+    pub fn table_mut(&mut self) -> &mut T {
+        &mut self.table
+    }
+
+    /// Decide what to do with a request: validate the key and the body, fingerprint the
+    /// body, then apply the decision table. Checks run in this order: key present (where
+    /// required), key valid, body size, body JSON. An unkeyed request on an optional-key
+    /// route is only checked for size.
+    pub fn begin(
+        &mut self,
+        now: u64,
+        scope: &str,
+        key: Option<&str>,
+        body: &[u8],
+        route: &RouteConfig,
+    ) -> Begin {
+        let key = match self.check_key(now, scope, key, route) {
+            Ok(key) => key,
+            Err(begin) => return begin,
+        };
+        let limit = self.config.max_body_bytes;
+        if body.len() > limit {
+            let e = RequestError::BodyTooLarge {
+                len: body.len(),
+                limit,
+            };
+            return self.invalid(now, scope, key, e);
+        }
+        let Some(key) = key else {
+            return Begin::Unkeyed;
+        };
+        match fingerprint(body) {
+            Ok(fp) => self.decide(now, IdRef { scope, key }, fp),
+            Err(e) => self.invalid(now, scope, Some(key), e),
+        }
+    }
+
+    /// [`begin`](Self::begin) with a fingerprint the caller computed (over the request's
+    /// parameters, or once for many requests). Skips the body checks.
+    pub fn begin_with_fingerprint(
+        &mut self,
+        now: u64,
+        scope: &str,
+        key: Option<&str>,
+        fingerprint: Fingerprint,
+        route: &RouteConfig,
+    ) -> Begin {
+        match self.check_key(now, scope, key, route) {
+            Ok(Some(key)) => self.decide(now, IdRef { scope, key }, fingerprint),
+            Ok(None) => Begin::Unkeyed,
+            Err(begin) => begin,
+        }
+    }
+
+    /// The one-step write: if `lease` still holds the claim, run `work` (the business
+    /// change) and save the response it returns as one atomic step, and return `work`'s
+    /// output. If the lease was lost, `work` does not run: `Err(Fenced)`.
+    ///
+    /// No crash can fall between the business change and the saved response, because
+    /// they are one step (see [`Table::commit_if_held`]). Retention restarts at `now`.
+    pub fn commit<R>(
+        &mut self,
+        now: u64,
+        id: &RecordId,
+        lease: &Lease,
+        work: impl FnOnce() -> (R, SavedResponse),
+    ) -> Result<R, Fenced> {
+        let expires_at = self.expires_at(now);
+        let mut status = 0;
+        let out = self
+            .table
+            .commit_if_held(id.as_ref(), lease, expires_at, || {
+                let (out, response) = work();
+                status = response.status;
+                (out, response)
+            });
+        match out {
+            Some(out) => {
+                self.log_id(
+                    now,
+                    id,
+                    EventKind::Saved {
+                        token: lease.token,
+                        status,
+                    },
+                );
+                Ok(out)
+            }
+            None => Err(self.fenced(now, id, lease)),
+        }
+    }
+
+    /// The two-step write, for callers that did the work themselves: save `response` if
+    /// `lease` still holds the claim. A crash between the work and this call leaves the
+    /// claim to go stale and be taken over, so the work may run twice; prefer
+    /// [`commit`](Self::commit). Retention restarts at `now`.
+    pub fn save(
+        &mut self,
+        now: u64,
+        id: &RecordId,
+        lease: &Lease,
+        response: SavedResponse,
+    ) -> Result<(), Fenced> {
+        let status = response.status;
+        let expires_at = self.expires_at(now);
+        let done = Status::Done { response };
+        if self
+            .table
+            .compare_and_set(id.as_ref(), lease, done, expires_at)
+        {
+            self.log_id(
+                now,
+                id,
+                EventKind::Saved {
+                    token: lease.token,
+                    status,
+                },
+            );
+            Ok(())
+        } else {
+            Err(self.fenced(now, id, lease))
+        }
+    }
+
+    /// The work failed: apply `policy` (the route's [`RouteConfig::on_error`]).
+    /// [`ErrorPolicy::ReleaseClaim`] releases the claim and drops `response` (send it to
+    /// the client yourself); [`ErrorPolicy::SaveResponse`] saves it for replay. Fenced
+    /// like [`save`](Self::save) and [`release`](Self::release).
+    pub fn fail(
+        &mut self,
+        now: u64,
+        id: &RecordId,
+        lease: &Lease,
+        policy: ErrorPolicy,
+        response: SavedResponse,
+    ) -> Result<(), Fenced> {
+        match policy {
+            ErrorPolicy::ReleaseClaim => self.release(now, id, lease),
+            ErrorPolicy::SaveResponse => self.save(now, id, lease, response),
+        }
+    }
+
+    /// Delete the claim if `lease` still holds it, so a retry runs the work again. A
+    /// zombie's release leaves the record alone and returns `Err(Fenced)`.
+    pub fn release(&mut self, now: u64, id: &RecordId, lease: &Lease) -> Result<(), Fenced> {
+        if self.table.delete_if_held(id.as_ref(), lease) {
+            self.log_id(now, id, EventKind::Released { token: lease.token });
+            Ok(())
+        } else {
+            Err(self.fenced(now, id, lease))
+        }
+    }
+
+    /// Delete every record past retention at `now`; how many. A live in-flight claim is
+    /// never pruned, whatever its `expires_at`.
+    pub fn prune(&mut self, now: u64) -> usize {
+        let gone = self.table.delete_expired(now, self.config.lock_ms);
+        if self.log.is_on() {
+            for id in &gone {
+                self.log_id(now, id, EventKind::Pruned);
+            }
+        }
+        gone.len()
+    }
+
+    /// A snapshot of every row at `now`, in (scope, key) order.
+    pub fn rows(&self, now: u64) -> Vec<RowView> {
+        let mut rows = Vec::with_capacity(self.table.len());
+        let lock_ms = self.config.lock_ms;
+        self.table
+            .for_each(&mut |id, r| rows.push(RowView::new(id, r, now, lock_ms)));
+        rows
+    }
+
+    /// The events the log still holds, oldest first.
+    pub fn events(&self) -> impl DoubleEndedIterator<Item = &Event> + '_ {
+        self.log.iter()
+    }
+
+    /// The held events with [`Event::seq`] at least `seq`: a UI keeps
+    /// [`next_event_seq`](Self::next_event_seq) as its cursor.
+    pub fn events_since(&self, seq: u64) -> impl Iterator<Item = &Event> + '_ {
+        self.log.since(seq)
+    }
+
+    /// The seq the next event will get.
+    pub fn next_event_seq(&self) -> u64 {
+        self.log.next_seq()
+    }
+
+    /// Remove and return every held event, oldest first.
+    pub fn drain_events(&mut self) -> impl Iterator<Item = Event> + '_ {
+        self.log.drain()
+    }
+
+    /// Append a [`EventKind::Note`] (for decisions made outside the store, such as a
+    /// simulated bug writing through [`table_mut`](Self::table_mut)).
+    pub fn push_event(&mut self, now: u64, scope: &str, key: Option<&str>, text: String) {
+        self.log.push(now, scope, key, EventKind::Note { text });
+    }
+
+    /// `Ok(Some(key))` to go on with a valid key, `Ok(None)` for an unkeyed request on an
+    /// optional-key route, `Err` with the rejection already logged.
+    fn check_key<'k>(
+        &mut self,
+        now: u64,
+        scope: &str,
+        key: Option<&'k str>,
+        route: &RouteConfig,
+    ) -> Result<Option<&'k str>, Begin> {
+        match (key, route.key) {
+            (Some(k), _) => match key::validate(k) {
+                Ok(k) => Ok(Some(k)),
+                Err(e) => Err(self.invalid(now, scope, None, e)),
+            },
+            (None, KeyRequirement::Optional) => Ok(None),
+            (None, KeyRequirement::Required) => {
+                Err(self.invalid(now, scope, None, RequestError::MissingKey))
+            }
+        }
+    }
+
+    /// Apply the decision table to a validated request.
+    fn decide(&mut self, now: u64, id: IdRef<'_>, fp: Fingerprint) -> Begin {
+        let lock_ms = self.config.lock_ms;
+        // One pass decides, unless the row changed between our read and our conditional
+        // write, which only a table shared with other stores allows; then read again.
+        for _ in 0..4 {
+            match self.look(now, id, &fp) {
+                Seen::Absent => {
+                    let lease = self.new_lease(now);
+                    let record = Record {
+                        fingerprint: fp,
+                        status: Status::InFlight { lease },
+                        created_at: now,
+                        expires_at: self.expires_at(now),
+                    };
+                    if self.table.insert_if_absent(id, record) {
+                        self.log_ref(now, id, EventKind::Claimed { token: lease.token });
+                        return self.execute(id, lease, false);
+                    }
+                }
+                Seen::Expired => {
+                    if self.table.delete_if_expired(id, now, lock_ms) {
+                        self.log_ref(now, id, EventKind::Pruned);
+                    }
+                }
+                Seen::Mismatch => {
+                    self.reject(now, id.scope, Some(id.key), 422, Rejection::Mismatch);
+                    return Begin::Mismatch;
+                }
+                Seen::Done(response) => {
+                    let status = response.status;
+                    self.log_ref(now, id, EventKind::Replayed { status });
+                    return Begin::Replay(response);
+                }
+                Seen::Live { retry_after_ms } => {
+                    let reason = Rejection::InFlight { retry_after_ms };
+                    self.reject(now, id.scope, Some(id.key), 409, reason);
+                    return Begin::InFlight { retry_after_ms };
+                }
+                Seen::Stale(old) => {
+                    let lease = self.new_lease(now);
+                    let status = Status::InFlight { lease };
+                    let expires_at = self.expires_at(now);
+                    if self.table.compare_and_set(id, &old, status, expires_at) {
+                        let kind = EventKind::TakenOver {
+                            old_token: old.token,
+                            new_token: lease.token,
+                        };
+                        self.log_ref(now, id, kind);
+                        return self.execute(id, lease, true);
+                    }
+                }
+            }
+        }
+        // Still contended after several reads: someone else is writing this row right
+        // now, so it is in flight as far as this request can tell.
+        let retry_after_ms = lock_ms.clamp(1, 1_000);
+        let reason = Rejection::InFlight { retry_after_ms };
+        self.reject(now, id.scope, Some(id.key), 409, reason);
+        Begin::InFlight { retry_after_ms }
+    }
+
+    fn look(&self, now: u64, id: IdRef<'_>, fp: &Fingerprint) -> Seen {
+        let lock_ms = self.config.lock_ms;
+        let Some(record) = self.table.get(id) else {
+            return Seen::Absent;
+        };
+        if record.is_expired(now, lock_ms) {
+            return Seen::Expired;
+        }
+        if record.fingerprint != *fp {
+            return Seen::Mismatch;
+        }
+        match &record.status {
+            Status::InFlight { lease } if lease.is_live(now, lock_ms) => Seen::Live {
+                retry_after_ms: lease.time_left(now, lock_ms),
+            },
+            Status::InFlight { lease } => Seen::Stale(*lease),
+            Status::Done { response } => match record {
+                // A borrowed row (in memory) is copied; an owned one (read from a
+                // database) gives up its response without a copy.
+                Cow::Borrowed(_) => Seen::Done(response.clone()),
+                Cow::Owned(Record {
+                    status: Status::Done { response },
+                    ..
+                }) => Seen::Done(response),
+                Cow::Owned(_) => Seen::Done(response.clone()),
+            },
+        }
+    }
+
+    fn execute(&self, id: IdRef<'_>, lease: Lease, taken_over: bool) -> Begin {
+        // `id.key` passed `key::validate` in `check_key`.
+        let id = RecordId::new(id.scope, IdempotencyKey::unchecked(id.key));
+        Begin::Execute {
+            id,
+            lease,
+            taken_over,
+        }
+    }
+
+    fn new_lease(&mut self, now: u64) -> Lease {
+        Lease {
+            locked_at: now,
+            token: self.table.next_token(),
+        }
+    }
+
+    fn expires_at(&self, now: u64) -> u64 {
+        now.saturating_add(self.config.retention_ms)
+    }
+
+    fn invalid(&mut self, now: u64, scope: &str, key: Option<&str>, e: RequestError) -> Begin {
+        let status = e.status();
+        if self.log.is_on() {
+            self.reject(now, scope, key, status, Rejection::Invalid(e.clone()));
+        }
+        Begin::Invalid(e)
+    }
+
+    fn reject(&mut self, now: u64, scope: &str, key: Option<&str>, status: u16, reason: Rejection) {
+        self.log
+            .push(now, scope, key, EventKind::Rejected { status, reason });
+    }
+
+    fn fenced(&mut self, now: u64, id: &RecordId, lease: &Lease) -> Fenced {
+        self.log_id(now, id, EventKind::Fenced { token: lease.token });
+        Fenced
+    }
+
+    fn log_ref(&mut self, now: u64, id: IdRef<'_>, kind: EventKind) {
+        self.log.push(now, id.scope, Some(id.key), kind);
+    }
+
+    fn log_id(&mut self, now: u64, id: &RecordId, kind: EventKind) {
+        self.log_ref(now, id.as_ref(), kind);
+    }
+}

@@ -1,0 +1,279 @@
+//! The narrow storage trait and the in-memory table.
+
+use std::{borrow::Cow, collections::BTreeMap};
+
+use crate::{IdRef, IdempotencyKey, Lease, Record, RecordId, SavedResponse, Status};
+
+/// The storage operations the store's rules need, narrow enough for a SQL table:
+///
+/// | method | SQL |
+/// |---|---|
+/// | [`get`](Table::get) | `SELECT … WHERE scope = $1 AND key = $2` |
+/// | [`insert_if_absent`](Table::insert_if_absent) | `INSERT … ON CONFLICT DO NOTHING` |
+/// | [`compare_and_set`](Table::compare_and_set) | `UPDATE … WHERE … AND status = 'in_flight' AND locked_at = $3 AND token = $4` |
+/// | [`delete_if_held`](Table::delete_if_held) | `DELETE … WHERE … AND status = 'in_flight' AND locked_at = $3 AND token = $4` |
+/// | [`delete_if_expired`](Table::delete_if_expired), [`delete_expired`](Table::delete_expired) | `DELETE … WHERE expires_at <= $now AND (status = 'done' OR locked_at + $lock_ms <= $now) [RETURNING scope, key]` |
+/// | [`next_token`](Table::next_token) | `SELECT nextval('lease_token')` |
+///
+/// Each method is atomic on its own; the conditional ones return whether a row changed
+/// ("zero rows changed" is how a fenced write learns it lost its lease). The store never
+/// calls [`put`](Table::put) or [`remove`](Table::remove): they are unconditional, for
+/// tooling and for the simulator's reproductions of classic bugs.
+///
+/// # Example
+///
+/// A zombie worker's fenced write changes nothing once its claim has been taken over:
+///
+/// ```
+/// use idem_store::{Fingerprint, IdRef, Lease, MemoryTable, Record, Status, Table};
+///
+/// let mut table = MemoryTable::new();
+/// let id = IdRef { scope: "tenant-a", key: "k-1" };
+/// let first = Lease { locked_at: 0, token: table.next_token() };
+/// let record = Record {
+///     fingerprint: Fingerprint([0; 32]),
+///     status: Status::InFlight { lease: first },
+///     created_at: 0,
+///     expires_at: 1_000,
+/// };
+/// assert!(table.insert_if_absent(id, record.clone()));
+/// assert!(!table.insert_if_absent(id, record), "one claim per (scope, key)");
+///
+/// let second = Lease { locked_at: 0, token: table.next_token() };
+/// assert!(table.compare_and_set(id, &first, Status::InFlight { lease: second }, 1_000));
+/// assert!(!table.delete_if_held(id, &first), "the zombie cannot release");
+/// assert!(table.delete_if_held(id, &second));
+/// ```
+pub trait Table {
+    /// The row for `id`, expired or not (expiry is the store's rule).
+    fn get(&self, id: IdRef<'_>) -> Option<Cow<'_, Record>>;
+
+    /// Insert `record` if no row has this id; whether it was inserted.
+    fn insert_if_absent(&mut self, id: IdRef<'_>, record: Record) -> bool;
+
+    /// Set the row's `status` and `expires_at` if it is in flight under exactly
+    /// `expected`; whether it changed.
+    fn compare_and_set(
+        &mut self,
+        id: IdRef<'_>,
+        expected: &Lease,
+        status: Status,
+        expires_at: u64,
+    ) -> bool;
+
+    /// Delete the row if it is in flight under exactly `expected`; whether it was deleted.
+    fn delete_if_held(&mut self, id: IdRef<'_>, expected: &Lease) -> bool;
+
+    /// Delete the row if it is expired at `now` ([`Record::is_expired`]); whether it was.
+    fn delete_if_expired(&mut self, id: IdRef<'_>, now: u64, lock_ms: u64) -> bool;
+
+    /// Delete every row expired at `now` and return their ids in (scope, key) order.
+    /// Live in-flight claims are never deleted.
+    fn delete_expired(&mut self, now: u64, lock_ms: u64) -> Vec<RecordId>;
+
+    /// The next fencing token: strictly greater than every token handed out before.
+    fn next_token(&mut self) -> u64;
+
+    /// Unconditionally write `record` (insert or replace); the row it replaced.
+    fn put(&mut self, id: IdRef<'_>, record: Record) -> Option<Record>;
+
+    /// Unconditionally delete the row; the row it deleted.
+    fn remove(&mut self, id: IdRef<'_>) -> Option<Record>;
+
+    /// Number of rows, expired ones included.
+    fn len(&self) -> usize;
+
+    /// Whether the table has no rows.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Visit every row in (scope, key) order.
+    fn for_each(&self, visit: &mut dyn FnMut(IdRef<'_>, &Record));
+
+    /// The one-step write: if the row is in flight under exactly `expected`, run `work`
+    /// (the business change) and store its response as `Done` with `expires_at`, as one
+    /// atomic step; otherwise do not run `work` and return `None`.
+    ///
+    /// The default checks, runs and writes under `&mut self`, which is atomic for a table
+    /// owned by its store. A table whose rows can change behind `&mut self` (a shared
+    /// database) must override it with a transaction (`SELECT … FOR UPDATE`, the work, the
+    /// `UPDATE`, `COMMIT`), so that no crash falls between the business change and the
+    /// saved response.
+    fn commit_if_held<R>(
+        &mut self,
+        id: IdRef<'_>,
+        expected: &Lease,
+        expires_at: u64,
+        work: impl FnOnce() -> (R, SavedResponse),
+    ) -> Option<R>
+    where
+        Self: Sized,
+    {
+        if !self.get(id).is_some_and(|r| r.is_held_by(expected)) {
+            return None;
+        }
+        let (out, response) = work();
+        let written = self.compare_and_set(id, expected, Status::Done { response }, expires_at);
+        // `&mut self` kept every other writer out since the check above.
+        debug_assert!(written, "row changed under &mut self");
+        Some(out)
+    }
+}
+
+/// The in-memory table: ordered maps, so iteration (rows, pruning) is deterministic.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryTable {
+    /// scope → key → record; nested so lookups borrow `&str` without allocating.
+    rows: BTreeMap<String, BTreeMap<IdempotencyKey, Record>>,
+    len: usize,
+    last_token: u64,
+}
+
+impl MemoryTable {
+    /// An empty table; the first token is 1.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn get_mut(&mut self, id: IdRef<'_>) -> Option<&mut Record> {
+        self.rows.get_mut(id.scope)?.get_mut(id.key)
+    }
+
+    fn remove_where(
+        &mut self,
+        id: IdRef<'_>,
+        cond: impl FnOnce(&Record) -> bool,
+    ) -> Option<Record> {
+        let keys = self.rows.get_mut(id.scope)?;
+        if !cond(keys.get(id.key)?) {
+            return None;
+        }
+        let removed = keys.remove(id.key);
+        if keys.is_empty() {
+            self.rows.remove(id.scope);
+        }
+        self.len -= 1;
+        removed
+    }
+}
+
+impl std::borrow::Borrow<str> for IdempotencyKey {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl Table for MemoryTable {
+    fn get(&self, id: IdRef<'_>) -> Option<Cow<'_, Record>> {
+        self.rows.get(id.scope)?.get(id.key).map(Cow::Borrowed)
+    }
+
+    fn insert_if_absent(&mut self, id: IdRef<'_>, record: Record) -> bool {
+        let keys = match self.rows.get_mut(id.scope) {
+            Some(keys) => keys,
+            None => self.rows.entry(id.scope.to_owned()).or_default(),
+        };
+        if keys.contains_key(id.key) {
+            return false;
+        }
+        keys.insert(IdempotencyKey::unchecked(id.key), record);
+        self.len += 1;
+        true
+    }
+
+    fn compare_and_set(
+        &mut self,
+        id: IdRef<'_>,
+        expected: &Lease,
+        status: Status,
+        expires_at: u64,
+    ) -> bool {
+        match self.get_mut(id) {
+            Some(r) if r.is_held_by(expected) => {
+                r.status = status;
+                r.expires_at = expires_at;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn delete_if_held(&mut self, id: IdRef<'_>, expected: &Lease) -> bool {
+        self.remove_where(id, |r| r.is_held_by(expected)).is_some()
+    }
+
+    fn delete_if_expired(&mut self, id: IdRef<'_>, now: u64, lock_ms: u64) -> bool {
+        self.remove_where(id, |r| r.is_expired(now, lock_ms))
+            .is_some()
+    }
+
+    fn delete_expired(&mut self, now: u64, lock_ms: u64) -> Vec<RecordId> {
+        let mut gone = Vec::new();
+        self.rows.retain(|scope, keys| {
+            keys.retain(|key, r| {
+                let expired = r.is_expired(now, lock_ms);
+                if expired {
+                    gone.push(RecordId::new(scope.as_str(), key.clone()));
+                }
+                !expired
+            });
+            !keys.is_empty()
+        });
+        self.len -= gone.len();
+        gone
+    }
+
+    fn next_token(&mut self) -> u64 {
+        self.last_token += 1;
+        self.last_token
+    }
+
+    fn put(&mut self, id: IdRef<'_>, record: Record) -> Option<Record> {
+        let old = self
+            .rows
+            .entry(id.scope.to_owned())
+            .or_default()
+            .insert(IdempotencyKey::unchecked(id.key), record);
+        if old.is_none() {
+            self.len += 1;
+        }
+        old
+    }
+
+    fn remove(&mut self, id: IdRef<'_>) -> Option<Record> {
+        self.remove_where(id, |_| true)
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn for_each(&self, visit: &mut dyn FnMut(IdRef<'_>, &Record)) {
+        for (scope, keys) in &self.rows {
+            for (key, r) in keys {
+                visit(
+                    IdRef {
+                        scope,
+                        key: key.as_str(),
+                    },
+                    r,
+                );
+            }
+        }
+    }
+
+    fn commit_if_held<R>(
+        &mut self,
+        id: IdRef<'_>,
+        expected: &Lease,
+        expires_at: u64,
+        work: impl FnOnce() -> (R, SavedResponse),
+    ) -> Option<R> {
+        let r = self.get_mut(id).filter(|r| r.is_held_by(expected))?;
+        let (out, response) = work();
+        r.status = Status::Done { response };
+        r.expires_at = expires_at;
+        Some(out)
+    }
+}
