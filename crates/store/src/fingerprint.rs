@@ -122,3 +122,83 @@ impl<'de> Deserialize<'de> for Fingerprint {
         Self::from_hex(&hex).ok_or_else(|| serde::de::Error::custom("expected 64 hex digits"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use super::*;
+
+    fn fp(body: &str) -> Fingerprint {
+        fingerprint(body.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn key_order_and_whitespace_do_not_matter() {
+        let a = fp(r#"{"cart":"c-1","amount":4200,"items":[{"sku":"a","qty":1}]}"#);
+        let b = fp("{\n  \"items\" : [ { \"qty\":1, \"sku\":\"a\" } ],\n\t\"amount\":4200 , \"cart\":\"c-1\"}\n");
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn numbers_are_normalised() {
+        assert_eq!(fp(r#"{"a":1.0}"#), fp(r#"{"a":1}"#));
+        assert_eq!(fp(r#"{"a":1e2}"#), fp(r#"{"a":100}"#));
+        assert_eq!(fp(r#"{"a":"\u0041"}"#), fp(r#"{"a":"A"}"#));
+    }
+
+    #[test]
+    fn different_parameters_differ() {
+        assert_ne!(fp(r#"{"amount":4200}"#), fp(r#"{"amount":4201}"#));
+        assert_ne!(fp(r#"{"amount":4200}"#), fp(r#"{"amount":"4200"}"#));
+        assert_ne!(fp(r#"[1,2]"#), fp(r#"[2,1]"#), "array order matters");
+        assert_ne!(fp(r#"{"a":null}"#), fp(r#"{}"#));
+    }
+
+    #[test]
+    fn is_sha256_of_the_canonical_form() {
+        // Canonical form of the body below is {"a":1,"b":[true,null]}.
+        let expected = Sha256::digest(br#"{"a":1,"b":[true,null]}"#);
+        assert_eq!(
+            fp(r#"{ "b": [true, null], "a": 1.00 }"#).0,
+            <[u8; 32]>::from(expected)
+        );
+    }
+
+    #[test]
+    fn invalid_json_is_an_error_not_a_panic() {
+        let deep = "[".repeat(100_000);
+        for body in [
+            &b""[..],
+            b"{",
+            b"{\"a\":}",
+            b"nul",
+            b"{\"a\":1}}",
+            b"\xff",
+            b"1e999",
+            deep.as_bytes(),
+        ] {
+            match fingerprint(body) {
+                Err(e @ RequestError::InvalidJson { .. }) => assert_eq!(e.status(), 400),
+                other => panic!("{:?}: {other:?}", String::from_utf8_lossy(body)),
+            }
+        }
+    }
+
+    #[test]
+    fn hex_forms() {
+        let f = fp("{}");
+        let hex = f.to_hex();
+        assert_eq!(hex.len(), 64);
+        assert_eq!(f.short_hex(), hex[..12]);
+        assert_eq!(f.to_string(), f.short_hex());
+        assert_eq!(format!("{f:#}"), hex);
+        assert_eq!(Fingerprint::from_hex(&hex), Some(f));
+        assert_eq!(Fingerprint::from_hex(&hex[1..]), None);
+        assert_eq!(Fingerprint::from_hex(&"g".repeat(64)), None);
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(json, format!("\"{hex}\""));
+        assert_eq!(serde_json::from_str::<Fingerprint>(&json).unwrap(), f);
+    }
+}

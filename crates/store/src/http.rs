@@ -259,3 +259,200 @@ pub fn format_key_header(key: &str) -> String {
     out.push('"');
     out
 }
+
+#[cfg(test)]
+mod tests {
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use super::*;
+    use crate::{IdempotencyKey, Lease, RecordId};
+
+    fn problem_of(r: &HttpResponse) -> Problem {
+        assert_eq!(r.header(CONTENT_TYPE), Some(PROBLEM_JSON));
+        serde_json::from_slice(&r.body).unwrap()
+    }
+
+    #[test]
+    fn parses_a_structured_field_string() {
+        assert_eq!(parse_key_header("\"abc-1\""), Ok(Cow::Borrowed("abc-1")));
+        assert_eq!(parse_key_header("  \"abc\"\t"), Ok(Cow::Borrowed("abc")));
+        assert_eq!(parse_key_header("\"a b\""), Ok(Cow::Borrowed("a b")));
+        assert_eq!(parse_key_header("\"abc\";v=1"), Ok(Cow::Borrowed("abc")));
+    }
+
+    #[test]
+    fn unescapes_a_structured_field_string() {
+        let key = parse_key_header(r#""a\"b\\c""#).unwrap();
+        assert!(matches!(key, Cow::Owned(_)));
+        assert_eq!(key, r#"a"b\c"#);
+    }
+
+    #[test]
+    fn parses_a_bare_token() {
+        let uuid = "550e8400-e29b-41d4-a716-446655440000";
+        assert_eq!(parse_key_header(uuid), Ok(Cow::Borrowed(uuid)));
+        assert_eq!(parse_key_header(" tok "), Ok(Cow::Borrowed("tok")));
+    }
+
+    #[test]
+    fn rejects_malformed_headers() {
+        for value in [r#""abc"#, r#""a\nb""#, r#""abc"x"#, r#""a\"#] {
+            assert_eq!(
+                parse_key_header(value),
+                Err(RequestError::MalformedHeader),
+                "{value}"
+            );
+        }
+        assert_eq!(parse_key_header("\"\""), Err(RequestError::EmptyKey));
+        assert_eq!(parse_key_header("   "), Err(RequestError::EmptyKey));
+        assert_eq!(
+            parse_key_header("\"é\""),
+            Err(RequestError::KeyNotPrintable { index: 0 })
+        );
+        assert_eq!(
+            parse_key_header("a\u{1}b"),
+            Err(RequestError::KeyNotPrintable { index: 1 })
+        );
+        let long = format!("\"{}\"", "k".repeat(256));
+        assert_eq!(
+            parse_key_header(&long),
+            Err(RequestError::KeyTooLong { len: 256 })
+        );
+    }
+
+    #[test]
+    fn formatting_round_trips() {
+        for key in ["abc", r#"a"b"#, r"a\b", " x "] {
+            assert_eq!(parse_key_header(&format_key_header(key)).unwrap(), key);
+        }
+        assert_eq!(format_key_header(r#"a"b"#), r#""a\"b""#);
+    }
+
+    #[test]
+    fn replay_is_byte_for_byte_and_marked() {
+        let saved = SavedResponse {
+            status: 201,
+            content_type: "application/json".into(),
+            body: b"{\"order\":17}".to_vec(),
+        };
+        let r = response_for(&Begin::Replay(saved.clone())).unwrap();
+        assert_eq!(r.status, 201);
+        assert_eq!(r.body, saved.body);
+        assert_eq!(r.header("idempotent-replayed"), Some("true"));
+        assert_eq!(r.header(CONTENT_TYPE), Some("application/json"));
+        let first = HttpResponse::original(saved);
+        assert_eq!(first.header(IDEMPOTENT_REPLAYED), None);
+    }
+
+    #[test]
+    fn in_flight_is_409_with_retry_after_rounded_up() {
+        for (ms, secs) in [
+            (1, "1"),
+            (999, "1"),
+            (1_000, "1"),
+            (1_001, "2"),
+            (9_500, "10"),
+        ] {
+            let r = response_for(&Begin::InFlight { retry_after_ms: ms }).unwrap();
+            assert_eq!(r.status, 409);
+            assert_eq!(r.header(RETRY_AFTER), Some(secs), "{ms} ms");
+            let p = problem_of(&r);
+            assert_eq!((p.kind.as_str(), p.status), (problem::IN_FLIGHT, 409));
+        }
+    }
+
+    #[test]
+    fn mismatch_is_422() {
+        let r = response_for(&Begin::Mismatch).unwrap();
+        assert_eq!(r.status, 422);
+        assert_eq!(r.header(RETRY_AFTER), None);
+        let p = problem_of(&r);
+        assert_eq!(p.kind, problem::KEY_REUSED);
+        assert_eq!(
+            p.kind,
+            "https://idem.dev/problems/key-reused-with-different-payload"
+        );
+        assert_eq!(p.status, 422);
+    }
+
+    #[test]
+    fn each_request_error_has_its_status_and_type() {
+        let cases = [
+            (RequestError::MissingKey, 400, problem::KEY_MISSING),
+            (RequestError::EmptyKey, 400, problem::KEY_INVALID),
+            (
+                RequestError::KeyTooLong { len: 300 },
+                400,
+                problem::KEY_INVALID,
+            ),
+            (
+                RequestError::KeyNotPrintable { index: 0 },
+                400,
+                problem::KEY_INVALID,
+            ),
+            (RequestError::MalformedHeader, 400, problem::KEY_INVALID),
+            (
+                RequestError::BodyTooLarge { len: 9, limit: 8 },
+                413,
+                problem::BODY_TOO_LARGE,
+            ),
+            (
+                RequestError::InvalidJson { line: 1, column: 2 },
+                400,
+                problem::INVALID_JSON,
+            ),
+        ];
+        for (e, status, kind) in cases {
+            let r = response_for(&Begin::Invalid(e.clone())).unwrap();
+            assert_eq!(r.status, status, "{e}");
+            let p = problem_of(&r);
+            assert_eq!((p.kind.as_str(), p.status), (kind, status), "{e}");
+            assert_eq!(p.detail, e.to_string());
+        }
+    }
+
+    #[test]
+    fn execute_and_unkeyed_have_no_canned_response() {
+        let id = RecordId::new("t", IdempotencyKey::parse("k").unwrap());
+        let lease = Lease {
+            locked_at: 0,
+            token: 1,
+        };
+        let execute = Begin::Execute {
+            id,
+            lease,
+            taken_over: false,
+        };
+        assert_eq!(response_for(&execute), None);
+        assert_eq!(response_for(&Begin::Unkeyed), None);
+    }
+
+    #[test]
+    fn lease_lost_is_409() {
+        let r = lease_lost();
+        assert_eq!(r.status, 409);
+        assert_eq!(r.header(RETRY_AFTER), Some("1"));
+        assert_eq!(problem_of(&r).kind, problem::LEASE_LOST);
+    }
+
+    #[test]
+    fn problem_types_are_distinct() {
+        let all = [
+            problem::KEY_MISSING,
+            problem::KEY_INVALID,
+            problem::BODY_TOO_LARGE,
+            problem::INVALID_JSON,
+            problem::KEY_REUSED,
+            problem::IN_FLIGHT,
+            problem::LEASE_LOST,
+        ];
+        let mut sorted = all.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), all.len());
+        assert!(all
+            .iter()
+            .all(|t| t.starts_with("https://idem.dev/problems/")));
+    }
+}

@@ -153,3 +153,78 @@ impl<'a> From<&'a RecordId> for IdRef<'a> {
         id.as_ref()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use super::*;
+
+    #[test]
+    fn accepts_printable_ascii_up_to_255() {
+        for key in [
+            "a",
+            " ",
+            "~",
+            "550e8400-e29b-41d4-a716-446655440000",
+            "a b\"c\\d",
+        ] {
+            assert_eq!(IdempotencyKey::parse(key).unwrap().as_str(), key);
+        }
+        let longest = "x".repeat(MAX_KEY_LEN);
+        assert_eq!(
+            IdempotencyKey::try_from(longest.as_str()).unwrap().as_str(),
+            longest
+        );
+    }
+
+    #[test]
+    fn rejects_empty() {
+        assert_eq!(IdempotencyKey::parse(""), Err(RequestError::EmptyKey));
+    }
+
+    #[test]
+    fn rejects_over_255() {
+        let key = "x".repeat(MAX_KEY_LEN + 1);
+        assert_eq!(
+            IdempotencyKey::parse(&key),
+            Err(RequestError::KeyTooLong { len: 256 })
+        );
+    }
+
+    #[test]
+    fn rejects_control_and_non_ascii() {
+        for (key, index) in [
+            ("\u{1f}", 0),
+            ("a\u{7f}", 1),
+            ("ab\r\n", 2),
+            ("é", 0),
+            ("key-\u{1F600}", 4),
+        ] {
+            assert_eq!(
+                IdempotencyKey::parse(key),
+                Err(RequestError::KeyNotPrintable { index }),
+                "{key:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn deserialising_validates() {
+        let ok: IdempotencyKey = serde_json::from_str("\"k-1\"").unwrap();
+        assert_eq!(ok.as_str(), "k-1");
+        assert!(serde_json::from_str::<IdempotencyKey>("\"\"").is_err());
+        assert!(serde_json::from_str::<IdempotencyKey>("\"\\n\"").is_err());
+    }
+
+    #[test]
+    fn record_ids_differ_by_scope() {
+        let key = IdempotencyKey::parse("k").unwrap();
+        let a = RecordId::new("a", key.clone());
+        let b = RecordId::new("b", key);
+        assert_ne!(a, b);
+        assert_eq!(a.to_string(), "a/k");
+        assert_eq!(a.as_ref().to_owned(), Ok(a.clone()));
+    }
+}

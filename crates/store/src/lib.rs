@@ -89,3 +89,6 @@ pub use record::{Record, SavedResponse, Status};
 pub use store::{Begin, Store};
 pub use table::{MemoryTable, Table};
 pub use view::{RowState, RowView};
+
+#[cfg(all(test, target_arch = "wasm32"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

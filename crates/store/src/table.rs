@@ -277,3 +277,264 @@ impl Table for MemoryTable {
         Some(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use super::*;
+    use crate::Fingerprint;
+
+    const ID: IdRef<'static> = IdRef {
+        scope: "s",
+        key: "k",
+    };
+
+    fn in_flight(table: &mut MemoryTable, locked_at: u64, expires_at: u64) -> (Record, Lease) {
+        let lease = Lease {
+            locked_at,
+            token: table.next_token(),
+        };
+        let record = Record {
+            fingerprint: Fingerprint([7; 32]),
+            status: Status::InFlight { lease },
+            created_at: locked_at,
+            expires_at,
+        };
+        (record, lease)
+    }
+
+    fn done() -> Status {
+        Status::Done {
+            response: SavedResponse::json(200, b"{}".to_vec()),
+        }
+    }
+
+    #[test]
+    fn tokens_are_strictly_increasing() {
+        let mut t = MemoryTable::new();
+        let tokens: Vec<u64> = (0..5).map(|_| t.next_token()).collect();
+        assert_eq!(tokens, vec![1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn insert_if_absent_inserts_once() {
+        let mut t = MemoryTable::new();
+        let (r, _) = in_flight(&mut t, 0, 100);
+        assert!(t.insert_if_absent(ID, r.clone()));
+        let (other, _) = in_flight(&mut t, 1, 100);
+        assert!(!t.insert_if_absent(ID, other));
+        assert_eq!(t.get(ID).as_deref(), Some(&r));
+        assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn compare_and_set_needs_the_exact_lease() {
+        let mut t = MemoryTable::new();
+        let (r, lease) = in_flight(&mut t, 0, 100);
+        t.insert_if_absent(ID, r);
+        let same_ms = Lease {
+            locked_at: 0,
+            token: lease.token + 1,
+        };
+        assert!(!t.compare_and_set(ID, &same_ms, done(), 5));
+        let other_ms = Lease {
+            locked_at: 1,
+            token: lease.token,
+        };
+        assert!(!t.compare_and_set(ID, &other_ms, done(), 5));
+        assert!(t.compare_and_set(ID, &lease, done(), 5));
+        assert_eq!(t.get(ID).unwrap().expires_at, 5);
+        // Done rows hold no lease.
+        assert!(!t.compare_and_set(ID, &lease, done(), 6));
+        let missing = IdRef {
+            scope: "s",
+            key: "x",
+        };
+        assert!(!t.compare_and_set(missing, &lease, done(), 6));
+    }
+
+    #[test]
+    fn delete_if_held_needs_the_exact_lease() {
+        let mut t = MemoryTable::new();
+        let (r, lease) = in_flight(&mut t, 0, 100);
+        t.insert_if_absent(ID, r);
+        let stranger = Lease {
+            locked_at: 0,
+            token: 99,
+        };
+        assert!(!t.delete_if_held(ID, &stranger));
+        assert_eq!(t.len(), 1);
+        assert!(t.delete_if_held(ID, &lease));
+        assert!(t.is_empty());
+        assert!(!t.delete_if_held(ID, &lease));
+    }
+
+    #[test]
+    fn delete_expired_spares_live_claims_and_unexpired_rows() {
+        let mut t = MemoryTable::new();
+        let lock_ms = 10;
+        // Live claim past retention: kept.
+        let (live, _) = in_flight(&mut t, 95, 50);
+        t.insert_if_absent(
+            IdRef {
+                scope: "a",
+                key: "live",
+            },
+            live,
+        );
+        // Stale claim past retention: deleted.
+        let (stale, _) = in_flight(&mut t, 0, 50);
+        t.insert_if_absent(
+            IdRef {
+                scope: "a",
+                key: "stale",
+            },
+            stale,
+        );
+        // Done past retention: deleted.
+        let (mut old, _) = in_flight(&mut t, 0, 100);
+        old.status = done();
+        t.insert_if_absent(
+            IdRef {
+                scope: "b",
+                key: "old",
+            },
+            old.clone(),
+        );
+        // Done inside retention: kept.
+        old.expires_at = 101;
+        t.insert_if_absent(
+            IdRef {
+                scope: "b",
+                key: "new",
+            },
+            old,
+        );
+
+        let gone: Vec<String> = t
+            .delete_expired(100, lock_ms)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(gone, vec!["a/stale", "b/old"]);
+        assert_eq!(t.len(), 2);
+        let mut left = Vec::new();
+        t.for_each(&mut |id, _| left.push(format!("{}/{}", id.scope, id.key)));
+        assert_eq!(left, vec!["a/live", "b/new"]);
+        assert!(!t.delete_if_expired(
+            IdRef {
+                scope: "a",
+                key: "live"
+            },
+            100,
+            lock_ms
+        ));
+        assert!(t.delete_if_expired(
+            IdRef {
+                scope: "a",
+                key: "live"
+            },
+            105,
+            lock_ms
+        ));
+    }
+
+    #[test]
+    fn commit_if_held_runs_work_only_under_the_lease() {
+        let mut t = MemoryTable::new();
+        let (r, lease) = in_flight(&mut t, 0, 100);
+        t.insert_if_absent(ID, r);
+        let stranger = Lease {
+            locked_at: 0,
+            token: 99,
+        };
+        let mut runs = 0;
+        let out = t.commit_if_held(ID, &stranger, 7, || {
+            runs += 1;
+            (1, SavedResponse::json(200, vec![]))
+        });
+        assert_eq!((out, runs), (None, 0));
+        let out = t.commit_if_held(ID, &lease, 7, || {
+            runs += 1;
+            (2, SavedResponse::json(200, vec![]))
+        });
+        assert_eq!((out, runs), (Some(2), 1));
+        let row = t.get(ID).unwrap();
+        assert!(matches!(row.status, Status::Done { .. }));
+        assert_eq!(row.expires_at, 7);
+    }
+
+    /// The default `commit_if_held`, through a table that only forwards the primitives.
+    #[test]
+    fn default_commit_if_held_matches_the_memory_table() {
+        struct Plain(MemoryTable);
+        impl Table for Plain {
+            fn get(&self, id: IdRef<'_>) -> Option<Cow<'_, Record>> {
+                self.0.get(id)
+            }
+            fn insert_if_absent(&mut self, id: IdRef<'_>, record: Record) -> bool {
+                self.0.insert_if_absent(id, record)
+            }
+            fn compare_and_set(&mut self, id: IdRef<'_>, e: &Lease, s: Status, x: u64) -> bool {
+                self.0.compare_and_set(id, e, s, x)
+            }
+            fn delete_if_held(&mut self, id: IdRef<'_>, e: &Lease) -> bool {
+                self.0.delete_if_held(id, e)
+            }
+            fn delete_if_expired(&mut self, id: IdRef<'_>, now: u64, lock_ms: u64) -> bool {
+                self.0.delete_if_expired(id, now, lock_ms)
+            }
+            fn delete_expired(&mut self, now: u64, lock_ms: u64) -> Vec<RecordId> {
+                self.0.delete_expired(now, lock_ms)
+            }
+            fn next_token(&mut self) -> u64 {
+                self.0.next_token()
+            }
+            fn put(&mut self, id: IdRef<'_>, record: Record) -> Option<Record> {
+                self.0.put(id, record)
+            }
+            fn remove(&mut self, id: IdRef<'_>) -> Option<Record> {
+                self.0.remove(id)
+            }
+            fn len(&self) -> usize {
+                self.0.len()
+            }
+            fn for_each(&self, visit: &mut dyn FnMut(IdRef<'_>, &Record)) {
+                self.0.for_each(visit)
+            }
+        }
+        let mut t = Plain(MemoryTable::new());
+        let (r, lease) = in_flight(&mut t.0, 0, 100);
+        t.insert_if_absent(ID, r);
+        let stranger = Lease {
+            locked_at: 0,
+            token: 99,
+        };
+        let mut runs = 0;
+        let out = t.commit_if_held(ID, &stranger, 7, || {
+            runs += 1;
+            ((), SavedResponse::json(200, vec![]))
+        });
+        assert_eq!((out, runs), (None, 0));
+        let out = t.commit_if_held(ID, &lease, 7, || {
+            runs += 1;
+            ((), SavedResponse::json(200, vec![]))
+        });
+        assert_eq!((out, runs), (Some(()), 1));
+        assert!(matches!(t.get(ID).unwrap().status, Status::Done { .. }));
+    }
+
+    #[test]
+    fn put_and_remove_are_unconditional_and_keep_len() {
+        let mut t = MemoryTable::new();
+        let (r, _) = in_flight(&mut t, 0, 100);
+        assert_eq!(t.put(ID, r.clone()), None);
+        assert_eq!(t.put(ID, r.clone()), Some(r.clone()));
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.remove(ID), Some(r));
+        assert_eq!(t.remove(ID), None);
+        assert!(t.is_empty());
+    }
+}
