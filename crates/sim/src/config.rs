@@ -1,0 +1,291 @@
+//! One serde struct describes a world: seed, workload, faults, server and client knobs, and which
+//! classic bugs are switched on. Named presets are values of it (see [`crate::presets`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::bug::Bug;
+
+/// How a checkout page uses idempotency keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// No key at all: every retry is a brand-new request to the server.
+    NoKey,
+    /// A fresh key on every attempt: looks careful, dedupes nothing.
+    #[serde(alias = "key-per-try")]
+    KeyPerAttempt,
+    /// One key per checkout, persisted before the first send and kept across retries and tab
+    /// reloads: idem-client's `Operation` drives it.
+    SameKey,
+}
+
+impl Strategy {
+    /// All strategies, in the lab table's order.
+    pub const ALL: [Strategy; 3] = [Strategy::NoKey, Strategy::KeyPerAttempt, Strategy::SameKey];
+
+    /// The lab table's column name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::NoKey => "no-key",
+            Strategy::KeyPerAttempt => "key-per-try",
+            Strategy::SameKey => "same-key",
+        }
+    }
+}
+
+/// How much of the history a world records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HistoryDetail {
+    /// Every attempt and every checkout outcome (the demo, replays, determinism tests).
+    Full,
+    /// Checkout outcomes only; attempts are counted, not stored (sweeps and benchmarks).
+    Outcomes,
+}
+
+/// Network and worker faults. Probabilities are per message (network), per job (worker) or per
+/// checkout (tab reload, key reuse).
+///
+/// ## Default values
+/// - `drop_request`: 0.0, `drop_response`: 0.0, `duplicate`: 0.0
+/// - `latency_ms`: 20, `jitter_ms`: 10 (each message: latency + uniform 0..=jitter; reorders)
+/// - `crash_after_charge`: 0.0, `slow_worker`: 0.0
+/// - `tab_reload`: 0.0, `reuse_key_other_cart`: 0.0
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Faults {
+    /// Probability a client → server request is lost.
+    pub drop_request: f64,
+    /// Probability a server → client response is lost.
+    pub drop_response: f64,
+    /// Probability a request is delivered twice (each copy with its own delay).
+    pub duplicate: f64,
+    /// One-way base latency in milliseconds.
+    pub latency_ms: u64,
+    /// Extra one-way delay, uniform in `0..=jitter_ms`; enough of it reorders messages.
+    pub jitter_ms: u64,
+    /// Probability a worker dies after PayCo charged and before the response is saved.
+    pub crash_after_charge: f64,
+    /// Probability a worker is slow: its work outlives the store's `lock_ms`.
+    pub slow_worker: f64,
+    /// Probability a checkout's tab is reloaded once while it waits (memory lost, journal kept).
+    pub tab_reload: f64,
+    /// Probability a (buggy) page also submits a different cart under the checkout's key.
+    pub reuse_key_other_cart: f64,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Self {
+            drop_request: 0.0,
+            drop_response: 0.0,
+            duplicate: 0.0,
+            latency_ms: 20,
+            jitter_ms: 10,
+            crash_after_charge: 0.0,
+            slow_worker: 0.0,
+            tab_reload: 0.0,
+            reuse_key_other_cart: 0.0,
+        }
+    }
+}
+
+impl Faults {
+    /// No loss, no duplication, no crashes: what "faults stop" means at the end of a run.
+    pub fn calm(&self) -> Faults {
+        Faults {
+            latency_ms: self.latency_ms,
+            jitter_ms: self.jitter_ms,
+            ..Faults::default()
+        }
+    }
+}
+
+/// The server: the store's knobs and how long the checkout handler's work takes.
+///
+/// ## Default values
+/// - `lock_ms`: 2_000, `retention_ms`: 86_400_000 (24 h)
+/// - `order_ms`: 5, `charge_ms`: 30, `save_ms`: 2 (virtual time of each step of the work)
+/// - `slow_extra_ms`: 1_000 (a slow worker's charge takes `lock_ms + 0..=slow_extra_ms` longer)
+/// - `claim_gap_ms`: 3 (SELECT-then-INSERT bug only: time between the check and the insert)
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// A lease younger than this is live (409); older is stale (taken over).
+    pub lock_ms: u64,
+    /// How long a finished record is kept for replays.
+    pub retention_ms: u64,
+    /// Creating the order.
+    pub order_ms: u64,
+    /// PayCo's round trip.
+    pub charge_ms: u64,
+    /// Saving the response.
+    pub save_ms: u64,
+    /// How far past `lock_ms` a slow worker may run.
+    pub slow_extra_ms: u64,
+    /// The SELECT-then-INSERT bug's window between the check and the insert.
+    pub claim_gap_ms: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            lock_ms: 2_000,
+            retention_ms: 86_400_000,
+            order_ms: 5,
+            charge_ms: 30,
+            save_ms: 2,
+            slow_extra_ms: 1_000,
+            claim_gap_ms: 3,
+        }
+    }
+}
+
+/// The clients' retry policy.
+///
+/// ## Default values
+/// - `timeout_ms`: 1_000 (no answer by then: the attempt's outcome is unknown, retry)
+/// - `backoff_base_ms`: 200, `backoff_cap_ms`: 3_000 (exponential, full jitter)
+/// - `retry_window_ms`: 30_000 (give up with an unknown outcome after this)
+/// - `reload_ms`: 500 (how long a reloading tab is gone)
+/// - `think_ms`: 1_500 (no-key / key-per-try: how long a user takes to pay again after a reload)
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClientConfig {
+    /// Per-attempt timeout.
+    pub timeout_ms: u64,
+    /// First backoff ceiling.
+    pub backoff_base_ms: u64,
+    /// Largest backoff ceiling.
+    pub backoff_cap_ms: u64,
+    /// Total time a checkout keeps retrying.
+    pub retry_window_ms: u64,
+    /// Tab reload downtime.
+    pub reload_ms: u64,
+    /// Naive pages: delay before the user presses Pay again after a reload.
+    pub think_ms: u64,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        Self {
+            timeout_ms: 1_000,
+            backoff_base_ms: 200,
+            backoff_cap_ms: 3_000,
+            retry_window_ms: 30_000,
+            reload_ms: 500,
+            think_ms: 1_500,
+        }
+    }
+}
+
+/// The scripted workload: how many checkouts start, and when.
+///
+/// ## Default values
+/// - `orders`: 100, `strategy`: same-key
+/// - `spacing_ms`: 50 (checkout `i` starts at `i * spacing_ms + 0..=spacing_ms`)
+/// - `min_amount`: 100, `max_amount`: 50_000 (cents)
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Workload {
+    /// Number of scripted checkouts (one checkout = one order).
+    pub orders: u32,
+    /// The scripted checkouts' strategy.
+    pub strategy: Strategy,
+    /// Mean gap between checkout starts.
+    pub spacing_ms: u64,
+    /// Smallest cart.
+    pub min_amount: u32,
+    /// Largest cart.
+    pub max_amount: u32,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Self {
+            orders: 100,
+            strategy: Strategy::SameKey,
+            spacing_ms: 50,
+            min_amount: 100,
+            max_amount: 50_000,
+        }
+    }
+}
+
+/// Everything that fixes a world. Same config (seed included) → same history, byte for byte.
+///
+/// ## Default values
+/// - `seed`: 1, `history`: full, `bugs`: none
+/// - the defaults of [`Workload`], [`Faults`], [`ServerConfig`], [`ClientConfig`]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimConfig {
+    /// The one seed.
+    pub seed: u64,
+    /// Scripted checkouts.
+    pub workload: Workload,
+    /// Fault rates.
+    pub faults: Faults,
+    /// Server knobs.
+    pub server: ServerConfig,
+    /// Client retry policy.
+    pub client: ClientConfig,
+    /// Classic bugs switched on (simulator-side; the store itself stays correct).
+    pub bugs: Vec<Bug>,
+    /// How much history to keep.
+    pub history: HistoryDetail,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            workload: Workload::default(),
+            faults: Faults::default(),
+            server: ServerConfig::default(),
+            client: ClientConfig::default(),
+            bugs: Vec::new(),
+            history: HistoryDetail::Full,
+        }
+    }
+}
+
+impl SimConfig {
+    /// Parse a config from JSON; unknown fields are errors, missing ones take their defaults.
+    pub fn from_json(text: &str) -> Result<SimConfig, crate::SimError> {
+        serde_json::from_str(text).map_err(|e| crate::SimError::Config(e.to_string()))
+    }
+
+    /// True when `bug` is switched on.
+    pub fn has_bug(&self, bug: Bug) -> bool {
+        self.bugs.contains(&bug)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_json_is_the_default() {
+        assert_eq!(SimConfig::from_json("{}").unwrap(), SimConfig::default());
+    }
+
+    #[test]
+    fn round_trips_and_rejects_unknown_fields() {
+        let mut c = SimConfig::default();
+        c.faults.drop_response = 0.2;
+        c.bugs.push(Bug::TwoStepWrite);
+        let text = serde_json::to_string(&c).unwrap();
+        assert_eq!(SimConfig::from_json(&text).unwrap(), c);
+        assert!(SimConfig::from_json(r#"{"faults":{"drop_everything":1}}"#).is_err());
+        assert!(SimConfig::from_json("{").is_err());
+    }
+
+    #[test]
+    fn strategy_names() {
+        let s: Strategy = serde_json::from_str("\"key-per-try\"").unwrap();
+        assert_eq!(s, Strategy::KeyPerAttempt);
+        assert_eq!(Strategy::SameKey.name(), "same-key");
+    }
+}

@@ -1,0 +1,36 @@
+//! What the lab table counts.
+
+use serde::{Deserialize, Serialize};
+
+/// Running totals of one world.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Checkouts started.
+    pub checkouts: u64,
+    /// Requests clients sent (first tries and retries, other-cart requests included).
+    pub attempts: u64,
+    /// 409 answers (in flight, retry later).
+    pub conflicts: u64,
+    /// 422 answers (same key, different parameters).
+    pub mismatches: u64,
+    /// Stale claims taken over.
+    pub takeovers: u64,
+    /// Writes refused because the writer's lease was gone (zombies stopped).
+    pub fenced: u64,
+    /// Checkouts whose page gave up with an unknown outcome.
+    pub unknown: u64,
+    /// Answers replayed from the table.
+    pub replays: u64,
+    /// Times the handler's work started.
+    pub executions: u64,
+    /// Workers that crashed after the charge, before the save.
+    pub crashes: u64,
+    /// Slow workers.
+    pub slow_workers: u64,
+    /// Tab reloads.
+    pub reloads: u64,
+    /// Checkouts paid (page showed a receipt).
+    pub paid: u64,
+    /// Checkouts refused for good.
+    pub rejected: u64,
+}

@@ -1,0 +1,1 @@
+//! The lab: the lesson's table, swarm sweeps and the benchmark.

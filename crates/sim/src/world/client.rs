@@ -1,0 +1,553 @@
+//! Client actors: naive pages (no key, a key per attempt) and same-key pages, which drive
+//! idem-client's `Operation` (the world only carries its `Action`s; it never re-implements them).
+
+use idem_client::{backoff_delay_ms, Action, Operation, OperationSpec, OutcomeKind, Reply};
+use uuid::Uuid;
+
+use super::{Ev, World};
+use crate::config::Strategy;
+use crate::history::{AttemptRecord, AttemptResult, CheckoutOutcome, CheckoutRecord, InfoCause};
+use crate::ids::CheckoutId;
+use crate::network::{Direction, Verdict};
+use crate::receipt::Receipt;
+use crate::SimError;
+
+/// Token of a buggy page's other-cart request (never an attempt of the operation).
+pub(super) const OTHER_CART: u32 = u32::MAX;
+
+/// The attempt a client is waiting on.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Out {
+    pub token: u32,
+    pub n: u32,
+    pub key: Option<Uuid>,
+    pub sent_at: u64,
+    pub deadline: u64,
+}
+
+/// One checkout's page.
+#[derive(Debug)]
+pub(super) struct Client {
+    /// The strategy the page actually follows (same-key turns into a key per attempt under
+    /// the new-key-per-attempt bug).
+    pub strategy: Strategy,
+    pub amount: u32,
+    pub journal: usize,
+    /// Same-key pages: the operation; `None` while the tab reloads.
+    pub op: Option<Operation>,
+    pub failures: u32,
+    pub window_start: u64,
+    pub out: Option<Out>,
+    pub epoch: u32,
+    pub reloading: bool,
+    pub next_token: u32,
+    pub done: bool,
+}
+
+/// A request on the wire.
+#[derive(Debug)]
+pub(super) struct Request {
+    pub checkout: CheckoutId,
+    pub token: u32,
+    pub key: Option<Uuid>,
+    pub amount: u32,
+    pub body: Vec<u8>,
+    pub copies: u8,
+}
+
+/// A response on the wire.
+#[derive(Debug)]
+pub(super) struct Response {
+    pub checkout: CheckoutId,
+    pub token: u32,
+    pub key: Option<Uuid>,
+    pub sent_amount: u32,
+    pub reply: Reply,
+}
+
+pub(super) fn op_name(c: CheckoutId) -> String {
+    format!("checkout:{c}")
+}
+
+/// The canonical body `{"amount":A,"cart":"co_N"}` (RFC 8785 orders the keys), written by hand:
+/// idem-client produces the same bytes from `{"cart": .., "amount": ..}`.
+pub(super) fn body_for(c: CheckoutId, amount: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(40);
+    out.extend_from_slice(b"{\"amount\":");
+    push_num(&mut out, u64::from(amount));
+    out.extend_from_slice(b",\"cart\":\"co_");
+    push_num(&mut out, u64::from(c.0));
+    out.extend_from_slice(b"\"}");
+    out
+}
+
+fn push_num(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+impl World {
+    pub(super) fn begin_checkout(
+        &mut self,
+        strategy: Strategy,
+        amount: u32,
+        journal: usize,
+    ) -> Result<CheckoutId, SimError> {
+        let id = CheckoutId(self.clients.len() as u32);
+        let effective = match strategy {
+            Strategy::SameKey if self.bugs.new_key_per_attempt => Strategy::KeyPerAttempt,
+            s => s,
+        };
+        let op = if effective == Strategy::SameKey {
+            let spec = OperationSpec::post(
+                op_name(id),
+                serde_json::json!({ "cart": format!("{id}"), "amount": amount }),
+            );
+            let rng = &mut self.rng;
+            let op = Operation::start(
+                spec,
+                self.policy.clone(),
+                self.now,
+                self.journals[journal].as_mut(),
+                &mut || rng.uuid(),
+            )
+            .map_err(|e| SimError::Start(e.to_string()))?;
+            Some(op)
+        } else {
+            None
+        };
+        let key = op.as_ref().and_then(Operation::key);
+        self.clients.push(Client {
+            strategy: effective,
+            amount,
+            journal,
+            op,
+            failures: 0,
+            window_start: self.now,
+            out: None,
+            epoch: 0,
+            reloading: false,
+            next_token: 0,
+            done: false,
+        });
+        self.history.checkouts.push(CheckoutRecord {
+            id,
+            strategy,
+            amount,
+            key,
+            started_at: self.now,
+            attempts: 0,
+            outcome: CheckoutOutcome::Pending,
+            finished_at: None,
+        });
+        self.counters.checkouts += 1;
+        let faults = self.net.faults();
+        let (p_reload, p_other) = (faults.tab_reload, faults.reuse_key_other_cart);
+        if self.rng.chance(p_reload) {
+            let at = self.now + self.rng.upto(3 * self.client_cfg.timeout_ms);
+            self.schedule(at, Ev::Reload(id));
+        }
+        if key.is_some() && self.rng.chance(p_other) {
+            let at = self.now + self.rng.upto(300);
+            self.schedule(at, Ev::OtherCart(id));
+        }
+        if effective == Strategy::SameKey {
+            self.pump(id);
+        } else {
+            self.send_naive(id);
+        }
+        Ok(id)
+    }
+
+    fn arm_timer(&mut self, c: CheckoutId, at: u64) {
+        let cl = &mut self.clients[c.0 as usize];
+        cl.epoch = cl.epoch.wrapping_add(1);
+        let epoch = cl.epoch;
+        self.schedule(at, Ev::Timer(c, epoch));
+    }
+
+    fn cancel_timer(&mut self, c: CheckoutId) {
+        let cl = &mut self.clients[c.0 as usize];
+        cl.epoch = cl.epoch.wrapping_add(1);
+    }
+
+    /// Ask the operation what it wants and do it.
+    pub(super) fn pump(&mut self, c: CheckoutId) {
+        let i = c.0 as usize;
+        let cl = &mut self.clients[i];
+        let Some(op) = cl.op.as_mut() else { return };
+        let journal = self.journals[cl.journal].as_mut();
+        match op.poll(self.now, journal, self.rng.core()) {
+            Action::Send(attempt) => {
+                let amount = cl.amount;
+                self.send(c, attempt.key, amount, attempt.body, attempt.number);
+                self.arm_timer(c, attempt.deadline);
+            }
+            Action::WaitUntil(at) => self.arm_timer(c, at),
+            Action::Finished(outcome) => {
+                let replayed = matches!(outcome.kind, OutcomeKind::Replayed { .. });
+                let result = match outcome.kind {
+                    OutcomeKind::Succeeded { body, .. } | OutcomeKind::Replayed { body, .. } => {
+                        match Receipt::from_body(&body) {
+                            Some(receipt) => CheckoutOutcome::Paid { receipt, replayed },
+                            None => CheckoutOutcome::Unknown,
+                        }
+                    }
+                    OutcomeKind::Rejected { status, .. } => CheckoutOutcome::Rejected { status },
+                    OutcomeKind::Unknown { .. } => CheckoutOutcome::Unknown,
+                };
+                self.finish_checkout(c, result);
+            }
+        }
+    }
+
+    /// Put one attempt on the wire.
+    fn send(&mut self, c: CheckoutId, key: Option<Uuid>, amount: u32, body: Vec<u8>, n: u32) {
+        let cl = &mut self.clients[c.0 as usize];
+        let token = cl.next_token;
+        cl.next_token += 1;
+        let deadline = self.now + self.client_cfg.timeout_ms;
+        cl.out = Some(Out {
+            token,
+            n,
+            key,
+            sent_at: self.now,
+            deadline,
+        });
+        self.history.checkouts[c.0 as usize].attempts = n;
+        self.post(c, token, key, amount, body);
+    }
+
+    /// Route a request through the network.
+    fn post(&mut self, c: CheckoutId, token: u32, key: Option<Uuid>, amount: u32, body: Vec<u8>) {
+        self.counters.attempts += 1;
+        let verdict = self.net.route(Direction::Request, &mut self.rng);
+        let (first, second) = match verdict {
+            Verdict::Drop => return,
+            Verdict::Deliver(d) => (d, None),
+            Verdict::Duplicate(a, b) => (a, Some(b)),
+        };
+        let slot = self.requests.insert(Request {
+            checkout: c,
+            token,
+            key,
+            amount,
+            body,
+            copies: if second.is_some() { 2 } else { 1 },
+        });
+        self.schedule(self.now + first, Ev::Arrive(slot));
+        if let Some(d) = second {
+            self.schedule(self.now + d, Ev::Arrive(slot));
+        }
+    }
+
+    /// Route a response back.
+    pub(super) fn respond(&mut self, resp: Response) {
+        match self.net.route(Direction::Response, &mut self.rng) {
+            Verdict::Drop => {}
+            Verdict::Deliver(d) | Verdict::Duplicate(d, _) => {
+                let slot = self.responses.insert(resp);
+                self.schedule(self.now + d, Ev::Reply(slot));
+            }
+        }
+    }
+
+    fn send_naive(&mut self, c: CheckoutId) {
+        let cl = &self.clients[c.0 as usize];
+        let n = self.history.checkouts[c.0 as usize].attempts + 1;
+        let key = match cl.strategy {
+            Strategy::NoKey => None,
+            _ => Some(self.rng.uuid()),
+        };
+        let amount = cl.amount;
+        self.send(c, key, amount, body_for(c, amount), n);
+        let deadline = self.now + self.client_cfg.timeout_ms;
+        self.arm_timer(c, deadline);
+    }
+
+    fn record_attempt(&mut self, c: CheckoutId, out: Out, amount: u32, result: AttemptResult) {
+        if self.config.history == crate::config::HistoryDetail::Full {
+            self.history.attempts.push(AttemptRecord {
+                checkout: c,
+                n: out.n,
+                key: out.key,
+                amount,
+                sent_at: out.sent_at,
+                ended_at: self.now,
+                result,
+            });
+        }
+    }
+
+    /// Naive retry: back off (or honour Retry-After), or give up when the window would close.
+    fn naive_backoff(&mut self, c: CheckoutId, retry_after_ms: Option<u64>) {
+        let cl = &mut self.clients[c.0 as usize];
+        cl.failures += 1;
+        let failures = cl.failures;
+        let window_end = cl.window_start + self.client_cfg.retry_window_ms;
+        let delay = match retry_after_ms {
+            Some(ms) => ms,
+            None => backoff_delay_ms(&self.policy, failures, self.rng.core()),
+        };
+        if self.now + delay >= window_end {
+            self.finish_checkout(c, CheckoutOutcome::Unknown);
+        } else {
+            self.arm_timer(c, self.now + delay);
+        }
+    }
+
+    pub(super) fn on_timer(&mut self, c: CheckoutId, epoch: u32) {
+        let cl = &mut self.clients[c.0 as usize];
+        if cl.epoch != epoch || cl.done || cl.reloading {
+            return;
+        }
+        let timed_out = cl.out.filter(|o| self.now >= o.deadline);
+        if let Some(out) = timed_out {
+            cl.out = None;
+            let amount = cl.amount;
+            self.record_attempt(
+                c,
+                out,
+                amount,
+                AttemptResult::Info {
+                    cause: InfoCause::Timeout,
+                },
+            );
+            let cl = &mut self.clients[c.0 as usize];
+            if let Some(op) = cl.op.as_mut() {
+                op.handle_timeout(self.now);
+                self.pump(c);
+            } else {
+                self.naive_backoff(c, None);
+            }
+            return;
+        }
+        if cl.op.is_some() {
+            self.pump(c);
+        } else {
+            self.send_naive(c);
+        }
+    }
+
+    pub(super) fn on_reply(&mut self, slot: u32) {
+        let Some(resp) = self.responses.take(slot) else {
+            return;
+        };
+        let c = resp.checkout;
+        let status = resp.reply.status;
+        let ok = (200..300).contains(&status);
+        let receipt = if ok {
+            Receipt::from_body(&resp.reply.body)
+        } else {
+            None
+        };
+        if let Some(r) = receipt {
+            self.checker.observe_ok(c, resp.key, resp.sent_amount, r);
+        }
+        let result = match (receipt, status) {
+            (Some(receipt), _) => AttemptResult::Ok {
+                status,
+                replayed: resp.reply.replayed,
+                receipt,
+            },
+            (None, s) if s >= 500 || ok => AttemptResult::Info {
+                cause: InfoCause::ServerError,
+            },
+            (None, s) => AttemptResult::Fail { status: s },
+        };
+        if resp.token == OTHER_CART {
+            let out = Out {
+                token: OTHER_CART,
+                n: 0,
+                key: resp.key,
+                sent_at: self.now,
+                deadline: self.now,
+            };
+            self.record_attempt(c, out, resp.sent_amount, result);
+            return;
+        }
+        let cl = &mut self.clients[c.0 as usize];
+        if cl.done || cl.reloading {
+            return;
+        }
+        let current = cl.out.filter(|o| o.token == resp.token);
+        if let Some(out) = current {
+            cl.out = None;
+            let amount = cl.amount;
+            self.record_attempt(c, out, amount, result);
+            self.cancel_timer(c);
+            let cl = &mut self.clients[c.0 as usize];
+            if let Some(op) = cl.op.as_mut() {
+                op.handle_reply(self.now, resp.reply);
+                self.pump(c);
+                return;
+            }
+            match status {
+                200..=299 => match receipt {
+                    Some(receipt) => self.finish_checkout(
+                        c,
+                        CheckoutOutcome::Paid {
+                            receipt,
+                            replayed: resp.reply.replayed,
+                        },
+                    ),
+                    None => self.naive_backoff(c, None),
+                },
+                409 | 429 | 500..=599 => self.naive_backoff(c, resp.reply.retry_after_ms),
+                s => self.finish_checkout(c, CheckoutOutcome::Rejected { status: s }),
+            }
+            return;
+        }
+        // A late answer to an earlier attempt: the SDK still uses a final one (same key).
+        if let Some(op) = cl.op.as_mut() {
+            op.handle_reply(self.now, resp.reply);
+            if op.outcome().is_some() {
+                self.pump(c);
+            }
+        }
+    }
+
+    pub(super) fn finish_checkout(&mut self, c: CheckoutId, outcome: CheckoutOutcome) {
+        let i = c.0 as usize;
+        let cl = &mut self.clients[i];
+        if let Some(out) = cl.out.take() {
+            let amount = cl.amount;
+            self.record_attempt(
+                c,
+                out,
+                amount,
+                AttemptResult::Info {
+                    cause: InfoCause::Abandoned,
+                },
+            );
+        }
+        let cl = &mut self.clients[i];
+        cl.done = true;
+        cl.epoch = cl.epoch.wrapping_add(1);
+        let rec = &mut self.history.checkouts[i];
+        let was_unknown = rec.outcome == CheckoutOutcome::Unknown;
+        rec.outcome = outcome;
+        rec.finished_at = Some(self.now);
+        match outcome {
+            CheckoutOutcome::Paid { .. } => self.counters.paid += 1,
+            CheckoutOutcome::Rejected { .. } => self.counters.rejected += 1,
+            CheckoutOutcome::Unknown if !was_unknown => {
+                self.counters.unknown += 1;
+                self.reported_unknown.push(c);
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn on_reload(&mut self, c: CheckoutId) {
+        let i = c.0 as usize;
+        let cl = &mut self.clients[i];
+        if cl.done || cl.reloading {
+            return;
+        }
+        self.counters.reloads += 1;
+        cl.reloading = true;
+        cl.op = None;
+        let out = cl.out.take();
+        let amount = cl.amount;
+        let naive = cl.strategy != Strategy::SameKey;
+        if let Some(out) = out {
+            self.record_attempt(
+                c,
+                out,
+                amount,
+                AttemptResult::Info {
+                    cause: InfoCause::Reloaded,
+                },
+            );
+        }
+        self.cancel_timer(c);
+        let mut back = self.client_cfg.reload_ms;
+        if naive {
+            back += self.client_cfg.think_ms;
+        }
+        self.schedule(self.now + back, Ev::Reloaded(c));
+    }
+
+    pub(super) fn on_reloaded(&mut self, c: CheckoutId) {
+        let i = c.0 as usize;
+        let cl = &mut self.clients[i];
+        if cl.done || !cl.reloading {
+            return;
+        }
+        cl.reloading = false;
+        if cl.strategy != Strategy::SameKey {
+            // The page forgot everything; the customer presses Pay again.
+            cl.failures = 0;
+            cl.window_start = self.now;
+            self.send_naive(c);
+            return;
+        }
+        let name = op_name(c);
+        match Operation::resume(
+            &name,
+            self.policy.clone(),
+            self.journals[cl.journal].as_ref(),
+        ) {
+            Ok(Some(op)) => {
+                self.clients[i].op = Some(op);
+                self.pump(c);
+            }
+            // Nothing (or nothing readable) in the journal: the page cannot know the outcome.
+            Ok(None) | Err(_) => self.finish_checkout(c, CheckoutOutcome::Unknown),
+        }
+    }
+
+    pub(super) fn on_other_cart(&mut self, c: CheckoutId) {
+        let key = self.history.checkouts[c.0 as usize].key;
+        let amount = self.clients[c.0 as usize].amount + 1;
+        self.post(c, OTHER_CART, key, amount, body_for(c, amount));
+    }
+
+    /// After faults stop: resume each unknown same-key checkout from its journal with a fresh
+    /// window, as a page reconciling on its next visit would.
+    pub(super) fn reconcile(&mut self) {
+        let unknown: Vec<CheckoutId> = self.reported_unknown.clone();
+        for c in unknown {
+            let i = c.0 as usize;
+            if self.clients[i].strategy != Strategy::SameKey {
+                continue;
+            }
+            let name = op_name(c);
+            let created = self.history.checkouts[i].started_at;
+            let mut policy = self.policy.clone();
+            policy.retry_window_ms = self.now - created + self.client_cfg.retry_window_ms;
+            let journal = self.journals[self.clients[i].journal].as_ref();
+            if let Ok(Some(op)) = Operation::resume(&name, policy, journal) {
+                let cl = &mut self.clients[i];
+                cl.op = Some(op);
+                cl.done = false;
+                self.pump(c);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn naive_body_is_the_sdk_canonical_body() {
+        let c = CheckoutId(42);
+        let sdk = idem_client::CanonicalPayload::new(&serde_json::json!({
+            "cart": format!("{c}"), "amount": 1299
+        }))
+        .unwrap();
+        assert_eq!(body_for(c, 1299), sdk.json.into_bytes());
+    }
+}

@@ -1,0 +1,442 @@
+//! The server: idem-store plus the checkout handler. The handler's work takes virtual time
+//! (create order → charge PayCo → save), so faults land in the middle of it. The classic bugs
+//! live here, on top of the store's public table primitives; the store itself stays correct.
+
+use std::collections::BTreeMap;
+
+use idem_client::Reply;
+use idem_store::{
+    http, Begin, ErrorPolicy, Fingerprint, IdRef, Lease, MemoryTable, Record, RecordId,
+    RouteConfig, SavedResponse, Status, Store, StoreConfig, Table,
+};
+use uuid::Uuid;
+
+use super::client::Response;
+use super::{Ev, World, SCOPE};
+use crate::config::ServerConfig;
+use crate::ids::{CheckoutId, OrderId};
+use crate::payco::{ChargeId, ChargeKey};
+use crate::receipt::Receipt;
+
+/// The checkout route: keys optional (no-key pages send none), errors release the claim.
+const ROUTE: RouteConfig = RouteConfig::optional(ErrorPolicy::ReleaseClaim);
+
+/// Which step of the work is next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// Create (or, on a takeover, resume) the order.
+    Order,
+    /// Charge PayCo.
+    Charge,
+    /// Save the response (fenced) and answer.
+    Save,
+}
+
+/// How a job holds its key.
+#[derive(Debug)]
+enum Claim {
+    /// No key: nothing to hold.
+    Unkeyed,
+    /// A claim under this lease.
+    Leased {
+        id: RecordId,
+        lease: Lease,
+        taken_over: bool,
+    },
+}
+
+/// One execution of the handler.
+#[derive(Debug)]
+pub(super) struct Job {
+    checkout: CheckoutId,
+    token: u32,
+    key: Option<Uuid>,
+    amount: u32,
+    claim: Claim,
+    order: OrderId,
+    charge: ChargeId,
+    fingerprint: Fingerprint,
+}
+
+/// Server state besides the store: orders and the handler's recovery points.
+pub(super) struct Server {
+    pub store: Store,
+    config: ServerConfig,
+    next_order: u64,
+    /// The order each key's work created, written with the claim's first phase: a takeover
+    /// resumes it, so PayCo sees the same `charge:<orderId>`.
+    recovery: BTreeMap<Uuid, OrderId>,
+    pub jobs: super::Slab<Job>,
+}
+
+impl Server {
+    pub fn new(store: Store, config: ServerConfig) -> Self {
+        Self {
+            store,
+            config,
+            next_order: 0,
+            recovery: BTreeMap::new(),
+            jobs: super::Slab::default(),
+        }
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    pub fn reconfigure(&mut self, config: ServerConfig, store: StoreConfig) {
+        if store != *self.store.config() {
+            let table = std::mem::take(self.store.table_mut());
+            self.store = Store::with_table(store, table);
+        }
+        self.config = config;
+    }
+
+    fn new_order(&mut self) -> OrderId {
+        self.next_order += 1;
+        OrderId(self.next_order)
+    }
+}
+
+fn key_str<'b>(key: &Uuid, buf: &'b mut [u8; 36]) -> &'b str {
+    key.hyphenated().encode_lower(buf)
+}
+
+fn reply_from(saved: &SavedResponse, replayed: bool) -> Reply {
+    Reply {
+        status: saved.status,
+        retry_after_ms: None,
+        replayed,
+        body: saved.body.clone(),
+    }
+}
+
+impl World {
+    pub(super) fn on_arrive(&mut self, slot: u32) {
+        let Some(r) = self.requests.get_mut(slot) else {
+            return;
+        };
+        r.copies -= 1;
+        let (checkout, token, key, amount) = (r.checkout, r.token, r.key, r.amount);
+        let body = if r.copies == 0 {
+            self.requests.take(slot).map(|r| r.body).unwrap_or_default()
+        } else {
+            r.body.clone()
+        };
+        let now = self.now;
+        let mut buf = [0u8; 36];
+        let key_s = key.as_ref().map(|k| key_str(k, &mut buf));
+        let store = &mut self.server.store;
+        let fingerprint = if self.bugs.no_fingerprint_check {
+            // The bug: every request under a key looks like the first one.
+            Fingerprint([0; 32])
+        } else {
+            match idem_store::fingerprint(&body) {
+                Ok(fp) => fp,
+                Err(e) => {
+                    let resp = http::problem_for(&e);
+                    return self.answer(
+                        checkout,
+                        token,
+                        key,
+                        amount,
+                        resp.status,
+                        &resp.body,
+                        None,
+                    );
+                }
+            }
+        };
+        if self.bugs.select_then_insert {
+            if let Some(k) = key_s {
+                let lock_ms = store.config().lock_ms;
+                let id = IdRef {
+                    scope: SCOPE,
+                    key: k,
+                };
+                let seen = store
+                    .table()
+                    .get(id)
+                    .is_some_and(|r| !r.is_expired(now, lock_ms));
+                if !seen {
+                    // SELECT saw nothing; the INSERT comes after a gap, unconditionally.
+                    let job = self.server.jobs.insert(Job {
+                        checkout,
+                        token,
+                        key,
+                        amount,
+                        claim: Claim::Unkeyed,
+                        order: OrderId(0),
+                        charge: ChargeId(0),
+                        fingerprint,
+                    });
+                    let at = now + self.server.config.claim_gap_ms;
+                    self.schedule(at, Ev::Insert(job));
+                    return;
+                }
+            }
+        }
+        match store.begin_with_fingerprint(now, SCOPE, key_s, fingerprint, &ROUTE) {
+            Begin::Execute {
+                id,
+                lease,
+                taken_over,
+            } => {
+                if taken_over {
+                    self.counters.takeovers += 1;
+                }
+                let claim = Claim::Leased {
+                    id,
+                    lease,
+                    taken_over,
+                };
+                self.start_job(checkout, token, key, amount, claim, fingerprint);
+            }
+            Begin::Unkeyed => {
+                self.start_job(checkout, token, key, amount, Claim::Unkeyed, fingerprint)
+            }
+            Begin::Replay(saved) => {
+                self.counters.replays += 1;
+                let reply = reply_from(&saved, true);
+                self.respond(Response {
+                    checkout,
+                    token,
+                    key,
+                    sent_amount: amount,
+                    reply,
+                });
+            }
+            Begin::InFlight { retry_after_ms } => {
+                self.counters.conflicts += 1;
+                let resp = http::in_flight(retry_after_ms);
+                let wait = http::retry_after_secs(retry_after_ms) * 1000;
+                self.answer(checkout, token, key, amount, 409, &resp.body, Some(wait));
+            }
+            Begin::Mismatch => {
+                self.counters.mismatches += 1;
+                let body = br#"{"type":"https://idem.dev/problems/key-reused-with-different-payload","status":422}"#;
+                self.answer(checkout, token, key, amount, 422, body, None);
+            }
+            Begin::Invalid(e) => {
+                let resp = http::problem_for(&e);
+                self.answer(checkout, token, key, amount, resp.status, &resp.body, None);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn answer(
+        &mut self,
+        checkout: CheckoutId,
+        token: u32,
+        key: Option<Uuid>,
+        amount: u32,
+        status: u16,
+        body: &[u8],
+        retry_after_ms: Option<u64>,
+    ) {
+        self.respond(Response {
+            checkout,
+            token,
+            key,
+            sent_amount: amount,
+            reply: Reply {
+                status,
+                retry_after_ms,
+                replayed: false,
+                body: body.to_vec(),
+            },
+        });
+    }
+
+    /// SELECT-then-INSERT bug: the unconditional insert after the gap.
+    pub(super) fn on_insert(&mut self, job: u32) {
+        let now = self.now;
+        let retention = self.server.store.config().retention_ms;
+        let Some(j) = self.server.jobs.get_mut(job) else {
+            return;
+        };
+        let Some(key) = j.key else { return };
+        let mut buf = [0u8; 36];
+        let k = key_str(&key, &mut buf);
+        let table: &mut MemoryTable = self.server.store.table_mut();
+        let lease = Lease {
+            locked_at: now,
+            token: table.next_token(),
+        };
+        let record = Record {
+            fingerprint: j.fingerprint,
+            status: Status::InFlight { lease },
+            created_at: now,
+            expires_at: now + retention,
+        };
+        table.put(
+            IdRef {
+                scope: SCOPE,
+                key: k,
+            },
+            record,
+        );
+        // A hyphenated UUID is always a valid key; were it not, the job would just not run.
+        let Ok(parsed) = idem_store::IdempotencyKey::parse(k) else {
+            return;
+        };
+        let id = RecordId::new(SCOPE, parsed);
+        j.claim = Claim::Leased {
+            id,
+            lease,
+            taken_over: false,
+        };
+        self.counters.executions += 1;
+        self.schedule(
+            now + self.server.config.order_ms,
+            Ev::Work(job, Phase::Order),
+        );
+    }
+
+    fn start_job(
+        &mut self,
+        checkout: CheckoutId,
+        token: u32,
+        key: Option<Uuid>,
+        amount: u32,
+        claim: Claim,
+        fingerprint: Fingerprint,
+    ) {
+        self.counters.executions += 1;
+        let job = self.server.jobs.insert(Job {
+            checkout,
+            token,
+            key,
+            amount,
+            claim,
+            order: OrderId(0),
+            charge: ChargeId(0),
+            fingerprint,
+        });
+        self.schedule(
+            self.now + self.server.config.order_ms,
+            Ev::Work(job, Phase::Order),
+        );
+    }
+
+    pub(super) fn on_work(&mut self, job: u32, phase: Phase) {
+        match phase {
+            Phase::Order => self.work_order(job),
+            Phase::Charge => self.work_charge(job),
+            Phase::Save => self.work_save(job),
+        }
+    }
+
+    fn work_order(&mut self, job: u32) {
+        let two_step = self.bugs.two_step_write;
+        let fresh = self.server.new_order();
+        let Some(j) = self.server.jobs.get_mut(job) else {
+            return;
+        };
+        let resumed = match (&j.claim, j.key) {
+            (
+                Claim::Leased {
+                    taken_over: true, ..
+                },
+                Some(k),
+            ) if !two_step => self.server.recovery.get(&k).copied(),
+            _ => None,
+        };
+        j.order = resumed.unwrap_or(fresh);
+        if let (Claim::Leased { .. }, Some(k), false) = (&j.claim, j.key, two_step) {
+            // The recovery point, written in the claim's transaction (two-step writes skip it:
+            // their order is committed on its own, unlinked from the key).
+            self.server.recovery.insert(k, j.order);
+        }
+        let mut delay = self.server.config.charge_ms;
+        let p_slow = self.net.faults().slow_worker;
+        if self.rng.chance(p_slow) {
+            self.counters.slow_workers += 1;
+            delay += self.server.store.config().lock_ms
+                + self.rng.upto(self.server.config.slow_extra_ms);
+        }
+        self.schedule(self.now + delay, Ev::Work(job, Phase::Charge));
+    }
+
+    fn work_charge(&mut self, job: u32) {
+        let Some(j) = self.server.jobs.get_mut(job) else {
+            return;
+        };
+        let key = if self.bugs.key_only_at_top_hop {
+            None
+        } else {
+            Some(ChargeKey(j.order))
+        };
+        let reply = self
+            .payco
+            .charge(j.order, j.checkout, j.amount, key, self.now);
+        j.charge = reply.id;
+        let p_crash = self.net.faults().crash_after_charge;
+        if self.rng.chance(p_crash) {
+            // The worker dies: nothing saved, nothing answered; the claim stays in flight.
+            self.counters.crashes += 1;
+            self.server.jobs.take(job);
+            return;
+        }
+        self.schedule(
+            self.now + self.server.config.save_ms,
+            Ev::Work(job, Phase::Save),
+        );
+    }
+
+    fn work_save(&mut self, job: u32) {
+        let Some(j) = self.server.jobs.take(job) else {
+            return;
+        };
+        let now = self.now;
+        let receipt = Receipt {
+            order: j.order,
+            charge: j.charge,
+            amount: j.amount,
+            served_at: now,
+        };
+        let body = receipt.to_body();
+        let saved = match &j.claim {
+            Claim::Unkeyed => true,
+            Claim::Leased { id, lease, .. } => {
+                let response = SavedResponse::json(201, body.clone());
+                if self.bugs.unfenced_writes {
+                    let retention = self.server.store.config().retention_ms;
+                    let record = Record {
+                        fingerprint: j.fingerprint,
+                        status: Status::Done { response },
+                        created_at: lease.locked_at,
+                        expires_at: now + retention,
+                    };
+                    self.server.store.table_mut().put(id.as_ref(), record);
+                    true
+                } else if self.bugs.two_step_write {
+                    self.server.store.save(now, id, lease, response).is_ok()
+                } else {
+                    self.server
+                        .store
+                        .commit(now, id, lease, || ((), response))
+                        .is_ok()
+                }
+            }
+        };
+        if saved {
+            self.answer(j.checkout, j.token, j.key, j.amount, 201, &body, None);
+        } else {
+            // Fenced: someone took the claim over; this zombie answers 500, never its own result.
+            self.counters.fenced += 1;
+            let resp = http::lease_lost();
+            let wait = Some(1000);
+            self.answer(
+                j.checkout,
+                j.token,
+                j.key,
+                j.amount,
+                resp.status,
+                &resp.body,
+                wait,
+            );
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Read-only views of the world (for the demo, the lab and the tests), the end-of-run checks
+//! and the exportable history.
+
+use serde::{Deserialize, Serialize};
+
+use idem_client::Journal;
+use idem_store::{Event, RowView, Status, Store, Table};
+use uuid::Uuid;
+
+use super::{Input, World};
+use crate::checker::{Verdict, Violation};
+use crate::config::SimConfig;
+use crate::counters::Counters;
+use crate::history::{AttemptRecord, CheckoutRecord, History};
+use crate::ids::CheckoutId;
+use crate::network::NetStats;
+use crate::payco::PayCo;
+use crate::receipt::Receipt;
+
+/// A run, exported: enough to re-run it (seed, config, interactive inputs) and to compare the
+/// result (history, verdict, hash). `idem-lab replay` reads this.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryExport {
+    /// Export format version.
+    pub format: u32,
+    /// The world's config, seed included.
+    pub config: SimConfig,
+    /// Interactive controls, in the order applied.
+    pub inputs: Vec<Input>,
+    /// Attempts and checkouts.
+    pub history: History,
+    /// PayCo's ledger.
+    pub charges: Vec<crate::payco::Charge>,
+    /// Totals.
+    pub counters: Counters,
+    /// The checker's verdict at export time.
+    pub verdict: Verdict,
+    /// [`World::history_hash`] at export time.
+    pub hash: String,
+}
+
+impl World {
+    /// The store (claim table rows via `rows(now)`, events via `events_since(seq)`).
+    pub fn store(&self) -> &Store {
+        &self.server.store
+    }
+
+    /// The claim table as the demo shows it, now.
+    pub fn rows(&self) -> Vec<RowView> {
+        self.server.store.rows(self.now)
+    }
+
+    /// Store events with sequence number ≥ `seq`.
+    pub fn store_events_since(&self, seq: u64) -> impl Iterator<Item = &Event> + '_ {
+        self.server.store.events_since(seq)
+    }
+
+    /// PayCo's ledger.
+    pub fn payco(&self) -> &PayCo {
+        &self.payco
+    }
+
+    /// Money movements so far.
+    pub fn charges(&self) -> usize {
+        self.payco.charges().len()
+    }
+
+    /// Checkouts charged more than once.
+    pub fn double_charged(&self) -> u64 {
+        self.payco.double_charged_count()
+    }
+
+    /// The history so far.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// Every checkout's line.
+    pub fn checkouts(&self) -> &[CheckoutRecord] {
+        &self.history.checkouts
+    }
+
+    /// One checkout's line.
+    pub fn checkout(&self, id: CheckoutId) -> Option<&CheckoutRecord> {
+        self.history.checkouts.get(id.0 as usize)
+    }
+
+    /// One checkout's attempts (ok / fail / info), in order.
+    pub fn attempts_of(&self, id: CheckoutId) -> Vec<&AttemptRecord> {
+        self.history.attempts_of(id).collect()
+    }
+
+    /// The journal record a same-key checkout's page holds now (key, payload bytes, attempts):
+    /// `None` once the operation finished and cleared it, or for naive pages.
+    pub fn journal_record(&self, id: CheckoutId) -> Option<idem_client::Record> {
+        let client = self.clients.get(id.0 as usize)?;
+        let journal: &dyn Journal = self.journals[client.journal].as_ref();
+        journal.load(&super::client::op_name(id)).ok().flatten()
+    }
+
+    /// The journal a checkout uses (the host's, if it supplied one).
+    pub fn journal_of(&self, id: CheckoutId) -> Option<&dyn Journal> {
+        let client = self.clients.get(id.0 as usize)?;
+        Some(self.journals[client.journal].as_ref())
+    }
+
+    /// Running totals.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// What the network did.
+    pub fn net_stats(&self) -> NetStats {
+        self.net.stats()
+    }
+
+    /// Current fault rates.
+    pub fn faults(&self) -> &crate::config::Faults {
+        self.net.faults()
+    }
+
+    /// Whether the one-shot drops (request, response) are armed.
+    pub fn armed_drops(&self) -> (bool, bool) {
+        self.net.armed()
+    }
+
+    /// Interactive inputs so far.
+    pub fn inputs(&self) -> &[Input] {
+        &self.inputs
+    }
+
+    /// SHA-256 of the canonical history (attempts, checkouts, PayCo's ledger).
+    pub fn history_hash(&self) -> String {
+        self.history.hash(self.payco.charges())
+    }
+
+    /// The command that reproduces this run.
+    pub fn reproduce_command(&self) -> String {
+        if let Some(r) = &self.reproduce {
+            return r.clone();
+        }
+        let c = &self.config;
+        let mut cmd = format!(
+            "cargo run --release -p idem-sim --bin idem-lab -- --seed {} --orders {}",
+            c.seed, c.workload.orders
+        );
+        for b in &c.bugs {
+            cmd.push_str(" --bug ");
+            cmd.push_str(b.name());
+        }
+        cmd
+    }
+
+    /// The checker's verdict now. The end-of-run invariants (stuck in flight, saved answers,
+    /// unreported outcomes) are only checked by [`World::finish`].
+    pub fn verdict(&self) -> Verdict {
+        let mut violations = self.checker.violations.clone();
+        for (checkout, charges) in self.payco.double_charged() {
+            if violations.len() >= 100 {
+                break;
+            }
+            violations.push(Violation::DoubleCharge { checkout, charges });
+        }
+        let unresolved = self
+            .reported_unknown
+            .iter()
+            .copied()
+            .filter(|c| {
+                self.history.checkouts[c.0 as usize].outcome
+                    == crate::history::CheckoutOutcome::Unknown
+            })
+            .collect();
+        Verdict {
+            seed: self.config.seed,
+            violations,
+            unknown: self.reported_unknown.clone(),
+            unresolved,
+            reproduce: self.reproduce_command(),
+        }
+    }
+
+    pub(super) fn end_checks(&mut self) {
+        let now = self.now;
+        let lock_ms = self.server.store.config().lock_ms;
+        let mut found = Vec::new();
+        self.server.store.table().for_each(&mut |id, r| {
+            if r.is_expired(now, lock_ms) {
+                return;
+            }
+            match &r.status {
+                Status::InFlight { .. } => found.push(Violation::StuckInFlight {
+                    key: id.key.to_owned(),
+                }),
+                Status::Done { response } => {
+                    let Ok(key) = Uuid::parse_str(id.key) else {
+                        return;
+                    };
+                    let Some(first) = self.checker.first_answer(&key) else {
+                        return;
+                    };
+                    if Receipt::from_body(&response.body).as_ref() != Some(first) {
+                        found.push(Violation::SavedAnswerDiffers {
+                            key: id.key.to_owned(),
+                        });
+                    }
+                }
+            }
+        });
+        for v in found {
+            self.checker.add(v);
+        }
+        for rec in &self.history.checkouts {
+            if rec.outcome == crate::history::CheckoutOutcome::Pending {
+                self.checker.add(Violation::Unreported { checkout: rec.id });
+            }
+        }
+    }
+
+    /// The run as an exportable value (serialize it with serde_json).
+    pub fn export(&self) -> HistoryExport {
+        HistoryExport {
+            format: 1,
+            config: self.config.clone(),
+            inputs: self.inputs.clone(),
+            history: self.history.clone(),
+            charges: self.payco.charges().to_vec(),
+            counters: self.counters,
+            verdict: self.verdict(),
+            hash: self.history_hash(),
+        }
+    }
+}
