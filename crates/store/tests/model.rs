@@ -1,0 +1,343 @@
+//! Random sequences of claim / save / commit / fail / release / advance time / prune
+//! (takeovers happen when time passes a lease) across several keys and scopes, checked
+//! step by step against a small reference model of the decision table.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use idem_store::{
+    Begin, ErrorPolicy, Fenced, Lease, RecordId, RouteConfig, SavedResponse, Status, Store,
+    StoreConfig, Table,
+};
+
+const SCOPES: [&str; 2] = ["tenant-a", "tenant-b"];
+const KEYS: [&str; 3] = ["k1", "k2", "k3"];
+/// Two payloads, each spelled three equivalent ways.
+const BODIES: [[&str; 3]; 2] = [
+    [
+        r#"{"cart":"c1","amount":100}"#,
+        r#"{ "amount": 100, "cart": "c1" }"#,
+        "{\"amount\":100.0,\n\"cart\":\"c1\"}",
+    ],
+    [
+        r#"{"cart":"c1","amount":200}"#,
+        r#"{"amount":2e2,"cart":"c1"}"#,
+        "\t{\"cart\" : \"c1\", \"amount\" : 200}",
+    ],
+];
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// A request; `key: None` is a missing key on the required route.
+    Begin {
+        scope: usize,
+        key: Option<usize>,
+        payload: usize,
+        spelling: usize,
+    },
+    /// Two-step save by worker number `worker` (modulo the workers so far).
+    Save { worker: usize, status: u16 },
+    /// One-step commit.
+    Commit { worker: usize },
+    /// Work error under a policy.
+    Fail { worker: usize, save: bool },
+    /// Release the claim.
+    Release { worker: usize },
+    /// Let time pass.
+    Advance { ms: u64 },
+    /// Prune expired records.
+    Prune,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0..SCOPES.len(), prop::option::weighted(0.95, 0..KEYS.len()), 0..2usize, 0..3usize)
+            .prop_map(|(scope, key, payload, spelling)| Op::Begin { scope, key, payload, spelling }),
+        2 => (any::<usize>(), prop::sample::select(vec![200u16, 201, 402])).prop_map(|(worker, status)| Op::Save { worker, status }),
+        2 => any::<usize>().prop_map(|worker| Op::Commit { worker }),
+        1 => (any::<usize>(), any::<bool>()).prop_map(|(worker, save)| Op::Fail { worker, save }),
+        1 => any::<usize>().prop_map(|worker| Op::Release { worker }),
+        3 => prop_oneof![Just(0u64), 1..400u64, 400..2_500u64].prop_map(|ms| Op::Advance { ms }),
+        1 => Just(Op::Prune),
+    ]
+}
+
+fn config() -> impl Strategy<Value = StoreConfig> {
+    (
+        prop::sample::select(vec![0u64, 300, 1_000]),
+        prop::sample::select(vec![150u64, 2_000, 6_000]),
+    )
+        .prop_map(|(lock_ms, retention_ms)| StoreConfig {
+            lock_ms,
+            retention_ms,
+            max_body_bytes: 1_024,
+            event_capacity: 64,
+        })
+}
+
+/// The model's view of a record.
+#[derive(Debug, Clone, PartialEq)]
+enum State {
+    InFlight { locked_at: u64, token: u64 },
+    Done { response: SavedResponse },
+}
+
+#[derive(Debug, Clone)]
+struct Row {
+    payload: usize,
+    state: State,
+    created_at: u64,
+    expires_at: u64,
+}
+
+#[derive(Debug, Default)]
+struct Model {
+    rows: BTreeMap<(usize, usize), Row>,
+    last_token: u64,
+}
+
+impl Model {
+    fn expired(row: &Row, now: u64, lock_ms: u64) -> bool {
+        let live =
+            matches!(row.state, State::InFlight { locked_at, .. } if now < locked_at + lock_ms);
+        now >= row.expires_at && !live
+    }
+
+    /// The row, if held in flight by `token`.
+    fn held(&mut self, id: (usize, usize), token: u64) -> Option<&mut Row> {
+        self.rows
+            .get_mut(&id)
+            .filter(|r| matches!(r.state, State::InFlight { token: t, .. } if t == token))
+    }
+}
+
+/// A worker that got `Execute`: where, and with which lease.
+struct Worker {
+    at: (usize, usize),
+    id: RecordId,
+    lease: Lease,
+}
+
+fn response(status: u16, token: u64) -> SavedResponse {
+    SavedResponse::json(status, format!(r#"{{"by":{token}}}"#).into_bytes())
+}
+
+fn run(config: StoreConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let route = RouteConfig::required(ErrorPolicy::SaveResponse);
+    let (lock_ms, retention_ms) = (config.lock_ms, config.retention_ms);
+    let mut store = Store::new(config);
+    let mut model = Model::default();
+    let mut workers: Vec<Worker> = Vec::new();
+    let mut now = 0u64;
+
+    for op in ops {
+        match op {
+            Op::Begin {
+                scope,
+                key,
+                payload,
+                spelling,
+            } => {
+                let body = BODIES[payload][spelling].as_bytes();
+                let got = store.begin(now, SCOPES[scope], key.map(|k| KEYS[k]), body, &route);
+                let Some(key) = key else {
+                    prop_assert_eq!(got, Begin::Invalid(idem_store::RequestError::MissingKey));
+                    continue;
+                };
+                let at = (scope, key);
+                if model
+                    .rows
+                    .get(&at)
+                    .is_some_and(|r| Model::expired(r, now, lock_ms))
+                {
+                    model.rows.remove(&at);
+                }
+                let expect_claim = |model: &mut Model, taken_over: bool| {
+                    model.last_token += 1;
+                    (model.last_token, taken_over)
+                };
+                let claimed = match model.rows.get(&at) {
+                    None => Some(expect_claim(&mut model, false)),
+                    Some(row) if row.payload != payload => {
+                        prop_assert_eq!(&got, &Begin::Mismatch);
+                        None
+                    }
+                    Some(Row {
+                        state: State::Done { response },
+                        ..
+                    }) => {
+                        prop_assert_eq!(&got, &Begin::Replay(response.clone()));
+                        None
+                    }
+                    Some(Row {
+                        state: State::InFlight { locked_at, .. },
+                        ..
+                    }) if now < locked_at + lock_ms => {
+                        let retry_after_ms = locked_at + lock_ms - now;
+                        prop_assert_eq!(&got, &Begin::InFlight { retry_after_ms });
+                        None
+                    }
+                    Some(_) => Some(expect_claim(&mut model, true)),
+                };
+                if let Some((token, taken_over)) = claimed {
+                    let lease = Lease {
+                        locked_at: now,
+                        token,
+                    };
+                    let Begin::Execute {
+                        id,
+                        lease: got_lease,
+                        taken_over: got_taken_over,
+                    } = got
+                    else {
+                        return Err(TestCaseError::fail(format!(
+                            "expected Execute, got {got:?}"
+                        )));
+                    };
+                    prop_assert_eq!(got_lease, lease);
+                    prop_assert_eq!(got_taken_over, taken_over);
+                    prop_assert_eq!((id.scope(), id.key().as_str()), (SCOPES[scope], KEYS[key]));
+                    let state = State::InFlight {
+                        locked_at: now,
+                        token,
+                    };
+                    let created_at = match model.rows.get(&at) {
+                        Some(row) if taken_over => row.created_at,
+                        _ => now,
+                    };
+                    model.rows.insert(
+                        at,
+                        Row {
+                            payload,
+                            state,
+                            created_at,
+                            expires_at: now + retention_ms,
+                        },
+                    );
+                    workers.push(Worker { at, id, lease });
+                }
+            }
+            Op::Save { worker, .. } | Op::Fail { worker, save: true } if !workers.is_empty() => {
+                let status = match op {
+                    Op::Save { status, .. } => status,
+                    _ => 502,
+                };
+                let w = &workers[worker % workers.len()];
+                let r = response(status, w.lease.token);
+                let got = if let Op::Save { .. } = op {
+                    store.save(now, &w.id, &w.lease, r.clone())
+                } else {
+                    store.fail(now, &w.id, &w.lease, ErrorPolicy::SaveResponse, r.clone())
+                };
+                match model.held(w.at, w.lease.token) {
+                    Some(row) => {
+                        prop_assert_eq!(got, Ok(()));
+                        row.state = State::Done { response: r };
+                        row.expires_at = now + retention_ms;
+                    }
+                    None => prop_assert_eq!(got, Err(Fenced)),
+                }
+            }
+            Op::Commit { worker } if !workers.is_empty() => {
+                let w = &workers[worker % workers.len()];
+                let r = response(201, w.lease.token);
+                let mut ran = false;
+                let got = store.commit(now, &w.id, &w.lease, || {
+                    ran = true;
+                    (w.lease.token, r.clone())
+                });
+                match model.held(w.at, w.lease.token) {
+                    Some(row) => {
+                        prop_assert_eq!(got, Ok(w.lease.token));
+                        prop_assert!(ran);
+                        row.state = State::Done { response: r };
+                        row.expires_at = now + retention_ms;
+                    }
+                    None => {
+                        prop_assert_eq!(got, Err(Fenced));
+                        prop_assert!(!ran, "work ran under a lost lease");
+                    }
+                }
+            }
+            Op::Release { worker }
+            | Op::Fail {
+                worker,
+                save: false,
+            } if !workers.is_empty() => {
+                let w = &workers[worker % workers.len()];
+                let got = if let Op::Release { .. } = op {
+                    store.release(now, &w.id, &w.lease)
+                } else {
+                    let r = response(503, w.lease.token);
+                    store.fail(now, &w.id, &w.lease, ErrorPolicy::ReleaseClaim, r)
+                };
+                if model.held(w.at, w.lease.token).is_some() {
+                    prop_assert_eq!(got, Ok(()));
+                    model.rows.remove(&w.at);
+                } else {
+                    prop_assert_eq!(got, Err(Fenced));
+                }
+            }
+            Op::Advance { ms } => now += ms,
+            Op::Prune => {
+                let before = model.rows.len();
+                model.rows.retain(|_, r| !Model::expired(r, now, lock_ms));
+                prop_assert_eq!(store.prune(now), before - model.rows.len());
+            }
+            // Worker ops before any worker exists.
+            Op::Save { .. } | Op::Commit { .. } | Op::Fail { .. } | Op::Release { .. } => {}
+        }
+        check_table(&store, &model)?;
+    }
+    Ok(())
+}
+
+/// The store's table holds exactly the model's rows.
+fn check_table(store: &Store, model: &Model) -> Result<(), TestCaseError> {
+    let mut seen = Vec::new();
+    store.table().for_each(&mut |id, r| {
+        let state = match &r.status {
+            Status::InFlight { lease } => State::InFlight {
+                locked_at: lease.locked_at,
+                token: lease.token,
+            },
+            Status::Done { response } => State::Done {
+                response: response.clone(),
+            },
+        };
+        seen.push((
+            id.scope.to_owned(),
+            id.key.to_owned(),
+            state,
+            r.created_at,
+            r.expires_at,
+        ));
+    });
+    let expected: Vec<_> = model
+        .rows
+        .iter()
+        .map(|(&(s, k), r)| {
+            (
+                SCOPES[s].to_owned(),
+                KEYS[k].to_owned(),
+                r.state.clone(),
+                r.created_at,
+                r.expires_at,
+            )
+        })
+        .collect();
+    prop_assert_eq!(seen, expected);
+    prop_assert_eq!(store.table().len(), model.rows.len());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+    #[test]
+    fn the_store_follows_the_model(config in config(), ops in prop::collection::vec(op(), 1..40)) {
+        run(config, ops)?;
+    }
+}
