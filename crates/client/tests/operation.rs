@@ -505,7 +505,10 @@ fn a_different_payload_while_pending_is_an_error() {
     let Err(StartError::PendingWithDifferentPayload { name, key: pending }) = result else {
         panic!("expected PendingWithDifferentPayload, got {result:?}");
     };
-    assert_eq!((name.as_str(), pending), (NAME, Uuid::from_u128(1).to_string()));
+    assert_eq!(
+        (name.as_str(), pending),
+        (NAME, Uuid::from_u128(1).to_string())
+    );
     // The pending record is untouched.
     assert_eq!(
         h.journal.load(NAME).unwrap().map(|r| r.key),

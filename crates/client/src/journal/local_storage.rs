@@ -1,1 +1,162 @@
-//! The browser journal: `window.localStorage` (implemented in a following commit).
+//! The browser journal: `window.localStorage`, one entry per operation under a prefix.
+
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{DomException, Storage, StorageEvent};
+
+use super::{decode, encode, Journal, JournalError, Record};
+
+/// The prefix under which records are stored when none is given: `idem:` + operation name.
+pub const DEFAULT_PREFIX: &str = "idem:";
+
+/// How the journal reaches storage: `window.localStorage` by default, injectable for tests.
+type StorageGetter = Box<dyn Fn() -> Result<Option<Storage>, JsValue>>;
+
+/// A [`Journal`] in `localStorage`, under `prefix + name`.
+///
+/// Storage is looked up on every call (as `window.localStorage`, or through an injected getter),
+/// so a journal built while storage works keeps reporting errors honestly if it stops working.
+/// Failures are values, never panics:
+///
+/// - `SecurityError` on access (storage blocked by settings or a sandboxed iframe), or no
+///   window: [`JournalError::Unavailable`];
+/// - `QuotaExceededError` on write: [`JournalError::QuotaExceeded`];
+/// - a corrupt or foreign value under our prefix: [`JournalError::Corrupt`] (left untouched);
+/// - a record of another format version: migrated, or reported (see [`decode`]).
+pub struct LocalStorageJournal {
+    prefix: String,
+    storage: StorageGetter,
+}
+
+impl std::fmt::Debug for LocalStorageJournal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalStorageJournal")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for LocalStorageJournal {
+    fn default() -> Self {
+        Self::new(DEFAULT_PREFIX)
+    }
+}
+
+impl LocalStorageJournal {
+    /// The journal in `window.localStorage` under `prefix`.
+    pub fn new(prefix: impl Into<String>) -> Self {
+        Self::with_storage(prefix, || match web_sys::window() {
+            Some(window) => window.local_storage(),
+            None => Ok(None),
+        })
+    }
+
+    /// The journal under `prefix` in whatever `storage` returns, with the same contract as
+    /// `Window::local_storage` (`Err` is what a blocked storage throws). Tests use it to
+    /// simulate blocked storage.
+    pub fn with_storage(
+        prefix: impl Into<String>,
+        storage: impl Fn() -> Result<Option<Storage>, JsValue> + 'static,
+    ) -> Self {
+        LocalStorageJournal {
+            prefix: prefix.into(),
+            storage: Box::new(storage),
+        }
+    }
+
+    /// The prefix of this journal's entries.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The localStorage key of the record named `name`.
+    pub fn storage_key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// The record change another tab made, read from a `storage` event, if it concerns this
+    /// journal: `(name, None)` when the record was removed (the operation finished there),
+    /// `(name, Some(..))` when it was written. Hook it to `window`'s `storage` event to show
+    /// another tab's progress.
+    pub fn change_from_event(
+        &self,
+        event: &StorageEvent,
+    ) -> Option<(String, Option<Result<Record, JournalError>>)> {
+        let name = event.key()?.strip_prefix(&self.prefix)?.to_owned();
+        let record = event.new_value().map(|text| decode(&name, &text));
+        Some((name, record))
+    }
+
+    fn storage(&self) -> Result<Storage, JournalError> {
+        match (self.storage)() {
+            Ok(Some(storage)) => Ok(storage),
+            Ok(None) => Err(JournalError::Unavailable(
+                "localStorage is not available".into(),
+            )),
+            Err(error) => Err(JournalError::Unavailable(describe(&error))),
+        }
+    }
+}
+
+impl Journal for LocalStorageJournal {
+    fn load(&self, name: &str) -> Result<Option<Record>, JournalError> {
+        let storage = self.storage()?;
+        let text = storage
+            .get_item(&self.storage_key(name))
+            .map_err(|e| JournalError::Unavailable(describe(&e)))?;
+        text.map(|text| decode(name, &text)).transpose()
+    }
+
+    fn save(&mut self, record: &Record) -> Result<(), JournalError> {
+        let storage = self.storage()?;
+        storage
+            .set_item(&self.storage_key(&record.name), &encode(record))
+            .map_err(write_error)
+    }
+
+    fn remove(&mut self, name: &str) -> Result<(), JournalError> {
+        let storage = self.storage()?;
+        storage
+            .remove_item(&self.storage_key(name))
+            .map_err(write_error)
+    }
+
+    fn names(&self) -> Result<Vec<String>, JournalError> {
+        let storage = self.storage()?;
+        let length = storage
+            .length()
+            .map_err(|e| JournalError::Unavailable(describe(&e)))?;
+        let mut names: Vec<String> = (0..length)
+            .filter_map(|i| storage.key(i).ok().flatten())
+            .filter_map(|key| key.strip_prefix(&self.prefix).map(str::to_owned))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+}
+
+/// Maps a failed write: quota errors by name (Chromium, WebKit) or Firefox's name, else
+/// a generic write error.
+fn write_error(error: JsValue) -> JournalError {
+    let quota = error.dyn_ref::<DomException>().is_some_and(|e| {
+        matches!(
+            e.name().as_str(),
+            "QuotaExceededError" | "NS_ERROR_DOM_QUOTA_REACHED"
+        )
+    });
+    if quota {
+        JournalError::QuotaExceeded
+    } else {
+        JournalError::Write(describe(&error))
+    }
+}
+
+/// `"Name: message"` for a DOMException, else the value's string form.
+fn describe(error: &JsValue) -> String {
+    if let Some(e) = error.dyn_ref::<DomException>() {
+        return format!("{}: {}", e.name(), e.message());
+    }
+    if let Some(e) = error.dyn_ref::<js_sys::Error>() {
+        return format!("{}: {}", String::from(e.name()), String::from(e.message()));
+    }
+    error.as_string().unwrap_or_else(|| "unknown error".into())
+}

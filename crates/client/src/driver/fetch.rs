@@ -1,0 +1,124 @@
+//! Sending attempts with `fetch`, and the loop that drives an operation to its outcome.
+
+use gloo_timers::future::TimeoutFuture;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortController, Headers, RequestInit, Response};
+
+use super::{now_ms, MathRandom};
+use crate::journal::Journal;
+use crate::operation::{Action, Attempt, Operation};
+use crate::outcome::Outcome;
+use crate::reply::{is_replayed_header, parse_retry_after, Reply};
+use crate::{IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, RETRY_AFTER_HEADER};
+
+/// Where and how attempts are sent.
+#[derive(Clone, Debug, Default)]
+pub struct Endpoint {
+    /// The URL every attempt goes to.
+    pub url: String,
+    /// Extra request headers (e.g. authorization), sent on every attempt.
+    pub headers: Vec<(String, String)>,
+}
+
+/// How one attempt ended without a reply.
+enum Lost {
+    /// Aborted at its deadline.
+    TimedOut,
+    /// `fetch` rejected (network error, CORS, ...).
+    Network(String),
+}
+
+/// Drives `op` until it finishes: sends each attempt to `endpoint`, sleeps through waits and
+/// reports replies, timeouts and network errors back. Never returns early: the outcome is the
+/// operation's.
+pub async fn run(op: &mut Operation, endpoint: &Endpoint, journal: &mut dyn Journal) -> Outcome {
+    let mut rng = MathRandom;
+    loop {
+        let now = now_ms();
+        match op.poll(now, journal, &mut rng) {
+            Action::Finished(outcome) => return outcome,
+            Action::WaitUntil(at) => sleep(at.saturating_sub(now)).await,
+            Action::Send(attempt) => match send(endpoint, &attempt).await {
+                Ok(reply) => op.handle_reply(now_ms(), reply),
+                Err(Lost::TimedOut) => op.handle_timeout(now_ms()),
+                Err(Lost::Network(message)) => op.handle_network_error(now_ms(), message),
+            },
+        }
+    }
+}
+
+async fn sleep(ms: u64) {
+    TimeoutFuture::new(u32::try_from(ms).unwrap_or(u32::MAX)).await
+}
+
+/// Sends one attempt, aborting it (request and body read) at its deadline.
+async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
+    let window = web_sys::window().ok_or_else(|| Lost::Network("no window".into()))?;
+    let controller = AbortController::new().map_err(|e| Lost::Network(text(&e)))?;
+    let timeout_ms = attempt.deadline.saturating_sub(now_ms());
+    let abort = controller.clone();
+    // Dropping the handle cancels the timer; it lives until the reply is read.
+    let _timer = gloo_timers::callback::Timeout::new(
+        u32::try_from(timeout_ms).unwrap_or(u32::MAX),
+        move || abort.abort(),
+    );
+    let result = fetch(&window, endpoint, attempt, &controller).await;
+    match result {
+        Err(_) if controller.signal().aborted() => Err(Lost::TimedOut),
+        Err(e) => Err(Lost::Network(text(&e))),
+        Ok(reply) => Ok(reply),
+    }
+}
+
+async fn fetch(
+    window: &web_sys::Window,
+    endpoint: &Endpoint,
+    attempt: &Attempt,
+    controller: &AbortController,
+) -> Result<Reply, JsValue> {
+    let headers = Headers::new()?;
+    for (name, value) in &endpoint.headers {
+        headers.append(name, value)?;
+    }
+    if let Some(key) = attempt.key {
+        headers.set(IDEMPOTENCY_KEY_HEADER, &key.to_string())?;
+    }
+    let init = RequestInit::new();
+    init.set_method(attempt.method.as_str());
+    init.set_headers(&headers);
+    init.set_signal(Some(&controller.signal()));
+    if attempt.method.has_body() {
+        headers.set("Content-Type", "application/json")?;
+        // The canonical bytes are UTF-8 JSON text; sending them as a string keeps them exact.
+        let body = String::from_utf8_lossy(&attempt.body);
+        init.set_body(&JsValue::from_str(&body));
+    }
+    let response: Response = JsFuture::from(window.fetch_with_str_and_init(&endpoint.url, &init))
+        .await?
+        .dyn_into()?;
+    let headers = response.headers();
+    let retry_after_ms = headers
+        .get(RETRY_AFTER_HEADER)?
+        .as_deref()
+        .and_then(parse_retry_after);
+    let replayed = headers
+        .get(REPLAYED_HEADER)?
+        .as_deref()
+        .is_some_and(is_replayed_header);
+    let buffer = JsFuture::from(response.array_buffer()?).await?;
+    let body = js_sys::Uint8Array::new(&buffer).to_vec();
+    Ok(Reply {
+        status: response.status(),
+        retry_after_ms,
+        replayed,
+        body,
+    })
+}
+
+fn text(error: &JsValue) -> String {
+    if let Some(e) = error.dyn_ref::<js_sys::Error>() {
+        return String::from(e.message());
+    }
+    error.as_string().unwrap_or_else(|| "fetch failed".into())
+}
