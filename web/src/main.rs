@@ -1,16 +1,14 @@
-//! idem-web: the demo page.
-use yew::prelude::*;
+//! idem-web: the demo page. A checkout retries through the simulator's lossy network against
+//! idem-store compiled to WASM, with idem-client keeping the key in the browser's localStorage;
+//! every panel shows what happens, live, in virtual time.
 
-#[function_component]
-fn App() -> Html {
-    html! {
-        <main>
-            <h1>{ "idem" }</h1>
-            <p>{ "Retry a card charge safely: one idempotency key per checkout, kept across every retry." }</p>
-        </main>
-    }
-}
+mod app;
+mod browser;
+mod components;
+mod lab;
+mod model;
+mod world;
 
 fn main() {
-    yew::Renderer::<App>::new().render();
+    yew::Renderer::<app::App>::new().render();
 }

@@ -1,0 +1,138 @@
+//! The page: reducers, contexts, effects and the layout. Panels live in `components/`.
+
+use gloo_timers::callback::Interval;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+use crate::browser;
+use crate::components::checkout::Checkout;
+use crate::components::header::Header;
+use crate::components::ledger::Ledger;
+use crate::components::network::Network;
+use crate::components::server::Server;
+use crate::components::storage_record::StorageRecordPanel;
+use crate::lab::Lab;
+use crate::model::clock::Clock;
+use crate::model::settings::Settings;
+use crate::model::view::View;
+
+/// Wall-clock milliseconds between driver ticks.
+const TICK_MS: u32 = 16;
+
+/// The demo page.
+#[function_component]
+pub fn App() -> Html {
+    let view = use_reducer(View::default);
+    let lab = {
+        let dispatcher = view.dispatcher();
+        (*use_memo((), move |_| Lab::boot(dispatcher))).clone()
+    };
+    let settings = {
+        let lab = lab.clone();
+        use_reducer(move || lab.initial_settings())
+    };
+    let clock = use_reducer(Clock::default);
+
+    use_first_snapshot_and_save_on_leave(&lab);
+    use_settings_sync(&lab, &settings);
+    {
+        let lab = lab.clone();
+        use_effect_with(view.log_rev, move |_| lab.save_log());
+    }
+    use_driver(&lab, *clock);
+
+    html! {
+        <ContextProvider<Lab> context={lab}>
+        <ContextProvider<UseReducerHandle<View>> context={view}>
+        <ContextProvider<UseReducerHandle<Settings>> context={settings}>
+        <ContextProvider<UseReducerHandle<Clock>> context={clock}>
+            <div class="app">
+                <Header />
+                <main class="layout">
+                    <div class="col left">
+                        <Checkout />
+                        <StorageRecordPanel />
+                        <Network />
+                    </div>
+                    <div class="col mid">
+                        <Server />
+                    </div>
+                    <div class="col right">
+                        <Ledger />
+                    </div>
+                </main>
+            </div>
+        </ContextProvider<UseReducerHandle<Clock>>>
+        </ContextProvider<UseReducerHandle<Settings>>>
+        </ContextProvider<UseReducerHandle<View>>>
+        </ContextProvider<Lab>>
+    }
+}
+
+/// Show the world once mounted, and save the run log when the page goes away (a reload), so
+/// the next load rebuilds the same world up to this moment.
+#[hook]
+fn use_first_snapshot_and_save_on_leave(lab: &Lab) {
+    let lab = lab.clone();
+    use_effect_with((), move |_| {
+        lab.refresh();
+        let on_leave = {
+            let lab = lab.clone();
+            Closure::<dyn Fn(web_sys::Event)>::new(move |_| lab.save_log())
+        };
+        let window = web_sys::window();
+        if let Some(w) = &window {
+            let _ = w.add_event_listener_with_callback("pagehide", on_leave.as_ref().unchecked_ref());
+        }
+        move || {
+            if let Some(w) = &window {
+                let _ = w.remove_event_listener_with_callback("pagehide", on_leave.as_ref().unchecked_ref());
+            }
+            drop(on_leave);
+        }
+    });
+}
+
+/// Tell the world about every valid settings change; a new seed starts a new run.
+#[hook]
+fn use_settings_sync(lab: &Lab, settings: &UseReducerHandle<Settings>) {
+    {
+        let (lab, s) = (lab.clone(), settings.clone());
+        use_effect_with(settings.seed.value, move |seed| lab.restart(*seed, &s));
+    }
+    {
+        let lab = lab.clone();
+        use_effect_with(settings.network(), move |n| lab.set_network(n.clone()));
+    }
+    {
+        let lab = lab.clone();
+        use_effect_with(settings.server(), move |s| lab.set_server(s.clone()));
+    }
+    {
+        let lab = lab.clone();
+        use_effect_with(settings.strategy, move |s| {
+            lab.set_strategy(*s);
+            lab.save_log();
+        });
+    }
+}
+
+/// While playing, ask the world to advance on every tick by the wall time elapsed × speed.
+#[hook]
+fn use_driver(lab: &Lab, clock: Clock) {
+    let lab = lab.clone();
+    use_effect_with(clock, move |clock| {
+        let clock = *clock;
+        let interval = clock.playing.then(|| {
+            let mut last = browser::wall_ms();
+            Interval::new(TICK_MS, move || {
+                let t = browser::wall_ms();
+                let dt = clock.virtual_step(t - last);
+                last = t;
+                lab.advance(dt);
+            })
+        });
+        move || drop(interval)
+    });
+}

@@ -1,0 +1,45 @@
+//! The few browser APIs the page uses directly (idem-client owns localStorage). Every failure is
+//! swallowed into `None` / `false`: a blocked sessionStorage only costs the reload resume.
+
+/// sessionStorage item holding the run log.
+pub const RUN_LOG_ITEM: &str = "idem-demo:run";
+
+fn session() -> Option<web_sys::Storage> {
+    web_sys::window()?.session_storage().ok().flatten()
+}
+
+/// The text under `item` in sessionStorage.
+pub fn session_get(item: &str) -> Option<String> {
+    session()?.get_item(item).ok().flatten()
+}
+
+/// Store `text` under `item` in sessionStorage; `false` when storage refused it.
+pub fn session_set(item: &str, text: &str) -> bool {
+    session().is_some_and(|s| s.set_item(item, text).is_ok())
+}
+
+/// Remove `item` from sessionStorage.
+pub fn session_remove(item: &str) {
+    if let Some(s) = session() {
+        let _ = s.remove_item(item);
+    }
+}
+
+/// Wall-clock milliseconds from `performance.now()` (the page's own pacing only; the world
+/// never sees it).
+pub fn wall_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// The page's query string parameter `name` (e.g. `?seed=7`).
+pub fn query_param(name: &str) -> Option<String> {
+    let search = web_sys::window()?.location().search().ok()?;
+    search
+        .trim_start_matches('?')
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}

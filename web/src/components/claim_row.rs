@@ -1,0 +1,64 @@
+//! One row of the claim table. Re-renders only when its record changes (or, while in flight,
+//! when the lease countdown moves): the props compare by pointer first.
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use crate::model::view::{ClaimStatus, ShownClaim};
+
+/// Props of [`ClaimRowView`].
+#[derive(Properties)]
+pub struct ClaimRowProps {
+    /// The record.
+    pub claim: Rc<ShownClaim>,
+    /// Virtual time for the lease countdown; 0 for finished rows so they never re-render on time.
+    pub now: u64,
+}
+
+impl PartialEq for ClaimRowProps {
+    fn eq(&self, other: &Self) -> bool {
+        self.now == other.now && (Rc::ptr_eq(&self.claim, &other.claim) || self.claim == other.claim)
+    }
+}
+
+/// A claim row.
+#[function_component]
+pub fn ClaimRowView(props: &ClaimRowProps) -> Html {
+    let c = &props.claim;
+    let r = &c.row;
+    // Alternate two identical animations so every change restarts the flash.
+    let flash = if c.version % 2 == 0 { "flash-a" } else { "flash-b" };
+    let status = r.status.value();
+    let lease = match (r.status, r.locked_at, r.lease_until) {
+        (ClaimStatus::InFlight, Some(at), Some(until)) => {
+            let left = until.saturating_sub(props.now);
+            let len = until.saturating_sub(at).max(1);
+            let pct = (left * 100 / len).min(100);
+            let stale = left == 0;
+            html! {
+                <span class={classes!("lease", stale.then_some("stale"))} title="time left on the lease; stale leases are taken over">
+                    <span class="bar"><span style={format!("width:{pct}%")}></span></span>
+                    { if stale { "stale".to_string() } else { format!("{:.1} s", left as f64 / 1000.0) } }
+                </span>
+            }
+        }
+        _ => html! { <span class="muted">{ "—" }</span> },
+    };
+    let opt = |v: Option<u64>| v.map_or("—".to_string(), |v| v.to_string());
+    html! {
+        <div role="row" class={classes!("crow", status, flash)} data-testid="claim-row"
+            data-key={r.key.clone()} data-status={status} data-scope={r.scope.clone()} data-version={c.version.to_string()}>
+            <span role="cell" class="c-scope">{ &r.scope }</span>
+            <span role="cell" class="c-key mono" title={r.key.clone()}>{ &r.key }</span>
+            <span role="cell" class="c-fp mono" title="SHA-256 of the canonical request, first digits">{ &r.fingerprint }</span>
+            <span role="cell" class="c-status"><span class={classes!("chip", status)}>
+                { if r.status == ClaimStatus::InFlight { "● in_flight" } else { "✓ done" } }
+            </span></span>
+            <span role="cell" class="c-resp mono">{ if r.response.is_empty() { "—" } else { &r.response } }</span>
+            <span role="cell" class="c-num mono">{ opt(r.locked_at) }</span>
+            <span role="cell" class="c-num mono">{ opt(r.token) }</span>
+            <span role="cell" class="c-lease">{ lease }</span>
+        </div>
+    }
+}

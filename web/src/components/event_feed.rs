@@ -1,0 +1,53 @@
+//! The store's and the network's events as they happen: 409s, 422s, takeovers, fenced writes.
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use super::header::format_clock;
+use crate::model::view::{EventRow, View};
+
+/// Props of [`EventLine`].
+#[derive(Properties)]
+struct EventLineProps {
+    event: Rc<EventRow>,
+}
+
+impl PartialEq for EventLineProps {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.event, &other.event)
+    }
+}
+
+#[function_component]
+fn EventLine(props: &EventLineProps) -> Html {
+    let e = &props.event;
+    html! {
+        <li class={classes!("ev", e.kind.value().to_string())} data-testid="event" data-kind={e.kind.value()} data-key={e.key.clone()}>
+            <span class="ev-at mono">{ format_clock(e.at) }</span>
+            <span class={classes!("chip", format!("k-{}", e.kind.value()))}>{ e.kind.label() }</span>
+            <span class="ev-detail">{ &e.detail }</span>
+        </li>
+    }
+}
+
+/// The event feed, newest first.
+#[function_component]
+pub fn EventFeed() -> Html {
+    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
+    let (c409, c422) = view.rejections;
+    html! {
+        <div class="feed">
+            <div class="feed-head">
+                <h3>{ "Events" }</h3>
+                <span class="chip k-409" data-testid="count-409" data-count={c409.to_string()}>{ format!("409 × {c409}") }</span>
+                <span class="chip k-422" data-testid="count-422" data-count={c422.to_string()}>{ format!("422 × {c422}") }</span>
+                <span class="chip k-takeover" data-testid="count-takeover" data-count={view.stats.takeovers.to_string()}>{ format!("takeover × {}", view.stats.takeovers) }</span>
+                <span class="chip k-fenced" data-testid="count-fenced" data-count={view.stats.fenced.to_string()}>{ format!("fenced × {}", view.stats.fenced) }</span>
+            </div>
+            <ol class="feed-list" data-testid="event-feed" aria-live="off">
+                { for view.events.iter().rev().map(|e| html! { <EventLine key={e.seq.to_string()} event={e.clone()} /> }) }
+            </ol>
+        </div>
+    }
+}

@@ -1,0 +1,15 @@
+//! One component per file.
+
+pub mod checkout;
+pub mod claim_row;
+pub mod claim_table;
+pub mod event_feed;
+pub mod field;
+pub mod header;
+pub mod invariant;
+pub mod ledger;
+pub mod network;
+pub mod server;
+pub mod server_controls;
+pub mod storage_record;
+pub mod time_controls;

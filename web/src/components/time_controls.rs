@@ -1,0 +1,59 @@
+//! Play, pause, single step and speed. The world runs in virtual time; these only decide how
+//! much of it the driver (see `driver.rs`) asks for on each tick.
+
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+use crate::lab::Lab;
+use crate::model::clock::{speed_value, Clock, ClockAction, SPEEDS};
+
+/// The time controls, in the header.
+#[function_component]
+pub fn TimeControls() -> Html {
+    let clock = use_context::<UseReducerHandle<Clock>>().expect("Clock context is provided by App");
+    let lab = use_context::<Lab>().expect("Lab context is provided by App");
+    let play = {
+        let clock = clock.clone();
+        Callback::from(move |_| clock.dispatch(ClockAction::Play))
+    };
+    let pause = {
+        let clock = clock.clone();
+        Callback::from(move |_| clock.dispatch(ClockAction::Pause))
+    };
+    let step = {
+        let (clock, lab) = (clock.clone(), lab.clone());
+        Callback::from(move |_| {
+            clock.dispatch(ClockAction::Pause);
+            lab.step();
+        })
+    };
+    let on_speed = {
+        let clock = clock.clone();
+        Callback::from(move |e: Event| {
+            let v = e.target_unchecked_into::<HtmlSelectElement>().value();
+            if let Some(v) = speed_value(&v) {
+                clock.dispatch(ClockAction::Speed(v));
+            }
+        })
+    };
+    html! {
+        <div class="time" role="group" aria-label="Time controls">
+            <button class={classes!("btn", "icon", clock.playing.then_some("active"))} data-testid="play"
+                onclick={play} aria-pressed={clock.playing.to_string()} title="Play">{ "▶ Play" }</button>
+            <button class={classes!("btn", "icon", (!clock.playing).then_some("active"))} data-testid="pause"
+                onclick={pause} aria-pressed={(!clock.playing).to_string()} title="Pause: virtual time stops">{ "❚❚ Pause" }</button>
+            <button class="btn icon" data-testid="step" onclick={step} title="Advance to the next event">{ "⏭ Step" }</button>
+            <label class="speed">
+                <span>{ "Speed" }</span>
+                <select data-testid="speed" onchange={on_speed} aria-label="Speed (virtual ms per real ms)">
+                    { for SPEEDS.iter().enumerate().map(|(i, (v, _))| html! {
+                        <option value={*v} selected={i == clock.speed}>{ format!("{v}×") }</option>
+                    }) }
+                </select>
+            </label>
+            <span class="play-state" data-testid="play-state" data-playing={clock.playing.to_string()}>
+                { if clock.playing { "running" } else { "paused" } }
+            </span>
+        </div>
+    }
+}

@@ -1,0 +1,8 @@
+//! The page's state, as plain data with reducers. Nothing here touches the DOM or storage, so
+//! it is unit-tested natively (`cargo test -p idem-web`).
+
+pub mod clock;
+pub mod fields;
+pub mod run_log;
+pub mod settings;
+pub mod view;

@@ -1,0 +1,441 @@
+//! What the panels show of the world: the claim table, the ledger, the event feed, the
+//! localStorage record and the counters. The world adapter builds a [`Snapshot`]; the reducer
+//! merges it into the previous [`View`], keeping each unchanged row's `Rc` so its row component
+//! does not re-render, and bumping a changed row's `version` so it flashes.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use yew::Reducible;
+
+/// A claim's state in the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClaimStatus {
+    /// Claimed, work running, response not saved yet.
+    InFlight,
+    /// Response saved; retries replay it.
+    Done,
+}
+
+impl ClaimStatus {
+    /// The `data-status` value and the label.
+    pub fn value(self) -> &'static str {
+        match self {
+            ClaimStatus::InFlight => "in_flight",
+            ClaimStatus::Done => "done",
+        }
+    }
+}
+
+/// One row of the store's claim table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClaimRow {
+    /// Tenant scope.
+    pub scope: String,
+    /// The idempotency key.
+    pub key: String,
+    /// First hex digits of the request fingerprint.
+    pub fingerprint: String,
+    /// In flight or done.
+    pub status: ClaimStatus,
+    /// The saved response, short (`"201 order o-12"`), empty while in flight.
+    pub response: String,
+    /// When the current lease was taken (in flight only).
+    pub locked_at: Option<u64>,
+    /// The current lease's token (in flight only).
+    pub token: Option<u64>,
+    /// When the current lease goes stale (`locked_at + lock_ms`).
+    pub lease_until: Option<u64>,
+    /// When the record was created; newest rows are shown first.
+    pub created_at: u64,
+}
+
+/// A claim row as displayed: the row and how many times it changed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShownClaim {
+    /// The data.
+    pub row: ClaimRow,
+    /// Bumped on every change; the row flashes when it moves.
+    pub version: u32,
+}
+
+/// One order at PayCo.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LedgerRow {
+    /// The order (one checkout).
+    pub order: String,
+    /// Amount of one charge, in cents.
+    pub amount: u64,
+    /// How many times PayCo charged it.
+    pub charges: u32,
+    /// Virtual time of the last charge.
+    pub last_at: u64,
+}
+
+/// Kinds of feed events, each with a label and a colour class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// A new claim: the work runs.
+    Claimed,
+    /// A saved response was replayed.
+    Replayed,
+    /// 409: in flight, lease live.
+    Conflict,
+    /// 422: same key, different request.
+    Mismatch,
+    /// 400 or 413: bad key or body.
+    BadRequest,
+    /// A stale lease was taken over.
+    TakenOver,
+    /// A zombie's save or release was refused.
+    Fenced,
+    /// A response was saved.
+    Saved,
+    /// A claim was released after a failure.
+    Released,
+    /// A finished record was pruned.
+    Pruned,
+    /// PayCo charged a card.
+    Charged,
+    /// A message was lost, duplicated or a worker crashed.
+    Fault,
+    /// Something the client did (send, retry, reload, outcome).
+    Client,
+}
+
+impl EventKind {
+    /// Short label shown in the feed.
+    pub fn label(self) -> &'static str {
+        match self {
+            EventKind::Claimed => "claimed",
+            EventKind::Replayed => "replayed",
+            EventKind::Conflict => "409 in flight",
+            EventKind::Mismatch => "422 mismatch",
+            EventKind::BadRequest => "400 rejected",
+            EventKind::TakenOver => "takeover",
+            EventKind::Fenced => "fenced",
+            EventKind::Saved => "saved",
+            EventKind::Released => "released",
+            EventKind::Pruned => "pruned",
+            EventKind::Charged => "charged",
+            EventKind::Fault => "fault",
+            EventKind::Client => "client",
+        }
+    }
+
+    /// The `data-kind` value (stable, for tests).
+    pub fn value(self) -> &'static str {
+        match self {
+            EventKind::Claimed => "claimed",
+            EventKind::Replayed => "replayed",
+            EventKind::Conflict => "409",
+            EventKind::Mismatch => "422",
+            EventKind::BadRequest => "400",
+            EventKind::TakenOver => "takeover",
+            EventKind::Fenced => "fenced",
+            EventKind::Saved => "saved",
+            EventKind::Released => "released",
+            EventKind::Pruned => "pruned",
+            EventKind::Charged => "charged",
+            EventKind::Fault => "fault",
+            EventKind::Client => "client",
+        }
+    }
+}
+
+/// One line of the event feed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventRow {
+    /// Position in the world's history (unique, increasing).
+    pub seq: u64,
+    /// Virtual time.
+    pub at: u64,
+    /// What kind.
+    pub kind: EventKind,
+    /// The key concerned, if any.
+    pub key: String,
+    /// One line of detail.
+    pub detail: String,
+}
+
+/// The browser's localStorage record of the pending checkout, as idem-client wrote it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StorageRecord {
+    /// The localStorage item name.
+    pub storage_key: String,
+    /// The idempotency key.
+    pub key: String,
+    /// The payload bytes, as sent on every attempt.
+    pub payload: String,
+    /// Attempts sent so far.
+    pub attempts: u32,
+    /// Pending, unknown, …
+    pub state: String,
+    /// The raw stored value.
+    pub raw: String,
+}
+
+/// Totals for the header and the lab line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Checkouts started.
+    pub checkouts: u32,
+    /// Checkouts still waiting for an outcome.
+    pub pending: u32,
+    /// Attempts sent.
+    pub attempts: u32,
+    /// 409 answers.
+    pub conflicts: u32,
+    /// 422 answers.
+    pub mismatches: u32,
+    /// Stale leases taken over.
+    pub takeovers: u32,
+    /// Zombie writes refused.
+    pub fenced: u32,
+    /// Checkouts that gave up with an unknown outcome.
+    pub unknown: u32,
+    /// Charges at PayCo.
+    pub charges: u32,
+    /// Orders charged more than once.
+    pub double_charged: u32,
+}
+
+/// What the world adapter reports after advancing.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Snapshot {
+    /// Virtual time.
+    pub now: u64,
+    /// The seed of the run.
+    pub seed: u64,
+    /// Every record in the store.
+    pub claims: Vec<ClaimRow>,
+    /// Every order PayCo charged.
+    pub ledger: Vec<LedgerRow>,
+    /// Events newer than the last snapshot.
+    pub new_events: Vec<EventRow>,
+    /// The current cart's localStorage record, if any.
+    pub storage: Option<StorageRecord>,
+    /// Counters.
+    pub stats: Stats,
+    /// The current cart's name (`cart-3`).
+    pub cart: String,
+    /// A checkout of the current cart is under way (Pay would resume it, not start another).
+    pub paying: bool,
+    /// Start of a new run: forget rows and events of the old one.
+    pub reset: bool,
+    /// Bumped whenever the run log gains a command (the page saves it then).
+    pub log_rev: u32,
+}
+
+/// Most events the feed keeps.
+pub const FEED_CAP: usize = 200;
+
+/// What the panels render.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct View {
+    /// Virtual time.
+    pub now: u64,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Claim rows, newest first; unchanged rows keep their `Rc`.
+    pub claims: Rc<Vec<Rc<ShownClaim>>>,
+    /// Ledger rows by order; unchanged rows keep their `Rc`.
+    pub ledger: Rc<Vec<Rc<LedgerRow>>>,
+    /// Newest events last, at most [`FEED_CAP`].
+    pub events: Rc<Vec<Rc<EventRow>>>,
+    /// Every 409 and 422 seen in this run (the feed may have scrolled past them).
+    pub rejections: (u32, u32),
+    /// The localStorage record.
+    pub storage: Option<Rc<StorageRecord>>,
+    /// Counters.
+    pub stats: Stats,
+    /// Current cart.
+    pub cart: String,
+    /// Pay would resume rather than start.
+    pub paying: bool,
+    /// Bumped whenever the run log gains a command.
+    pub log_rev: u32,
+}
+
+/// What the world reports.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ViewAction {
+    /// A new snapshot of the world.
+    Refresh(Box<Snapshot>),
+}
+
+impl Reducible for View {
+    type Action = ViewAction;
+
+    fn reduce(self: Rc<Self>, action: ViewAction) -> Rc<Self> {
+        let ViewAction::Refresh(snap) = action;
+        let snap = *snap;
+        let base = if snap.reset { View::default() } else { (*self).clone() };
+        let claims = merge_claims(&base.claims, snap.claims);
+        let ledger = merge_ledger(&base.ledger, snap.ledger);
+        let rejections = snap.new_events.iter().fold(base.rejections, |(c, m), e| match e.kind {
+            EventKind::Conflict => (c + 1, m),
+            EventKind::Mismatch => (c, m + 1),
+            _ => (c, m),
+        });
+        let events = if snap.new_events.is_empty() {
+            base.events.clone()
+        } else {
+            let mut all: Vec<Rc<EventRow>> = base.events.iter().cloned().collect();
+            all.extend(snap.new_events.into_iter().map(Rc::new));
+            let skip = all.len().saturating_sub(FEED_CAP);
+            Rc::new(all.split_off(skip))
+        };
+        let storage = match (&base.storage, snap.storage) {
+            (Some(old), Some(new)) if **old == new => Some(old.clone()),
+            (_, new) => new.map(Rc::new),
+        };
+        Rc::new(View {
+            now: snap.now,
+            seed: snap.seed,
+            claims,
+            ledger,
+            events,
+            rejections,
+            storage,
+            stats: snap.stats,
+            cart: snap.cart,
+            paying: snap.paying,
+            log_rev: snap.log_rev,
+        })
+    }
+}
+
+/// Order rows newest first, reuse the `Rc` of every unchanged row and bump changed ones.
+/// Returns the previous `Rc<Vec>` itself when nothing changed.
+pub fn merge_claims(prev: &Rc<Vec<Rc<ShownClaim>>>, mut rows: Vec<ClaimRow>) -> Rc<Vec<Rc<ShownClaim>>> {
+    rows.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.scope.cmp(&b.scope)).then_with(|| a.key.cmp(&b.key)));
+    let old: HashMap<(&str, &str), &Rc<ShownClaim>> =
+        prev.iter().map(|c| ((c.row.scope.as_str(), c.row.key.as_str()), c)).collect();
+    let mut unchanged = rows.len() == prev.len();
+    let merged: Vec<Rc<ShownClaim>> = rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| match old.get(&(row.scope.as_str(), row.key.as_str())).copied() {
+            Some(o) if o.row == row => {
+                unchanged &= Rc::ptr_eq(o, &prev[i]);
+                Rc::clone(o)
+            }
+            Some(o) => {
+                unchanged = false;
+                let version = o.version + 1;
+                Rc::new(ShownClaim { row, version })
+            }
+            None => {
+                unchanged = false;
+                Rc::new(ShownClaim { row, version: 0 })
+            }
+        })
+        .collect();
+    if unchanged {
+        prev.clone()
+    } else {
+        Rc::new(merged)
+    }
+}
+
+/// Ledger rows in the order given; reuse the `Rc` of every unchanged row.
+pub fn merge_ledger(prev: &Rc<Vec<Rc<LedgerRow>>>, rows: Vec<LedgerRow>) -> Rc<Vec<Rc<LedgerRow>>> {
+    let old: HashMap<&str, &Rc<LedgerRow>> = prev.iter().map(|r| (r.order.as_str(), r)).collect();
+    let mut unchanged = rows.len() == prev.len();
+    let merged: Vec<Rc<LedgerRow>> = rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| match old.get(row.order.as_str()) {
+            Some(o) if ***o == row => {
+                unchanged &= Rc::ptr_eq(o, &prev[i]);
+                Rc::clone(o)
+            }
+            _ => {
+                unchanged = false;
+                Rc::new(row)
+            }
+        })
+        .collect();
+    if unchanged {
+        prev.clone()
+    } else {
+        Rc::new(merged)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(key: &str, created_at: u64, status: ClaimStatus) -> ClaimRow {
+        ClaimRow {
+            scope: "shop".into(),
+            key: key.into(),
+            fingerprint: "abcd1234".into(),
+            status,
+            response: String::new(),
+            locked_at: Some(created_at),
+            token: Some(1),
+            lease_until: Some(created_at + 2000),
+            created_at,
+        }
+    }
+
+    fn snap(claims: Vec<ClaimRow>) -> Box<Snapshot> {
+        Box::new(Snapshot { claims, ..Snapshot::default() })
+    }
+
+    #[test]
+    fn unchanged_rows_keep_their_rc_and_changed_rows_flash() {
+        let v = Rc::new(View::default());
+        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::InFlight), claim("b", 2, ClaimStatus::InFlight)])));
+        assert_eq!(v.claims[0].row.key, "b", "newest first");
+        let (a0, b0) = (v.claims[1].clone(), v.claims[0].clone());
+        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::Done), claim("b", 2, ClaimStatus::InFlight)])));
+        assert!(Rc::ptr_eq(&v.claims[0], &b0));
+        assert!(!Rc::ptr_eq(&v.claims[1], &a0));
+        assert_eq!(v.claims[1].version, 1);
+        assert_eq!(v.claims[1].row.status, ClaimStatus::Done);
+    }
+
+    #[test]
+    fn an_identical_snapshot_keeps_the_table_rc() {
+        let v = Rc::new(View::default());
+        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::InFlight)])));
+        let before = v.claims.clone();
+        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::InFlight)])));
+        assert!(Rc::ptr_eq(&before, &v.claims));
+    }
+
+    #[test]
+    fn the_feed_is_capped_and_counts_rejections() {
+        let mut v = Rc::new(View::default());
+        for seq in 0..(FEED_CAP as u64 + 50) {
+            let kind = if seq % 2 == 0 { EventKind::Conflict } else { EventKind::Mismatch };
+            let e = EventRow { seq, at: seq, kind, key: "k".into(), detail: String::new() };
+            v = v.reduce(ViewAction::Refresh(Box::new(Snapshot { new_events: vec![e], ..Snapshot::default() })));
+        }
+        assert_eq!(v.events.len(), FEED_CAP);
+        assert_eq!(v.events.last().unwrap().seq, FEED_CAP as u64 + 49);
+        assert_eq!(v.rejections, (125, 125));
+    }
+
+    #[test]
+    fn a_reset_forgets_the_old_run() {
+        let v = Rc::new(View::default());
+        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::Done)])));
+        let v = v.reduce(ViewAction::Refresh(Box::new(Snapshot { reset: true, ..Snapshot::default() })));
+        assert!(v.claims.is_empty());
+    }
+
+    #[test]
+    fn ledger_rows_are_reused_when_equal() {
+        let row = |charges| LedgerRow { order: "o-1".into(), amount: 100, charges, last_at: 5 };
+        let prev = merge_ledger(&Rc::new(Vec::new()), vec![row(1)]);
+        let same = merge_ledger(&prev, vec![row(1)]);
+        assert!(Rc::ptr_eq(&prev, &same));
+        let next = merge_ledger(&prev, vec![row(2)]);
+        assert_eq!(next[0].charges, 2);
+    }
+}
