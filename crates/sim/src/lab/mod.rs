@@ -1,1 +1,6 @@
-//! The lab: the lesson's table, swarm sweeps and the benchmark.
+//! The lab: the lesson's table ([`table`]), swarm sweeps ([`sweep`]) and the benchmark
+//! ([`bench`]). Pure functions of their arguments; the `idem-lab` binary only prints them.
+
+pub mod bench;
+pub mod sweep;
+pub mod table;

@@ -180,17 +180,19 @@ impl World {
     }
 
     pub(super) fn end_checks(&mut self) {
-        let now = self.now;
         let lock_ms = self.server.store.config().lock_ms;
+        // Any lease still live now is past its lock_ms by then: a retry must be able to take
+        // every in-flight record over. One that refuses is stuck.
+        self.now += lock_ms + 1;
+        let now = self.now;
         let mut found = Vec::new();
+        let mut in_flight = Vec::new();
         self.server.store.table().for_each(&mut |id, r| {
             if r.is_expired(now, lock_ms) {
                 return;
             }
             match &r.status {
-                Status::InFlight { .. } => found.push(Violation::StuckInFlight {
-                    key: id.key.to_owned(),
-                }),
+                Status::InFlight { .. } => in_flight.push((id.key.to_owned(), r.fingerprint)),
                 Status::Done { response } => {
                     let Ok(key) = Uuid::parse_str(id.key) else {
                         return;
@@ -206,6 +208,17 @@ impl World {
                 }
             }
         });
+        let route = idem_store::RouteConfig::optional(idem_store::ErrorPolicy::ReleaseClaim);
+        for (key, fp) in in_flight {
+            let store = &mut self.server.store;
+            match store.begin_with_fingerprint(now, super::SCOPE, Some(&key), fp, &route) {
+                idem_store::Begin::Execute { id, lease, .. } => {
+                    // The probe's own claim: give it back.
+                    let _ = store.release(now, &id, &lease);
+                }
+                _ => found.push(Violation::StuckInFlight { key }),
+            }
+        }
         for v in found {
             self.checker.add(v);
         }

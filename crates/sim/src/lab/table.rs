@@ -1,0 +1,187 @@
+//! The lesson's table: the same seed and faults, once per strategy.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bug::Bug;
+use crate::checker::Verdict;
+use crate::config::{HistoryDetail, SimConfig, Strategy};
+use crate::world::World;
+
+/// One strategy's line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabRow {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Money movements at PayCo.
+    pub charges: u64,
+    /// Checkouts charged more than once.
+    pub double_charged: u64,
+    /// Requests sent.
+    pub attempts: u64,
+    /// 409 answers.
+    pub conflicts: u64,
+    /// 422 answers.
+    pub mismatches: u64,
+    /// Takeovers of stale claims.
+    pub takeovers: u64,
+    /// Fenced (refused) writes.
+    pub fenced: u64,
+    /// Checkouts whose page reported an unknown outcome.
+    pub unknown: u64,
+    /// The checker's verdict for this strategy's run.
+    pub verdict: Verdict,
+}
+
+/// The whole table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabTable {
+    /// The seed.
+    pub seed: u64,
+    /// Checkouts per strategy.
+    pub orders: u32,
+    /// The preset's name, if one was used.
+    pub preset: Option<String>,
+    /// Bugs switched on.
+    pub bugs: Vec<Bug>,
+    /// One line per strategy, in [`Strategy::ALL`] order.
+    pub rows: Vec<LabRow>,
+}
+
+/// The command line that reproduces a lab run.
+pub fn lab_command(config: &SimConfig, preset: Option<&str>) -> String {
+    let mut cmd = format!(
+        "cargo run --release -p idem-sim --bin idem-lab -- --seed {} --orders {}",
+        config.seed, config.workload.orders
+    );
+    if let Some(p) = preset {
+        cmd.push_str(" --preset ");
+        cmd.push_str(p);
+    }
+    for b in &config.bugs {
+        cmd.push_str(" --bug ");
+        cmd.push_str(b.name());
+    }
+    cmd
+}
+
+/// Run `base` once per strategy and tabulate.
+pub fn run_table(base: &SimConfig, preset: Option<&str>) -> LabTable {
+    let rows = Strategy::ALL
+        .iter()
+        .map(|&strategy| {
+            let mut config = base.clone();
+            config.workload.strategy = strategy;
+            config.history = HistoryDetail::Outcomes;
+            let mut world = World::new(config);
+            world.set_reproduce(lab_command(base, preset));
+            let verdict = world.finish();
+            let c = world.counters();
+            LabRow {
+                strategy,
+                charges: world.charges() as u64,
+                double_charged: world.double_charged(),
+                attempts: c.attempts,
+                conflicts: c.conflicts,
+                mismatches: c.mismatches,
+                takeovers: c.takeovers,
+                fenced: c.fenced,
+                unknown: c.unknown,
+                verdict,
+            }
+        })
+        .collect();
+    LabTable {
+        seed: base.seed,
+        orders: base.workload.orders,
+        preset: preset.map(str::to_owned),
+        bugs: base.bugs.clone(),
+        rows,
+    }
+}
+
+impl LabTable {
+    /// The table as text, one line per strategy.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "seed {} · {} orders per strategy · preset {}{}\n",
+            self.seed,
+            self.orders,
+            self.preset.as_deref().unwrap_or("(config)"),
+            if self.bugs.is_empty() {
+                String::new()
+            } else {
+                let names: Vec<&str> = self.bugs.iter().map(|b| b.name()).collect();
+                format!(" · bugs: {}", names.join(", "))
+            }
+        );
+        out.push_str(&format!(
+            "{:<12} {:>8} {:>8} {:>9} {:>6} {:>6} {:>10} {:>7} {:>8}\n",
+            "strategy",
+            "charges",
+            "double",
+            "attempts",
+            "409s",
+            "422s",
+            "takeovers",
+            "fenced",
+            "unknown"
+        ));
+        for r in &self.rows {
+            out.push_str(&format!(
+                "{:<12} {:>8} {:>8} {:>9} {:>6} {:>6} {:>10} {:>7} {:>8}\n",
+                r.strategy.name(),
+                r.charges,
+                r.double_charged,
+                r.attempts,
+                r.conflicts,
+                r.mismatches,
+                r.takeovers,
+                r.fenced,
+                r.unknown
+            ));
+        }
+        for r in &self.rows {
+            if r.verdict.is_clean() {
+                continue;
+            }
+            let mut kinds: Vec<&str> = r.verdict.violations.iter().map(|v| v.name()).collect();
+            kinds.dedup();
+            out.push_str(&format!(
+                "{}: {} violation(s) ({}); reproduce: {}\n",
+                r.strategy.name(),
+                r.verdict.violations.len(),
+                kinds.join(", "),
+                r.verdict.reproduce
+            ));
+        }
+        out
+    }
+
+    /// The row for `strategy`.
+    pub fn row(&self, strategy: Strategy) -> Option<&LabRow> {
+        self.rows.iter().find(|r| r.strategy == strategy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::presets::preset;
+
+    #[test]
+    fn lesson_table_at_seed_1_has_the_lessons_shape() {
+        let mut config = preset("lesson").unwrap();
+        config.workload.orders = 100;
+        let table = run_table(&config, Some("lesson"));
+        let no_key = table.row(Strategy::NoKey).unwrap();
+        let per_try = table.row(Strategy::KeyPerAttempt).unwrap();
+        let same = table.row(Strategy::SameKey).unwrap();
+        assert!(no_key.double_charged > 0, "{}", table.render());
+        assert!(per_try.double_charged > 0, "{}", table.render());
+        assert_eq!(same.double_charged, 0, "{}", table.render());
+        assert_eq!(same.charges, 100, "{}", table.render());
+        assert!(no_key.charges > 100 && per_try.charges > 100);
+        assert!(same.verdict.is_clean(), "{:?}", same.verdict);
+        assert!(!no_key.verdict.is_clean());
+    }
+}
