@@ -1,4 +1,5 @@
 //! Scripted tests of the operation state machine: each attempt answered by hand.
+#![cfg(not(target_arch = "wasm32"))]
 
 use idem_client::journal::{self, RecordState};
 use idem_client::{

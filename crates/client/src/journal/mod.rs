@@ -149,7 +149,8 @@ pub fn encode(record: &Record) -> String {
 ///   [`JournalError::Corrupt`];
 /// - older version (or none): migrated when it has a `key` (UUID) and a `body` (string): the
 ///   fingerprint is recomputed, missing `attempts` / `createdAt` become 0, the method POST;
-///   otherwise [`JournalError::Outdated`];
+///   otherwise [`JournalError::Outdated`] (or [`JournalError::Corrupt`] when there is no
+///   version at all: then it is most likely not ours);
 /// - newer version: [`JournalError::UnsupportedVersion`];
 /// - anything else (not JSON, not an object, wrong types): [`JournalError::Corrupt`].
 pub fn decode(name: &str, text: &str) -> Result<Record, JournalError> {
@@ -159,7 +160,8 @@ pub fn decode(name: &str, text: &str) -> Result<Record, JournalError> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(|_| corrupt())?;
     let object = value.as_object().ok_or_else(corrupt)?;
     let version = match object.get("version") {
-        None => 0,
+        // No version at all: an early record if it has a key and a body, else someone else's.
+        None => return migrate(name, 0, object).map_err(|_| corrupt()),
         Some(v) => v
             .as_u64()
             .and_then(|v| u32::try_from(v).ok())
@@ -242,7 +244,14 @@ mod tests {
 
     #[test]
     fn corrupt_and_foreign_values() {
-        for text in ["", "not json", "[1,2]", "42", r#"{"version":1,"name":"x"}"#] {
+        for text in [
+            "",
+            "not json",
+            "[1,2]",
+            "42",
+            r#"{"version":1,"name":"x"}"#,
+            r#"{"someone":"else"}"#,
+        ] {
             assert_eq!(
                 decode("checkout:cart-42", text),
                 Err(JournalError::Corrupt {

@@ -1,0 +1,266 @@
+//! The localStorage journal in real Chromium (`wasm-bindgen-test`, headless).
+//!
+//! Run: `CHROMEDRIVER=/usr/bin/chromedriver cargo test -p idem-client --target wasm32-unknown-unknown`
+#![cfg(target_arch = "wasm32")]
+
+use idem_client::journal::local_storage::LocalStorageJournal;
+use idem_client::journal::{self, encode, RecordState};
+use idem_client::{
+    Action, Durability, Journal, JournalError, Operation, OperationSpec, Persistence, RetryPolicy,
+    StartError,
+};
+use rand_core::RngCore;
+use serde_json::json;
+use uuid::Uuid;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_test::*;
+use web_sys::Storage;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const NAME: &str = "checkout:cart-42";
+
+struct Zero;
+
+impl RngCore for Zero {
+    fn next_u32(&mut self) -> u32 {
+        0
+    }
+    fn next_u64(&mut self) -> u64 {
+        0
+    }
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        dst.fill(0)
+    }
+}
+
+fn storage() -> Storage {
+    web_sys::window().unwrap().local_storage().unwrap().unwrap()
+}
+
+/// A journal under a prefix no other test uses, emptied first.
+fn fresh(prefix: &str) -> LocalStorageJournal {
+    let mut journal = LocalStorageJournal::new(prefix);
+    for name in journal.names().unwrap() {
+        journal.remove(&name).unwrap();
+    }
+    journal
+}
+
+fn spec() -> OperationSpec {
+    OperationSpec::post(NAME, json!({ "amount": 1299, "currency": "EUR" }))
+}
+
+#[wasm_bindgen_test]
+fn key_is_in_local_storage_before_the_first_send() {
+    let mut journal = fresh("test-persist:");
+    let mut op = Operation::start(
+        spec(),
+        RetryPolicy::default(),
+        1,
+        &mut journal,
+        &mut Uuid::new_v4,
+    )
+    .unwrap();
+    let key = op.key().unwrap();
+    // Read the raw value, as a reloaded page would.
+    let text = storage()
+        .get_item(&format!("test-persist:{NAME}"))
+        .unwrap()
+        .expect("written by start");
+    let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(raw["key"], json!(key.to_string()));
+    assert_eq!(raw["body"], json!(r#"{"amount":1299,"currency":"EUR"}"#));
+    assert_eq!(raw["version"], json!(1));
+    assert_eq!(key.get_version_num(), 4);
+    let Action::Send(attempt) = op.poll(1, &mut journal, &mut Zero) else {
+        panic!("expected Send")
+    };
+    assert_eq!(attempt.key, Some(key));
+    assert_eq!(journal.load(NAME).unwrap().unwrap().attempts, 1);
+    // A reload: a new journal object over the same storage resumes the same key and bytes.
+    let mut reloaded = LocalStorageJournal::new("test-persist:");
+    let op2 = Operation::start(
+        spec(),
+        RetryPolicy::default(),
+        99,
+        &mut reloaded,
+        &mut Uuid::new_v4,
+    )
+    .unwrap();
+    assert_eq!((op2.key(), op2.attempts()), (Some(key), 1));
+    reloaded.remove(NAME).unwrap();
+}
+
+#[wasm_bindgen_test]
+fn quota_exceeded_means_no_send() {
+    let mut journal = fresh("test-quota:");
+    let storage = storage();
+    // Fill localStorage: big chunks first, then smaller ones, until nothing fits.
+    let mut fillers = Vec::new();
+    let mut chunk = 1 << 20;
+    while chunk >= 16 {
+        let key = format!("test-fill:{}", fillers.len());
+        if storage.set_item(&key, &"x".repeat(chunk)).is_ok() {
+            fillers.push(key);
+        } else {
+            chunk /= 2;
+        }
+    }
+    let result = Operation::start(
+        spec(),
+        RetryPolicy::default(),
+        0,
+        &mut journal,
+        &mut Uuid::new_v4,
+    );
+    let memory_only = Operation::start(
+        spec().with_persistence(Persistence::AllowMemoryOnly),
+        RetryPolicy::default(),
+        0,
+        &mut journal,
+        &mut Uuid::new_v4,
+    );
+    for key in &fillers {
+        storage.remove_item(key).unwrap();
+    }
+    assert!(!fillers.is_empty());
+    assert!(
+        matches!(
+            result,
+            Err(StartError::NotPersisted(JournalError::QuotaExceeded))
+        ),
+        "{result:?}"
+    );
+    assert_eq!(journal.load(NAME).unwrap(), None);
+    assert_eq!(memory_only.unwrap().durability(), Durability::MemoryOnly);
+}
+
+#[wasm_bindgen_test]
+fn blocked_storage_means_no_send_unless_memory_only() {
+    let blocked = || -> Result<Option<Storage>, JsValue> {
+        let e = web_sys::DomException::new_with_message_and_name(
+            "Access is denied for this document.",
+            "SecurityError",
+        )?;
+        Err(e.into())
+    };
+    let mut journal = LocalStorageJournal::with_storage("test-blocked:", blocked);
+    let result = Operation::start(
+        spec(),
+        RetryPolicy::default(),
+        0,
+        &mut journal,
+        &mut Uuid::new_v4,
+    );
+    match result {
+        Err(StartError::NotPersisted(JournalError::Unavailable(message))) => {
+            assert!(message.starts_with("SecurityError"), "{message}")
+        }
+        other => panic!("expected NotPersisted(Unavailable), got {other:?}"),
+    }
+    assert!(matches!(journal.names(), Err(JournalError::Unavailable(_))));
+    let spec = spec().with_persistence(Persistence::AllowMemoryOnly);
+    let mut op = Operation::start(
+        spec,
+        RetryPolicy::default(),
+        0,
+        &mut journal,
+        &mut Uuid::new_v4,
+    )
+    .unwrap();
+    assert_eq!(op.durability(), Durability::MemoryOnly);
+    assert!(matches!(
+        op.poll(0, &mut journal, &mut Zero),
+        Action::Send(_)
+    ));
+    // `local_storage()` answering None (no storage at all) is the same failure.
+    let mut none = LocalStorageJournal::with_storage("test-blocked:", || Ok(None));
+    assert!(matches!(
+        Operation::start(
+            spec(),
+            RetryPolicy::default(),
+            0,
+            &mut none,
+            &mut Uuid::new_v4
+        ),
+        Err(StartError::NotPersisted(JournalError::Unavailable(_)))
+    ));
+}
+
+#[wasm_bindgen_test]
+fn a_corrupt_value_is_reported_and_left_alone() {
+    let mut journal = fresh("test-corrupt:");
+    let key = format!("test-corrupt:{NAME}");
+    storage().set_item(&key, "{\"someone\":\"else\"}").unwrap();
+    let result = Operation::start(
+        spec(),
+        RetryPolicy::default(),
+        0,
+        &mut journal,
+        &mut Uuid::new_v4,
+    );
+    assert!(
+        matches!(
+            result,
+            Err(StartError::Unreadable(JournalError::Corrupt { .. }))
+        ),
+        "{result:?}"
+    );
+    assert_eq!(
+        storage().get_item(&key).unwrap().as_deref(),
+        Some("{\"someone\":\"else\"}")
+    );
+    let listed = journal::pending(&journal).unwrap();
+    assert_eq!(
+        listed,
+        vec![Err(JournalError::Corrupt { name: NAME.into() })]
+    );
+    journal.remove(NAME).unwrap();
+}
+
+#[wasm_bindgen_test]
+fn an_old_version_is_migrated_and_a_newer_one_reported() {
+    let mut journal = fresh("test-version:");
+    let key = Uuid::from_u128(0x42);
+    let old = format!(
+        r#"{{"version":0,"key":"{key}","body":"{{\"amount\":1299,\"currency\":\"EUR\"}}","attempts":2}}"#
+    );
+    storage()
+        .set_item(&format!("test-version:{NAME}"), &old)
+        .unwrap();
+    let op = Operation::start(
+        spec(),
+        RetryPolicy::default(),
+        0,
+        &mut journal,
+        &mut Uuid::new_v4,
+    )
+    .unwrap();
+    assert_eq!((op.key(), op.attempts()), (Some(key), 2));
+
+    let mut newer = journal.load(NAME).unwrap().unwrap();
+    assert_eq!(newer.state, RecordState::Pending);
+    newer.version = 2;
+    storage()
+        .set_item(&format!("test-version:{NAME}"), &encode(&newer))
+        .unwrap();
+    let result = Operation::start(
+        spec(),
+        RetryPolicy::default(),
+        0,
+        &mut journal,
+        &mut Uuid::new_v4,
+    );
+    assert!(
+        matches!(
+            result,
+            Err(StartError::Unreadable(JournalError::UnsupportedVersion {
+                found: 2,
+                ..
+            }))
+        ),
+        "{result:?}"
+    );
+    journal.remove(NAME).unwrap();
+}
