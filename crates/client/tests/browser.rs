@@ -160,9 +160,9 @@ fn blocked_storage_means_no_send_unless_memory_only() {
         other => panic!("expected NotPersisted(Unavailable), got {other:?}"),
     }
     assert!(matches!(journal.names(), Err(JournalError::Unavailable(_))));
-    let spec = spec().with_persistence(Persistence::AllowMemoryOnly);
+    let memory_only = spec().with_persistence(Persistence::AllowMemoryOnly);
     let mut op = Operation::start(
-        spec,
+        memory_only,
         RetryPolicy::default(),
         0,
         &mut journal,
