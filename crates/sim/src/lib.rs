@@ -54,7 +54,7 @@ pub use history::{
 pub use ids::{CheckoutId, OrderId};
 pub use payco::{Charge, ChargeId, ChargeKey, PayCo};
 pub use receipt::Receipt;
-pub use world::{Command, HistoryExport, Input, World};
+pub use world::{Command, HistoryExport, Input, StoreOp, World};
 
 /// Errors at the simulator's boundary (bad names, bad config, a journal that refuses a key).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,1 +1,230 @@
+//! idem-lab: the lesson's table, swarm sweeps, the benchmark and replays, from the command line.
+//!
+//! ```text
+//! idem-lab --seed 1 --orders 100 [--preset lesson] [--bug NAME]... [--config FILE] [--json]
+//! idem-lab sweep --seeds 1000 --orders 100 [--first-seed 1] [--bug NAME]... [--json]
+//! idem-lab bench [--checkouts 1000000] [--batch 100000] [--json]
+//! idem-lab replay history.json
+//! ```
+
+#[cfg(not(target_arch = "wasm32"))]
+mod cli {
+    use std::process::ExitCode;
+
+    use clap::{Args, Parser, Subcommand};
+    use idem_sim::lab::{bench, sweep, table};
+    use idem_sim::{presets, Bug, HistoryExport, SimConfig, World};
+
+    /// The idem simulator's lab.
+    #[derive(Parser, Debug)]
+    #[command(name = "idem-lab", version, about)]
+    struct Cli {
+        #[command(subcommand)]
+        command: Option<Sub>,
+        #[command(flatten)]
+        table: TableArgs,
+    }
+
+    #[derive(Args, Debug)]
+    struct TableArgs {
+        /// The seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Checkouts per strategy.
+        #[arg(long)]
+        orders: Option<u32>,
+        /// Fault preset: calm, lossy, lesson (default), crashy, reorder, chaos.
+        #[arg(long, conflicts_with = "config")]
+        preset: Option<String>,
+        /// A SimConfig as JSON (missing fields take their defaults).
+        #[arg(long)]
+        config: Option<String>,
+        /// Switch a classic bug on (repeatable).
+        #[arg(long = "bug")]
+        bugs: Vec<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    }
+
+    #[derive(Subcommand, Debug)]
+    enum Sub {
+        /// Swarm testing: many seeds, fault rates drawn per seed, correct store expected clean.
+        Sweep {
+            /// Number of seeds.
+            #[arg(long, default_value_t = 1000)]
+            seeds: u64,
+            /// First seed.
+            #[arg(long, default_value_t = 1)]
+            first_seed: u64,
+            /// Checkouts per seed.
+            #[arg(long, default_value_t = 100)]
+            orders: u32,
+            /// Switch a classic bug on (repeatable).
+            #[arg(long = "bug")]
+            bugs: Vec<String>,
+            /// Print JSON.
+            #[arg(long)]
+            json: bool,
+        },
+        /// Simulated checkouts per second, and the same store work alone.
+        Bench {
+            /// Checkouts to simulate.
+            #[arg(long, default_value_t = 1_000_000)]
+            checkouts: u64,
+            /// Checkouts per world.
+            #[arg(long, default_value_t = 100_000)]
+            batch: u32,
+            /// Print JSON.
+            #[arg(long)]
+            json: bool,
+        },
+        /// Re-run an exported history (JSON from `World::export`) and compare its hash.
+        Replay {
+            /// The exported history.
+            file: String,
+        },
+    }
+
+    fn parse_bugs(names: &[String]) -> Result<Vec<Bug>, String> {
+        names
+            .iter()
+            .map(|n| n.parse::<Bug>().map_err(|e| e.to_string()))
+            .collect()
+    }
+
+    fn to_json<T: serde::Serialize>(v: &T) -> Result<String, String> {
+        serde_json::to_string_pretty(v).map_err(|e| e.to_string())
+    }
+
+    fn lab(args: TableArgs) -> Result<bool, String> {
+        let (mut config, preset_name) = match (&args.config, &args.preset) {
+            (Some(path), _) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read config {path}: {e}"))?;
+                (
+                    SimConfig::from_json(&text).map_err(|e| e.to_string())?,
+                    None,
+                )
+            }
+            (None, p) => {
+                let name = p.clone().unwrap_or_else(|| "lesson".to_owned());
+                (
+                    presets::preset(&name).map_err(|e| e.to_string())?,
+                    Some(name),
+                )
+            }
+        };
+        if let Some(seed) = args.seed {
+            config.seed = seed;
+        }
+        if let Some(orders) = args.orders {
+            config.workload.orders = orders;
+        }
+        for b in parse_bugs(&args.bugs)? {
+            if !config.bugs.contains(&b) {
+                config.bugs.push(b);
+            }
+        }
+        let t = table::run_table(&config, preset_name.as_deref());
+        if args.json {
+            println!("{}", to_json(&t)?);
+        } else {
+            print!("{}", t.render());
+        }
+        Ok(true)
+    }
+
+    fn run(cli: Cli) -> Result<bool, String> {
+        match cli.command {
+            None => lab(cli.table),
+            Some(Sub::Sweep {
+                seeds,
+                first_seed,
+                orders,
+                bugs,
+                json,
+            }) => {
+                let bugs = parse_bugs(&bugs)?;
+                let report = sweep::sweep(first_seed, seeds, orders, &bugs, usize::MAX);
+                if json {
+                    println!("{}", to_json(&report)?);
+                } else {
+                    println!(
+                        "{} seeds × {} orders: {} with violations; {} unknown outcomes reported, {} unresolved after reconciliation",
+                        report.seeds,
+                        orders,
+                        report.failures.len(),
+                        report.unknown,
+                        report.unresolved
+                    );
+                    for v in &report.failures {
+                        let mut kinds: Vec<&str> = v.violations.iter().map(|x| x.name()).collect();
+                        kinds.dedup();
+                        println!(
+                            "seed {}: {} — reproduce: {}",
+                            v.seed,
+                            kinds.join(", "),
+                            v.reproduce
+                        );
+                    }
+                }
+                Ok(report.failures.is_empty() || !bugs.is_empty())
+            }
+            Some(Sub::Bench {
+                checkouts,
+                batch,
+                json,
+            }) => {
+                let r = bench::run_bench(checkouts, batch.max(1));
+                if json {
+                    println!("{}", to_json(&r)?);
+                } else {
+                    print!("{}", r.render());
+                }
+                Ok(r.double_charged == 0)
+            }
+            Some(Sub::Replay { file }) => {
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| format!("cannot read {file}: {e}"))?;
+                let export: HistoryExport = serde_json::from_str(&text)
+                    .map_err(|e| format!("invalid history {file}: {e}"))?;
+                let world = World::replay(&export);
+                let hash = world.history_hash();
+                if hash == export.hash {
+                    println!(
+                        "replayed seed {}: identical history ({hash})",
+                        export.config.seed
+                    );
+                    Ok(true)
+                } else {
+                    println!(
+                        "replayed seed {}: history differs (export {}, replay {hash})",
+                        export.config.seed, export.hash
+                    );
+                    Ok(false)
+                }
+            }
+        }
+    }
+
+    pub fn main() -> ExitCode {
+        let cli = Cli::parse();
+        match run(cli) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() -> std::process::ExitCode {
+    cli::main()
+}
+
+#[cfg(target_arch = "wasm32")]
 fn main() {}

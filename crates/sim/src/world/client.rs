@@ -69,9 +69,9 @@ pub(super) fn op_name(c: CheckoutId) -> String {
     format!("checkout:{c}")
 }
 
-/// The canonical body `{"amount":A,"cart":"co_N"}` (RFC 8785 orders the keys), written by hand:
+/// The canonical request body `{"amount":A,"cart":"co_N"}` (RFC 8785 orders the keys), written by hand:
 /// idem-client produces the same bytes from `{"cart": .., "amount": ..}`.
-pub(super) fn body_for(c: CheckoutId, amount: u32) -> Vec<u8> {
+pub fn body_for(c: CheckoutId, amount: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(40);
     out.extend_from_slice(b"{\"amount\":");
     push_num(&mut out, u64::from(amount));

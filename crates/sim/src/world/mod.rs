@@ -33,6 +33,7 @@ use crate::queue::EventQueue;
 use crate::rng::SimRng;
 use crate::SimError;
 
+pub use client::body_for;
 pub use view::HistoryExport;
 
 use client::Client;
@@ -131,6 +132,31 @@ pub struct World {
     reported_unknown: Vec<CheckoutId>,
     finished: bool,
     reproduce: Option<String>,
+    trace: Option<Vec<StoreOp>>,
+}
+
+/// One store operation the handler performed, recorded (when asked) so the benchmark can replay
+/// the same store work without the rest of the world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreOp {
+    /// Fingerprint the body and `begin` under `key`.
+    Begin {
+        /// Virtual time.
+        at: u64,
+        /// The checkout (the body is rebuilt from it and `amount`).
+        checkout: CheckoutId,
+        /// The amount sent.
+        amount: u32,
+        /// The key.
+        key: uuid::Uuid,
+    },
+    /// The fenced one-step commit of the response.
+    Commit {
+        /// Virtual time.
+        at: u64,
+        /// The key.
+        key: uuid::Uuid,
+    },
 }
 
 impl std::fmt::Debug for World {
@@ -202,6 +228,7 @@ impl World {
             reported_unknown: Vec::new(),
             finished: false,
             reproduce: None,
+            trace: None,
             config,
         };
         if world.scripted_left > 0 {
@@ -393,6 +420,16 @@ impl World {
         self.record_input(Command::SetClient(client.clone()));
         self.policy = retry_policy(&client);
         self.client_cfg = client;
+    }
+
+    /// Record every store operation from now on (see [`World::take_trace`]).
+    pub fn record_store_ops(&mut self) {
+        self.trace = Some(Vec::new());
+    }
+
+    /// The store operations recorded so far.
+    pub fn take_trace(&mut self) -> Vec<StoreOp> {
+        self.trace.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Use `command` in the reproduction line the verdict prints.

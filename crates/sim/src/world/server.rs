@@ -176,6 +176,14 @@ impl World {
                 }
             }
         }
+        if let (Some(trace), Some(key)) = (self.trace.as_mut(), key) {
+            trace.push(super::StoreOp::Begin {
+                at: now,
+                checkout,
+                amount,
+                key,
+            });
+        }
         match store.begin_with_fingerprint(now, SCOPE, key_s, fingerprint, &ROUTE) {
             Begin::Execute {
                 id,

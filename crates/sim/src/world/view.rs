@@ -37,6 +37,14 @@ pub struct HistoryExport {
     pub verdict: Verdict,
     /// [`World::history_hash`] at export time.
     pub hash: String,
+    /// Whether [`World::finish`] had run (a replay runs it too).
+    pub finished: bool,
+    /// Events run at export time.
+    pub events_run: u64,
+}
+
+fn export_events(e: &HistoryExport) -> u64 {
+    e.events_run
 }
 
 impl World {
@@ -240,6 +248,40 @@ impl World {
             counters: self.counters,
             verdict: self.verdict(),
             hash: self.history_hash(),
+            finished: self.finished,
+            events_run: self.events_run,
         }
+    }
+
+    /// Re-run an exported run: same seed and config, the same inputs at the same points.
+    /// Host journals are replaced by memory journals. Compare [`World::history_hash`] with
+    /// `export.hash`.
+    pub fn replay(export: &HistoryExport) -> World {
+        let mut world = World::new(export.config.clone());
+        for input in &export.inputs {
+            while world.events_run < input.after_events && world.step() {}
+            world.now = world.now.max(input.at);
+            match &input.command {
+                super::Command::StartCheckout {
+                    strategy, amount, ..
+                } => {
+                    let _ = world.start_checkout_with(*strategy, *amount, None);
+                }
+                super::Command::Reload { checkout } => {
+                    let _ = world.reload(*checkout);
+                }
+                super::Command::DropNextRequest => world.drop_next_request(),
+                super::Command::DropNextResponse => world.drop_next_response(),
+                super::Command::SetFaults(f) => world.set_faults(f.clone()),
+                super::Command::SetServer(s) => world.set_server(s.clone()),
+                super::Command::SetClient(c) => world.set_client(c.clone()),
+            }
+        }
+        if export.finished {
+            world.finish();
+        } else {
+            while world.events_run < export_events(export) && world.step() {}
+        }
+        world
     }
 }
