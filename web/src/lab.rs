@@ -46,8 +46,8 @@ impl Lab {
             Some(mut log) => {
                 let mut world = Adapter::replay(&log);
                 // The page went away and came back: the tab's memory is gone, localStorage is not.
+                log.push(world.now(), world.events_run(), Command::ReloadTab);
                 world.apply(&Command::ReloadTab);
-                log.push(world.now(), Command::ReloadTab);
                 (world, log)
             }
             None => {
@@ -57,7 +57,11 @@ impl Lab {
                     settings.seed.text = seed.to_string();
                 }
                 let log = RunLog::new(settings.seed.value, settings.strategy, settings.network(), settings.server());
-                (Adapter::fresh(&log), log)
+                let mut world = Adapter::fresh(&log);
+                // A new tab means a new simulated server: records of an old run would point at
+                // a server that no longer exists.
+                world.clear_storage();
+                (world, log)
             }
         };
         Lab(Rc::new(Inner {
@@ -79,9 +83,8 @@ impl Lab {
     pub fn command(&self, command: Command) {
         {
             let mut world = self.0.world.borrow_mut();
+            self.0.log.borrow_mut().push(world.now(), world.events_run(), command.clone());
             world.apply(&command);
-            let now = world.now();
-            self.0.log.borrow_mut().push(now, command);
         }
         self.0.rev.set(self.0.rev.get() + 1);
         self.refresh();
@@ -150,9 +153,12 @@ impl Lab {
 
     /// Save the run log (with the current time) so a real reload rebuilds this world.
     pub fn save_log(&self) {
-        let now = self.0.world.borrow().now();
+        let (now, events) = {
+            let world = self.0.world.borrow();
+            (world.now(), world.events_run())
+        };
         let mut log = self.0.log.borrow_mut();
-        log.now = log.now.max(now);
+        log.reached(now, events);
         browser::session_set(browser::RUN_LOG_ITEM, &log.encode());
     }
 }

@@ -5,6 +5,7 @@
 mod app;
 mod browser;
 mod components;
+mod journal;
 mod lab;
 mod model;
 mod world;

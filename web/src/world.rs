@@ -1,42 +1,143 @@
-//! Adapter between the page and idem-sim's `World` (placeholder until sim's API lands).
+//! Adapter between the page and idem-sim's [`World`]: turns page commands into world calls
+//! and the world's state into the panels' [`Snapshot`].
+//!
+//! The world runs in virtual time only; the driver decides how much to ask for. Nothing here
+//! reads a clock: the tick's budget check comes in as a closure.
 
+use std::collections::BTreeMap;
+
+use idem_client::journal::decode;
+use idem_client::{Journal, RecordState};
+use idem_sim::{
+    CheckoutId, CheckoutOutcome, ClientConfig, Faults, HistoryDetail, ServerConfig, SimConfig, Strategy as SimStrategy,
+    Workload, World,
+};
+use idem_store::{EventKind as StoreEvent, Rejection, RowState};
+
+use crate::components::checkout::cart_total;
+use crate::journal::PageJournal;
 use crate::model::run_log::{Command, RunLog};
-use crate::model::settings::{NetworkSettings, ServerSettings};
-use crate::model::view::Snapshot;
+use crate::model::settings::{NetworkSettings, ServerSettings, Strategy};
+use crate::model::view::{ClaimRow, ClaimStatus, EventKind, EventRow, LedgerRow, Snapshot, Stats, StorageRecord, FEED_CAP};
 
-/// The world as the page sees it.
+/// Events run between two budget checks.
+const BUDGET_EVERY: u32 = 32;
+
+/// The world and what the page remembers about it.
 pub struct Adapter {
-    now: u64,
-    seed: u64,
+    world: World,
+    journal: PageJournal,
     network: NetworkSettings,
     server: ServerSettings,
+    /// The checkout the Pay button started last.
+    current: Option<CheckoutId>,
+    /// The last storage record read for `current` (shown after the record is cleared).
+    last_record: Option<StorageRecord>,
+    store_cursor: u64,
+    charge_cursor: usize,
+    /// Store-event cursor value the claim rows were built at, and the server settings then.
+    rows_built: Option<(u64, u64, ServerSettings)>,
+    rows: Vec<ClaimRow>,
+    ledger_built: usize,
+    ledger: Vec<LedgerRow>,
+    seq: u64,
+}
+
+fn sim_strategy(s: Strategy) -> SimStrategy {
+    match s {
+        Strategy::NoKey => SimStrategy::NoKey,
+        Strategy::KeyPerTry => SimStrategy::KeyPerAttempt,
+        Strategy::SameKey => SimStrategy::SameKey,
+    }
+}
+
+/// The world's faults for the page's network and server settings. The server panel's two
+/// worker toggles are fault probabilities in the simulator: on means every worker.
+fn faults(n: &NetworkSettings, s: &ServerSettings) -> Faults {
+    Faults {
+        drop_request: n.request_loss,
+        drop_response: n.response_loss,
+        duplicate: n.duplicate,
+        latency_ms: n.latency_min_ms,
+        jitter_ms: n.latency_max_ms.saturating_sub(n.latency_min_ms),
+        crash_after_charge: if s.crash_after_charge { 1.0 } else { 0.0 },
+        slow_worker: if s.slow_worker { 1.0 } else { 0.0 },
+        tab_reload: 0.0,
+        reuse_key_other_cart: 0.0,
+    }
+}
+
+fn server_config(s: &ServerSettings) -> ServerConfig {
+    ServerConfig { lock_ms: s.lock_ms, retention_ms: s.retention_ms, ..ServerConfig::default() }
 }
 
 impl Adapter {
-    /// A new world for `log`'s seed and initial settings, at time 0.
+    /// A new world for `log`'s seed and initial settings, at time 0, with no checkouts.
     pub fn fresh(log: &RunLog) -> Adapter {
-        Adapter { now: 0, seed: log.seed, network: log.network.clone(), server: log.server.clone() }
+        let config = SimConfig {
+            seed: log.seed,
+            workload: Workload { orders: 0, ..Workload::default() },
+            faults: faults(&log.network, &log.server),
+            server: server_config(&log.server),
+            client: ClientConfig::default(),
+            bugs: Vec::new(),
+            history: HistoryDetail::Full,
+        };
+        Adapter {
+            world: World::new(config),
+            journal: PageJournal::new(),
+            network: log.network.clone(),
+            server: log.server.clone(),
+            current: None,
+            last_record: None,
+            store_cursor: 0,
+            charge_cursor: 0,
+            rows_built: None,
+            rows: Vec::new(),
+            ledger_built: usize::MAX,
+            ledger: Vec::new(),
+            seq: 0,
+        }
     }
 
-    /// The world `log` describes, rebuilt command by command up to `log.now`.
+    /// The world `log` describes, rebuilt command by command up to where the page left it.
+    /// The page's journal reads a scratch copy meanwhile (see `journal.rs`).
     pub fn replay(log: &RunLog) -> Adapter {
         let mut w = Adapter::fresh(log);
+        w.journal.set_replaying(true);
         for e in &log.entries {
-            w.run_until(e.at);
+            w.reach(e.at, e.after_events);
             w.apply(&e.command);
         }
-        w.run_until(log.now);
+        w.reach(log.now, log.events);
+        w.journal.set_replaying(false);
+        // The feed starts after the replay: what happened before the reload is in the table.
+        w.store_cursor = w.world.store().next_event_seq();
+        w.charge_cursor = w.world.payco().charges().len();
         w
+    }
+
+    /// Run exactly `events` events, then let the clock reach `at` if no event is due by then.
+    fn reach(&mut self, at: u64, events: u64) {
+        while self.world.events_run() < events && self.world.step() {}
+        if self.world.next_event_at().is_none_or(|t| t > at) {
+            self.world.run_until(at);
+        }
     }
 
     /// Virtual time.
     pub fn now(&self) -> u64 {
-        self.now
+        self.world.now()
+    }
+
+    /// Events run so far.
+    pub fn events_run(&self) -> u64 {
+        self.world.events_run()
     }
 
     /// The run's seed.
     pub fn seed(&self) -> u64 {
-        self.seed
+        self.world.config().seed
     }
 
     /// Network settings in force.
@@ -49,36 +150,320 @@ impl Adapter {
         &self.server
     }
 
-    /// Apply a user command at the current time.
+    fn pending(&self, c: CheckoutId) -> bool {
+        self.world.checkout(c).is_some_and(|r| r.outcome == CheckoutOutcome::Pending)
+    }
+
+    /// Apply a page command at the current time.
     pub fn apply(&mut self, command: &Command) {
         match command {
-            Command::Network(n) => self.network = n.clone(),
-            Command::Server(s) => self.server = s.clone(),
-            _ => {}
+            Command::Pay(strategy) => self.pay(*strategy),
+            Command::Batch(strategy, n) => {
+                for _ in 0..*n {
+                    // Batch checkouts keep their keys in the world's memory journal; only the
+                    // Pay button's checkout writes to the browser's localStorage.
+                    let _ = self.world.start_checkout(sim_strategy(*strategy));
+                }
+            }
+            Command::ReloadTab => {
+                let pending: Vec<CheckoutId> = self
+                    .world
+                    .checkouts()
+                    .iter()
+                    .filter(|r| r.outcome == CheckoutOutcome::Pending)
+                    .map(|r| r.id)
+                    .collect();
+                for c in pending {
+                    let _ = self.world.reload(c);
+                }
+            }
+            Command::DropNextRequest => self.world.drop_next_request(),
+            Command::DropNextResponse => self.world.drop_next_response(),
+            Command::ReuseKeyOtherCart => {
+                // The simulator draws "a buggy page reuses the key for another cart" per
+                // checkout; certainty for one Pay is the same draw with probability 1.
+                let normal = faults(&self.network, &self.server);
+                self.world.set_faults(Faults { reuse_key_other_cart: 1.0, ..normal.clone() });
+                self.pay(Strategy::SameKey);
+                self.world.set_faults(normal);
+            }
+            Command::Network(n) => {
+                self.network = n.clone();
+                self.world.set_faults(faults(&self.network, &self.server));
+            }
+            Command::Server(s) => {
+                let old = std::mem::replace(&mut self.server, s.clone());
+                if (old.lock_ms, old.retention_ms) != (s.lock_ms, s.retention_ms) {
+                    self.world.set_server(server_config(s));
+                }
+                if (old.crash_after_charge, old.slow_worker) != (s.crash_after_charge, s.slow_worker) {
+                    self.world.set_faults(faults(&self.network, &self.server));
+                }
+            }
         }
     }
 
-    /// Run every event up to `t`.
-    pub fn run_until(&mut self, t: u64) {
-        self.now = self.now.max(t);
+    /// Pay for the cart. While the last checkout is pending, Pay starts nothing: a same-key
+    /// page finds its pending record in localStorage and resumes it (double clicks included).
+    fn pay(&mut self, strategy: Strategy) {
+        if let Some(c) = self.current {
+            let stored = self.journal.load(&op_name(c)).ok().flatten();
+            let stored_pending = stored.is_some_and(|r| r.state == RecordState::Pending);
+            if stored_pending || self.pending(c) {
+                return;
+            }
+        }
+        let journal: Option<Box<dyn Journal>> =
+            (strategy == Strategy::SameKey).then(|| Box::new(self.journal.clone()) as Box<dyn Journal>);
+        let amount = u32::try_from(cart_total()).unwrap_or(u32::MAX);
+        if let Ok(id) = self.world.start_checkout_with(sim_strategy(strategy), Some(amount), journal) {
+            self.current = Some(id);
+            self.last_record = None;
+        }
     }
 
-    /// Advance by `dt`, stopping early when `over_budget()`; true when anything moved.
-    pub fn advance_by(&mut self, dt: u64, _over_budget: &dyn Fn() -> bool) -> bool {
-        self.now += dt;
+    /// Advance by `dt` virtual ms, stopping between events when `over_budget()` says so.
+    pub fn advance_by(&mut self, dt: u64, over_budget: &dyn Fn() -> bool) -> bool {
+        let target = self.world.now() + dt;
+        let mut n = 0u32;
+        while self.world.next_event_at().is_some_and(|t| t <= target) {
+            self.world.step();
+            n += 1;
+            if n % BUDGET_EVERY == 0 && over_budget() {
+                return true;
+            }
+        }
+        self.world.run_until(target);
         true
     }
 
     /// Run the next event.
     pub fn step(&mut self) {
-        self.now += 1;
+        self.world.step();
     }
 
-    /// Remove this run's localStorage records.
-    pub fn clear_storage(&mut self) {}
+    /// Remove the page's localStorage records (a new run).
+    pub fn clear_storage(&mut self) {
+        self.journal.clear();
+    }
 
-    /// What the panels show.
+    /// What the panels show now.
     pub fn snapshot(&mut self) -> Snapshot {
-        Snapshot { now: self.now, seed: self.seed, cart: "cart-1".into(), ..Snapshot::default() }
+        let now = self.world.now();
+        let counters = self.world.counters();
+        let pending = self.world.checkouts().iter().filter(|r| r.outcome == CheckoutOutcome::Pending).count();
+        let stats = Stats {
+            checkouts: counters.checkouts as u32,
+            pending: pending as u32,
+            attempts: counters.attempts as u32,
+            conflicts: counters.conflicts as u32,
+            mismatches: counters.mismatches as u32,
+            takeovers: counters.takeovers as u32,
+            fenced: counters.fenced as u32,
+            unknown: counters.unknown as u32,
+            charges: self.world.charges() as u32,
+            double_charged: self.world.double_charged() as u32,
+        };
+        let new_events = self.new_events();
+        self.rebuild_rows();
+        self.rebuild_ledger();
+        let paying = self.current.is_some_and(|c| self.pending(c));
+        let cart = match self.current {
+            Some(c) if paying => format!("cart {c}"),
+            _ => format!("cart co_{}", self.world.checkouts().len()),
+        };
+        Snapshot {
+            now,
+            seed: self.seed(),
+            claims: self.rows.clone(),
+            ledger: self.ledger.clone(),
+            new_events,
+            storage: self.storage_record(),
+            stats,
+            cart,
+            paying,
+            reset: false,
+            log_rev: 0,
+        }
     }
+
+    fn rebuild_rows(&mut self) {
+        let store = self.world.store();
+        let stamp = (store.next_event_seq(), self.world.events_run(), self.server.clone());
+        // Rows change only through store decisions (each logs an event) or a new lock_ms.
+        if self.rows_built.as_ref().is_some_and(|(seq, _, s)| *seq == stamp.0 && *s == stamp.2) {
+            return;
+        }
+        let lock_ms = self.server.lock_ms;
+        self.rows = self
+            .world
+            .rows()
+            .into_iter()
+            .map(|r| {
+                let status = if r.state == RowState::Done { ClaimStatus::Done } else { ClaimStatus::InFlight };
+                ClaimRow {
+                    scope: r.scope,
+                    key: r.key,
+                    fingerprint: r.fingerprint.chars().take(8).collect(),
+                    status,
+                    response: r.response_status.map(status_text).unwrap_or_default(),
+                    locked_at: r.locked_at,
+                    token: r.token,
+                    lease_until: r.locked_at.map(|at| at + lock_ms),
+                    created_at: r.created_at,
+                }
+            })
+            .collect();
+        self.rows_built = Some(stamp);
+    }
+
+    fn rebuild_ledger(&mut self) {
+        let charges = self.world.payco().charges();
+        if charges.len() == self.ledger_built {
+            return;
+        }
+        let mut by: BTreeMap<u32, LedgerRow> = BTreeMap::new();
+        for ch in charges {
+            let row = by.entry(ch.checkout.0).or_insert_with(|| LedgerRow {
+                order: ch.checkout.to_string(),
+                amount: u64::from(ch.amount),
+                charges: 0,
+                last_at: 0,
+            });
+            row.charges += 1;
+            row.last_at = ch.at;
+        }
+        let mut rows: Vec<(u32, LedgerRow)> = by.into_iter().collect();
+        // Double charges first, then newest first.
+        rows.sort_by(|(a, ra), (b, rb)| (rb.charges > 1).cmp(&(ra.charges > 1)).then(b.cmp(a)));
+        self.ledger = rows.into_iter().map(|(_, r)| r).collect();
+        self.ledger_built = charges.len();
+    }
+
+    fn new_events(&mut self) -> Vec<EventRow> {
+        let store = self.world.store();
+        if store.next_event_seq() < self.store_cursor {
+            // A new lock_ms or retention rebuilt the store, which restarts its event log.
+            self.store_cursor = 0;
+        }
+        let mut out: Vec<EventRow> = Vec::new();
+        let skip = (store.next_event_seq() - self.store_cursor).saturating_sub(FEED_CAP as u64);
+        for e in store.events_since(self.store_cursor + skip) {
+            let key = e.key().unwrap_or("").to_string();
+            let (kind, detail) = match e.kind() {
+                StoreEvent::Claimed { token } => (EventKind::Claimed, format!("claimed, lease #{token}: the work runs")),
+                StoreEvent::Replayed { status } => (EventKind::Replayed, format!("replayed the saved {status}")),
+                StoreEvent::Rejected { status, reason } => match reason {
+                    Rejection::InFlight { retry_after_ms } => {
+                        (EventKind::Conflict, format!("409 in flight: retry after {retry_after_ms} ms"))
+                    }
+                    Rejection::Mismatch => (EventKind::Mismatch, "422: same key, different request".to_string()),
+                    Rejection::Invalid(err) => (EventKind::BadRequest, format!("{status}: {err}")),
+                },
+                StoreEvent::TakenOver { old_token, new_token } => {
+                    (EventKind::TakenOver, format!("stale lease #{old_token} taken over by #{new_token}"))
+                }
+                StoreEvent::Fenced { token } => (EventKind::Fenced, format!("write by lost lease #{token} refused")),
+                StoreEvent::Saved { token, status } => (EventKind::Saved, format!("lease #{token} saved {status}")),
+                StoreEvent::Released { token } => (EventKind::Released, format!("lease #{token} released")),
+                StoreEvent::Pruned => (EventKind::Pruned, "pruned after retention".to_string()),
+                StoreEvent::Note { text } => (EventKind::Client, text.clone()),
+            };
+            let label = if key.is_empty() { String::new() } else { format!("{} ", short(&key)) };
+            out.push(EventRow { seq: 0, at: e.at(), kind, key, detail: format!("{label}{detail}") });
+        }
+        self.store_cursor = store.next_event_seq();
+        let charges = self.world.payco().charges();
+        let first = self.charge_cursor.max(charges.len().saturating_sub(FEED_CAP));
+        for ch in &charges[first.min(charges.len())..] {
+            out.push(EventRow {
+                seq: 0,
+                at: ch.at,
+                kind: EventKind::Charged,
+                key: String::new(),
+                detail: format!("PayCo {} for order {} of {}: €{}.{:02}", ch.id, ch.order, ch.checkout, ch.amount / 100, ch.amount % 100),
+            });
+        }
+        self.charge_cursor = charges.len();
+        // One feed, in time order; sequence numbers give every line a stable identity.
+        out.sort_by_key(|e| e.at);
+        for e in &mut out {
+            self.seq += 1;
+            e.seq = self.seq;
+        }
+        if out.len() > FEED_CAP {
+            out.drain(..out.len() - FEED_CAP);
+        }
+        out
+    }
+
+    fn storage_record(&mut self) -> Option<StorageRecord> {
+        let c = self.current?;
+        let name = op_name(c);
+        let raw = self.journal.raw(&name);
+        match raw.as_deref().map(|t| decode(&name, t)) {
+            Some(Ok(r)) => {
+                let state = match r.state {
+                    RecordState::Pending => "pending".to_string(),
+                    RecordState::Unknown { .. } => "unknown outcome: reconcile, never a new key".to_string(),
+                };
+                let rec = StorageRecord {
+                    storage_key: self.journal.storage_key(&name),
+                    key: r.key.to_string(),
+                    payload: r.body,
+                    attempts: r.attempts,
+                    state,
+                    raw: raw.unwrap_or_default(),
+                };
+                self.last_record = Some(rec.clone());
+                Some(rec)
+            }
+            Some(Err(e)) => Some(StorageRecord {
+                storage_key: self.journal.storage_key(&name),
+                key: String::new(),
+                payload: String::new(),
+                attempts: 0,
+                state: format!("unreadable: {e}"),
+                raw: raw.unwrap_or_default(),
+            }),
+            None => {
+                let outcome = match self.world.checkout(c).map(|r| r.outcome) {
+                    Some(CheckoutOutcome::Paid { replayed: true, .. }) => "paid (replayed answer)",
+                    Some(CheckoutOutcome::Paid { .. }) => "paid",
+                    Some(CheckoutOutcome::Rejected { .. }) => "rejected",
+                    Some(CheckoutOutcome::Unknown) => "unknown",
+                    Some(CheckoutOutcome::Pending) | None => return None,
+                };
+                let mut last = self.last_record.clone()?;
+                last.state = format!("removed: the operation finished ({outcome})");
+                Some(last)
+            }
+        }
+    }
+}
+
+/// idem-sim's operation name for checkout `c` (what its same-key pages journal under).
+pub fn op_name(c: CheckoutId) -> String {
+    format!("checkout:{c}")
+}
+
+/// `201` → `"201 Created"`.
+fn status_text(status: u16) -> String {
+    let reason = match status {
+        200 => "OK",
+        201 => "Created",
+        400 => "Bad Request",
+        402 => "Payment Required",
+        409 => "Conflict",
+        422 => "Unprocessable",
+        500 => "Server Error",
+        502 => "Bad Gateway",
+        _ => "",
+    };
+    format!("{status} {reason}").trim_end().to_string()
+}
+
+/// First 8 characters of a key, for one-line messages.
+fn short(key: &str) -> &str {
+    key.get(..8).unwrap_or(key)
 }

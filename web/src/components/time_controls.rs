@@ -42,7 +42,7 @@ pub fn TimeControls() -> Html {
                 onclick={play} aria-pressed={clock.playing.to_string()} title="Play">{ "▶ Play" }</button>
             <button class={classes!("btn", "icon", (!clock.playing).then_some("active"))} data-testid="pause"
                 onclick={pause} aria-pressed={(!clock.playing).to_string()} title="Pause: virtual time stops">{ "❚❚ Pause" }</button>
-            <button class="btn icon" data-testid="step" onclick={step} title="Advance to the next event">{ "⏭ Step" }</button>
+            <button class="btn icon" data-testid="step" onclick={step} title="Advance to the next event">{ "Step ›" }</button>
             <label class="speed">
                 <span>{ "Speed" }</span>
                 <select data-testid="speed" onchange={on_speed} aria-label="Speed (virtual ms per real ms)">

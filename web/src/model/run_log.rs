@@ -39,6 +39,9 @@ pub enum Command {
 pub struct Entry {
     /// Virtual milliseconds.
     pub at: u64,
+    /// Events the world had run when it was applied (a tick may stop between two events due
+    /// at the same millisecond, so time alone does not place a command).
+    pub after_events: u64,
     /// What happened.
     pub command: Command,
 }
@@ -60,19 +63,29 @@ pub struct RunLog {
     pub entries: Vec<Entry>,
     /// Virtual time reached when the log was last saved.
     pub now: u64,
+    /// Events run when the log was last saved.
+    pub events: u64,
 }
 
 impl RunLog {
     /// A new run with no commands.
     pub fn new(seed: u64, strategy: Strategy, network: NetworkSettings, server: ServerSettings) -> Self {
-        Self { version: VERSION, seed, strategy, network, server, entries: Vec::new(), now: 0 }
+        Self { version: VERSION, seed, strategy, network, server, entries: Vec::new(), now: 0, events: 0 }
     }
 
-    /// Append `command` at `at`; a time before the last entry is clamped to it.
-    pub fn push(&mut self, at: u64, command: Command) {
+    /// Append `command`, applied at `at` after `after_events` events; a time before the last
+    /// entry is clamped to it.
+    pub fn push(&mut self, at: u64, after_events: u64, command: Command) {
         let at = at.max(self.entries.last().map_or(0, |e| e.at));
         self.now = self.now.max(at);
-        self.entries.push(Entry { at, command });
+        self.events = self.events.max(after_events);
+        self.entries.push(Entry { at, after_events, command });
+    }
+
+    /// Record how far the world got (saved when the page goes away).
+    pub fn reached(&mut self, now: u64, events: u64) {
+        self.now = self.now.max(now);
+        self.events = self.events.max(events);
     }
 
     /// The log as stored.
@@ -84,7 +97,7 @@ impl RunLog {
     /// A stored log, or `None` when it is absent, corrupt or another version.
     pub fn decode(text: &str) -> Option<RunLog> {
         let log: RunLog = serde_json::from_str(text).ok()?;
-        let ordered = log.entries.windows(2).all(|w| w[0].at <= w[1].at);
+        let ordered = log.entries.windows(2).all(|w| w[0].at <= w[1].at && w[0].after_events <= w[1].after_events);
         (log.version == VERSION && ordered).then_some(log)
     }
 }
@@ -102,12 +115,13 @@ mod tests {
     #[test]
     fn round_trips() {
         let mut l = log();
-        l.push(10, Command::Pay(Strategy::SameKey));
-        l.push(5, Command::ReloadTab);
-        l.now = 900;
+        l.push(10, 3, Command::Pay(Strategy::SameKey));
+        l.push(5, 4, Command::ReloadTab);
+        l.reached(900, 40);
         let back = RunLog::decode(&l.encode()).unwrap();
         assert_eq!(back, l);
         assert_eq!(back.entries[1].at, 10, "times never go backwards");
+        assert_eq!((back.now, back.events), (900, 40));
     }
 
     #[test]

@@ -318,7 +318,7 @@ pub fn merge_claims(prev: &Rc<Vec<Rc<ShownClaim>>>, mut rows: Vec<ClaimRow>) -> 
         .enumerate()
         .map(|(i, row)| match old.get(&(row.scope.as_str(), row.key.as_str())).copied() {
             Some(o) if o.row == row => {
-                unchanged &= Rc::ptr_eq(o, &prev[i]);
+                unchanged &= prev.get(i).is_some_and(|p| Rc::ptr_eq(o, p));
                 Rc::clone(o)
             }
             Some(o) => {
@@ -348,7 +348,7 @@ pub fn merge_ledger(prev: &Rc<Vec<Rc<LedgerRow>>>, rows: Vec<LedgerRow>) -> Rc<V
         .enumerate()
         .map(|(i, row)| match old.get(row.order.as_str()) {
             Some(o) if ***o == row => {
-                unchanged &= Rc::ptr_eq(o, &prev[i]);
+                unchanged &= prev.get(i).is_some_and(|p| Rc::ptr_eq(o, p));
                 Rc::clone(o)
             }
             _ => {
@@ -397,6 +397,17 @@ mod tests {
         assert!(!Rc::ptr_eq(&v.claims[1], &a0));
         assert_eq!(v.claims[1].version, 1);
         assert_eq!(v.claims[1].row.status, ClaimStatus::Done);
+    }
+
+    #[test]
+    fn a_new_row_in_front_shifts_the_others_without_a_panic() {
+        let v = Rc::new(View::default());
+        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::InFlight)])));
+        let a = v.claims[0].clone();
+        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::InFlight), claim("b", 2, ClaimStatus::InFlight)])));
+        assert_eq!(v.claims.len(), 2);
+        assert!(Rc::ptr_eq(&v.claims[1], &a), "the unchanged row keeps its Rc at its new index");
+        assert_eq!(v.claims[0].version, 0);
     }
 
     #[test]

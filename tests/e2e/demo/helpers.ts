@@ -1,0 +1,51 @@
+// Shared steps for the demo specs. Every selector is a documented test hook (web/README.md).
+import { expect, type Page, type TestInfo } from '@playwright/test';
+
+/** Open the demo on a fresh tab and wait for the first snapshot. */
+export async function open(page: Page, query = ''): Promise<void> {
+  await page.goto('/' + query);
+  await expect(page.getByTestId('virtual-time')).toBeVisible();
+  await expect(page.getByTestId('pay')).toBeEnabled();
+}
+
+/** Fill a validated field and check it was accepted. */
+export async function setField(page: Page, testid: string, value: string): Promise<void> {
+  await page.getByTestId(testid).fill(value);
+  await expect(page.getByTestId(`${testid}-error`)).toHaveCount(0);
+}
+
+/** Start `n` checkouts at once with the selected strategy. */
+export async function runBatch(page: Page, n: number): Promise<void> {
+  const count = page.getByTestId('batch-count');
+  if (!(await count.isVisible())) {
+    await page.getByText('Many checkouts, and a buggy page').click();
+  }
+  await setField(page, 'batch-count', String(n));
+  await page.getByTestId('batch-run').click();
+}
+
+/** The fastest speed on offer. */
+export async function fastest(page: Page): Promise<void> {
+  const values = await page.getByTestId('speed').locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+  await page.getByTestId('speed').selectOption(values[values.length - 1]);
+}
+
+/** Wait until every checkout started has an outcome. */
+export async function waitSettled(page: Page, checkouts: number, timeout = 60_000): Promise<void> {
+  await expect(page.getByTestId('stat-checkouts')).toHaveText(String(checkouts), { timeout });
+  await expect(page.getByTestId('stat-pending')).toHaveText('0', { timeout });
+}
+
+/** Ledger rows as { order, charges }. */
+export async function ledger(page: Page): Promise<{ order: string; charges: number }[]> {
+  return page.getByTestId('ledger-row').evaluateAll((rows) =>
+    rows.map((r) => ({ order: r.getAttribute('data-order') ?? '', charges: Number(r.getAttribute('data-charges')) })),
+  );
+}
+
+/** A full-page screenshot saved as a test artifact. */
+export async function shot(page: Page, testInfo: TestInfo, name: string): Promise<void> {
+  const path = testInfo.outputPath(`${name}.png`);
+  await page.screenshot({ path });
+  await testInfo.attach(name, { path, contentType: 'image/png' });
+}
