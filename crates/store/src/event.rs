@@ -1,19 +1,26 @@
 //! The event log: one entry per decision and per write, for the demo and the tests.
 
-use std::collections::VecDeque;
+use std::{collections::VecDeque, sync::Arc};
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
-use crate::RequestError;
+use crate::{key::ScopeCache, IdempotencyKey, RecordId, RequestError};
 
 /// Something the store decided or wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Event {
     seq: u64,
     at: u64,
-    scope: Box<str>,
-    key: Option<Box<str>>,
+    // Shared with the record's id where one exists, so logging a claim or a save does
+    // not allocate.
+    #[serde(serialize_with = "serialize_str")]
+    scope: Arc<str>,
+    key: Option<IdempotencyKey>,
     kind: EventKind,
+}
+
+fn serialize_str<S: Serializer>(s: &Arc<str>, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(s)
 }
 
 impl Event {
@@ -35,7 +42,7 @@ impl Event {
 
     /// The idempotency key; `None` when the request had no valid key.
     pub fn key(&self) -> Option<&str> {
-        self.key.as_deref()
+        self.key.as_ref().map(IdempotencyKey::as_str)
     }
 
     /// What happened.
@@ -119,6 +126,7 @@ pub(crate) struct EventLog {
     events: VecDeque<Event>,
     capacity: usize,
     next_seq: u64,
+    scopes: ScopeCache,
 }
 
 impl EventLog {
@@ -127,23 +135,37 @@ impl EventLog {
             events: VecDeque::new(),
             capacity,
             next_seq: 0,
+            scopes: ScopeCache::default(),
         }
     }
 
-    /// Append an event, dropping the oldest when full. Does nothing (allocates nothing)
-    /// when the log is off.
+    /// Append an event about a request that may have no valid key. Allocates only when
+    /// the log is on.
     pub(crate) fn push(&mut self, at: u64, scope: &str, key: Option<&str>, kind: EventKind) {
-        if self.capacity == 0 {
-            return;
+        if self.is_on() {
+            // Keys passed here were validated by the store.
+            let key = key.map(IdempotencyKey::unchecked);
+            let scope = self.scopes.get(scope);
+            self.append(at, scope, key, kind);
         }
+    }
+
+    /// Append an event about a record; shares the id's strings.
+    pub(crate) fn push_id(&mut self, at: u64, id: &RecordId, kind: EventKind) {
+        if self.is_on() {
+            self.append(at, id.scope_shared(), Some(id.key().clone()), kind);
+        }
+    }
+
+    fn append(&mut self, at: u64, scope: Arc<str>, key: Option<IdempotencyKey>, kind: EventKind) {
         if self.events.len() == self.capacity {
             self.events.pop_front();
         }
         self.events.push_back(Event {
             seq: self.next_seq,
             at,
-            scope: scope.into(),
-            key: key.map(Into::into),
+            scope,
+            key,
             kind,
         });
         self.next_seq += 1;

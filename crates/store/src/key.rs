@@ -1,8 +1,13 @@
 //! Idempotency keys and record identity.
 
-use std::fmt;
+use std::{
+    borrow::Borrow,
+    fmt,
+    hash::{Hash, Hasher},
+    sync::Arc,
+};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::RequestError;
 
@@ -10,21 +15,21 @@ use crate::RequestError;
 pub const MAX_KEY_LEN: usize = 255;
 
 /// A validated idempotency key: 1 to 255 characters of printable ASCII (0x20..=0x7E,
-/// the character set of a structured-field string).
+/// the character set of a structured-field string). Cheap to clone (shared).
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct IdempotencyKey(String);
+pub struct IdempotencyKey(Arc<str>);
 
 impl IdempotencyKey {
     /// Validate `key` and copy it.
     pub fn parse(key: &str) -> Result<Self, RequestError> {
-        validate(key).map(|k| Self(k.to_owned()))
+        validate(key).map(|k| Self(k.into()))
     }
 
     /// A key the caller vouches for (validated earlier, or read back from a table).
     pub(crate) fn unchecked(key: &str) -> Self {
         debug_assert!(validate(key).is_ok(), "invalid key {key:?}");
-        Self(key.to_owned())
+        Self(key.into())
     }
 
     /// The key as text.
@@ -61,13 +66,19 @@ impl TryFrom<String> for IdempotencyKey {
 
     fn try_from(key: String) -> Result<Self, Self::Error> {
         validate(&key)?;
-        Ok(Self(key))
+        Ok(Self(key.into()))
     }
 }
 
 impl From<IdempotencyKey> for String {
     fn from(key: IdempotencyKey) -> Self {
-        key.0
+        key.0.as_ref().to_owned()
+    }
+}
+
+impl Borrow<str> for IdempotencyKey {
+    fn borrow(&self) -> &str {
+        &self.0
     }
 }
 
@@ -90,18 +101,18 @@ impl fmt::Debug for IdempotencyKey {
 }
 
 /// The identity of a record: (scope, key). The same key in two scopes (tenants) is two
-/// operations.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// operations. Cheap to clone (shared strings).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct RecordId {
-    scope: String,
+    scope: Arc<str>,
     key: IdempotencyKey,
 }
 
 impl RecordId {
     /// The identity of `key` in `scope`.
-    pub fn new(scope: impl Into<String>, key: IdempotencyKey) -> Self {
+    pub fn new(scope: impl AsRef<str>, key: IdempotencyKey) -> Self {
         Self {
-            scope: scope.into(),
+            scope: scope.as_ref().into(),
             key,
         }
     }
@@ -109,6 +120,18 @@ impl RecordId {
     /// The scope (tenant).
     pub fn scope(&self) -> &str {
         &self.scope
+    }
+
+    /// A record id from a shared scope and a key validated earlier.
+    pub(crate) fn from_shared(scope: Arc<str>, key: &str) -> Self {
+        Self {
+            scope,
+            key: IdempotencyKey::unchecked(key),
+        }
+    }
+
+    pub(crate) fn scope_shared(&self) -> Arc<str> {
+        Arc::clone(&self.scope)
     }
 
     /// The key.
@@ -125,9 +148,99 @@ impl RecordId {
     }
 }
 
+impl fmt::Debug for RecordId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecordId")
+            .field("scope", &self.scope())
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
 impl fmt::Display for RecordId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.scope, self.key)
+    }
+}
+
+/// Hashes as the pair of strings, like [`IdPair`], so maps keyed by `RecordId` can be
+/// searched with an [`IdRef`] without allocating.
+impl Hash for RecordId {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.as_ref().pair().hash(h);
+    }
+}
+
+/// (scope, key) as borrowed strings: the common form of [`RecordId`] and [`IdRef`], so a
+/// `HashMap<RecordId, _>` can be searched by `&dyn IdPair`.
+pub(crate) trait IdPair {
+    fn pair(&self) -> (&str, &str);
+}
+
+impl IdPair for RecordId {
+    fn pair(&self) -> (&str, &str) {
+        (&self.scope, self.key.as_str())
+    }
+}
+
+impl IdPair for IdRef<'_> {
+    fn pair(&self) -> (&str, &str) {
+        (self.scope, self.key)
+    }
+}
+
+impl<'a> Borrow<dyn IdPair + 'a> for RecordId {
+    fn borrow(&self) -> &(dyn IdPair + 'a) {
+        self
+    }
+}
+
+impl Hash for dyn IdPair + '_ {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.pair().hash(h);
+    }
+}
+
+impl PartialEq for dyn IdPair + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.pair() == other.pair()
+    }
+}
+
+impl Eq for dyn IdPair + '_ {}
+
+#[derive(Serialize, Deserialize)]
+struct RecordIdWire<S> {
+    scope: S,
+    key: S,
+}
+
+impl Serialize for RecordId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (scope, key) = self.pair();
+        RecordIdWire { scope, key }.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let wire = RecordIdWire::<String>::deserialize(d)?;
+        let key = IdempotencyKey::try_from(wire.key).map_err(serde::de::Error::custom)?;
+        Ok(Self::new(wire.scope, key))
+    }
+}
+
+/// Hands out one shared copy of the scope most recently asked for: requests come in
+/// runs of the same tenant, so most claims and events need no allocation for it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ScopeCache(Option<Arc<str>>);
+
+impl ScopeCache {
+    pub(crate) fn get(&mut self, scope: &str) -> Arc<str> {
+        match &self.0 {
+            Some(last) if **last == *scope => Arc::clone(last),
+            _ => Arc::clone(self.0.insert(scope.into())),
+        }
     }
 }
 
@@ -145,6 +258,11 @@ impl<'a> IdRef<'a> {
     /// An owned [`RecordId`], validating the key.
     pub fn to_owned(self) -> Result<RecordId, RequestError> {
         Ok(RecordId::new(self.scope, IdempotencyKey::parse(self.key)?))
+    }
+
+    /// An owned [`RecordId`] for a key validated earlier.
+    pub(crate) fn to_owned_unchecked(self) -> RecordId {
+        RecordId::new(self.scope, IdempotencyKey::unchecked(self.key))
     }
 }
 

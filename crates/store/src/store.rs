@@ -4,9 +4,11 @@ use std::borrow::Cow;
 
 use crate::{
     event::{EventLog, Rejection},
-    fingerprint, key, ErrorPolicy, Event, EventKind, Fenced, Fingerprint, IdRef, IdempotencyKey,
-    KeyRequirement, Lease, MemoryTable, Record, RecordId, RequestError, RouteConfig, RowView,
-    SavedResponse, Status, StoreConfig, Table,
+    fingerprint, key,
+    key::ScopeCache,
+    ErrorPolicy, Event, EventKind, Fenced, Fingerprint, IdRef, KeyRequirement, Lease, MemoryTable,
+    Record, RecordId, RequestError, RouteConfig, RowView, SavedResponse, Status, StoreConfig,
+    Table,
 };
 
 /// What to do with a request, decided by [`Store::begin`].
@@ -56,6 +58,7 @@ pub struct Store<T: Table = MemoryTable> {
     config: StoreConfig,
     table: T,
     log: EventLog,
+    scopes: ScopeCache,
 }
 
 impl Store<MemoryTable> {
@@ -88,6 +91,7 @@ impl<T: Table> Store<T> {
             log: EventLog::new(config.event_capacity),
             config,
             table,
+            scopes: ScopeCache::default(),
         }
     }
 
@@ -340,9 +344,14 @@ impl<T: Table> Store<T> {
                         created_at: now,
                         expires_at: self.expires_at(now),
                     };
-                    if self.table.insert_if_absent(id, record) {
-                        self.log_ref(now, id, EventKind::Claimed { token: lease.token });
-                        return self.execute(id, lease, false);
+                    let owned = RecordId::from_shared(self.scopes.get(id.scope), id.key);
+                    if self.table.insert_if_absent(&owned, record) {
+                        self.log_id(now, &owned, EventKind::Claimed { token: lease.token });
+                        return Begin::Execute {
+                            id: owned,
+                            lease,
+                            taken_over: false,
+                        };
                     }
                 }
                 Seen::Expired => {
@@ -373,8 +382,13 @@ impl<T: Table> Store<T> {
                             old_token: old.token,
                             new_token: lease.token,
                         };
-                        self.log_ref(now, id, kind);
-                        return self.execute(id, lease, true);
+                        let owned = RecordId::from_shared(self.scopes.get(id.scope), id.key);
+                        self.log_id(now, &owned, kind);
+                        return Begin::Execute {
+                            id: owned,
+                            lease,
+                            taken_over: true,
+                        };
                     }
                 }
             }
@@ -416,16 +430,6 @@ impl<T: Table> Store<T> {
         }
     }
 
-    fn execute(&self, id: IdRef<'_>, lease: Lease, taken_over: bool) -> Begin {
-        // `id.key` passed `key::validate` in `check_key`.
-        let id = RecordId::new(id.scope, IdempotencyKey::unchecked(id.key));
-        Begin::Execute {
-            id,
-            lease,
-            taken_over,
-        }
-    }
-
     fn new_lease(&mut self, now: u64) -> Lease {
         Lease {
             locked_at: now,
@@ -460,6 +464,6 @@ impl<T: Table> Store<T> {
     }
 
     fn log_id(&mut self, now: u64, id: &RecordId, kind: EventKind) {
-        self.log_ref(now, id.as_ref(), kind);
+        self.log.push_id(now, id, kind);
     }
 }
