@@ -2,8 +2,15 @@
 //! operations (insert, overwrite, get + clone the response) on the same keys.
 //!
 //! `cargo bench -p idem-store`. Knobs (environment): `IDEM_BENCH_KEYS` (default 10000),
-//! `IDEM_BENCH_ROUNDS` (default 30; the best round counts). For callgrind, one round:
-//! `IDEM_BENCH_ROUNDS=1 valgrind --tool=callgrind target/release/deps/cycle-*`.
+//! `IDEM_BENCH_ROUNDS` (default 30; the best round counts), `IDEM_BENCH_CASE` (0-3: run
+//! only that store case). Under callgrind, counting only the timed loops:
+//!
+//! ```text
+//! cargo bench -p idem-store --bench cycle --no-run
+//! IDEM_BENCH_ROUNDS=1 IDEM_BENCH_CASE=0 valgrind --tool=callgrind \
+//!     --toggle-collect=cycle::store_round target/release/deps/cycle-<hash>
+//! ```
+//! (and `--toggle-collect=cycle::map_round` for the baseline).
 
 use std::{collections::HashMap, hint::black_box, time::Instant};
 
@@ -25,6 +32,7 @@ fn response(i: usize) -> SavedResponse {
     SavedResponse::json(201, format!(r#"{{"order":{i}}}"#).into_bytes())
 }
 
+#[inline(never)]
 fn store_round(
     keys: &[String],
     responses: &[SavedResponse],
@@ -60,6 +68,7 @@ enum Slot {
     Done(SavedResponse),
 }
 
+#[inline(never)]
 fn map_round(keys: &[String], responses: &[SavedResponse]) -> f64 {
     let mut map: HashMap<String, Slot> = HashMap::new();
     let start = Instant::now();
@@ -105,6 +114,9 @@ fn uuid_like(i: u64) -> String {
 fn main() {
     let n = env("IDEM_BENCH_KEYS", 10_000);
     let rounds = env("IDEM_BENCH_ROUNDS", 30);
+    let only = std::env::var("IDEM_BENCH_CASE")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok());
     let keys: Vec<String> = (0..n as u64).map(uuid_like).collect();
     let responses: Vec<SavedResponse> = (0..n).map(response).collect();
     let events_on = StoreConfig::default();
@@ -142,14 +154,20 @@ fn main() {
     let mut store_best = [f64::MAX; 4];
     for _ in 0..rounds {
         map_best = map_best.min(map_round(&keys, &responses));
-        for (best, &(_, config, hashed)) in store_best.iter_mut().zip(&cases) {
-            *best = best.min(store_round(&keys, &responses, config, hashed));
+        for (i, (best, &(_, config, hashed))) in store_best.iter_mut().zip(&cases).enumerate() {
+            if only.is_none_or(|only| only == i) {
+                *best = best.min(store_round(&keys, &responses, config, hashed));
+            }
         }
     }
     let per_op = |ns: f64| ns / (n as f64 * f64::from(OPS_PER_KEY));
     let map = per_op(map_best);
     println!("  raw HashMap (insert, overwrite, get+clone)      {map:8.1} ns/op");
-    for (&(name, ..), ns) in cases.iter().zip(store_best) {
+    for (&(name, ..), ns) in cases
+        .iter()
+        .zip(store_best)
+        .filter(|(_, ns)| *ns < f64::MAX)
+    {
         let ns = per_op(ns);
         println!("  {name}  {ns:8.1} ns/op  ratio {:5.2}x", ns / map);
     }
