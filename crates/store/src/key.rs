@@ -166,8 +166,8 @@ impl fmt::Display for RecordId {
     }
 }
 
-/// Hashes as the pair of strings, like [`IdPair`], so maps keyed by `RecordId` can be
-/// searched with an [`IdRef`] without allocating.
+/// Hashes (scope, key) with the function the in-memory table also applies to a borrowed
+/// [`IdRef`], so a map keyed by `RecordId` can be searched without allocating.
 impl Hash for RecordId {
     fn hash<H: Hasher>(&self, h: &mut H) {
         hash_pair(self.pair(), h);
