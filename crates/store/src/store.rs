@@ -304,7 +304,9 @@ impl<T: Table> Store<T> {
 
     /// Append a [`EventKind::Note`] (for decisions made outside the store, such as a
     /// simulated bug writing through [`table_mut`](Self::table_mut)).
+    /// An invalid `key` is logged as no key.
     pub fn push_event(&mut self, now: u64, scope: &str, key: Option<&str>, text: String) {
+        let key = key.and_then(|k| key::validate(k).ok());
         self.log.push(now, scope, key, EventKind::Note { text });
     }
 

@@ -709,3 +709,22 @@ fn rows_show_the_table_at_now() {
     assert_eq!(s.rows(1_100)[0].lease_left_ms, Some(0));
     assert!(s.rows(50 + RETENTION_MS)[1].expired);
 }
+
+#[test]
+fn notes_from_outside_the_rules_join_the_log() {
+    let mut s = store();
+    s.push_event(3, "t", Some("k"), "unfenced save (simulated bug)".into());
+    let e = s.events().next().unwrap();
+    assert_eq!(
+        (e.seq(), e.at(), e.scope(), e.key()),
+        (0, 3, "t", Some("k"))
+    );
+    assert_eq!(
+        e.kind(),
+        &EventKind::Note {
+            text: "unfenced save (simulated bug)".into()
+        }
+    );
+    s.push_event(4, "t", Some("bad\nkey"), "x".into());
+    assert_eq!(s.events().nth(1).unwrap().key(), None);
+}
