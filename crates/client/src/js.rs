@@ -1,10 +1,8 @@
 //! JavaScript bindings: `new IdempotentClient({ endpoint })`, `submit`, `pending`, `resume`.
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use js_sys::{Function, Promise, Reflect};
-use serde::{Deserialize, Serialize};
+use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -15,8 +13,8 @@ use crate::driver::{lock, now_ms};
 use crate::journal::local_storage::{LocalStorageJournal, DEFAULT_PREFIX};
 use crate::journal::{self, Journal, JournalError, Record, RecordState};
 use crate::{
-    KeyUse, Method, Operation, OperationSpec, Outcome, OutcomeKind, Persistence, RandomKeys,
-    RetryPolicy, StartError,
+    CanonicalPayload, Durability, Failure, KeyUse, Method, Operation, OperationSpec, Outcome,
+    OutcomeKind, Persistence, Problem, RandomKeys, RetryPolicy, StartError,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -98,25 +96,6 @@ export interface JournalChange {
 }
 "#;
 
-/// `ClientOptions`, as deserialized from JS.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ClientOptions {
-    endpoint: String,
-    #[serde(default)]
-    method: Option<Method>,
-    #[serde(default)]
-    always_key: bool,
-    #[serde(default)]
-    policy: RetryPolicy,
-    #[serde(default)]
-    storage_prefix: Option<String>,
-    #[serde(default)]
-    allow_memory_only: bool,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-}
-
 /// What each submit needs, shared by the futures it spawns.
 struct Config {
     endpoint: Endpoint,
@@ -147,29 +126,7 @@ impl IdempotentClient {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "ClientOptions")] options: JsValue,
     ) -> Result<IdempotentClient, JsValue> {
-        let options: ClientOptions = serde_wasm_bindgen::from_value(options)
-            .map_err(|e| error("invalidOptions", &e.to_string()))?;
-        let config = Config {
-            endpoint: Endpoint {
-                url: options.endpoint,
-                headers: options.headers.into_iter().collect(),
-            },
-            method: options.method.unwrap_or(Method::Post),
-            key_use: if options.always_key {
-                KeyUse::Always
-            } else {
-                KeyUse::Auto
-            },
-            policy: options.policy,
-            prefix: options
-                .storage_prefix
-                .unwrap_or_else(|| DEFAULT_PREFIX.to_owned()),
-            persistence: if options.allow_memory_only {
-                Persistence::AllowMemoryOnly
-            } else {
-                Persistence::Required
-            },
-        };
+        let config = read_options(&options).map_err(|message| error("invalidOptions", &message))?;
         Ok(IdempotentClient {
             config: Rc::new(config),
         })
@@ -181,37 +138,16 @@ impl IdempotentClient {
     /// `settledElsewhere`) when it cannot start; network and server failures end in an outcome.
     #[wasm_bindgen(unchecked_return_type = "Promise<Outcome>")]
     pub fn submit(&self, name: String, payload: JsValue) -> Promise {
-        let config = Rc::clone(&self.config);
-        let payload: Result<serde_json::Value, _> = serde_wasm_bindgen::from_value(payload);
-        future_to_promise(async move {
-            let payload = payload.map_err(|e| error("payload", &e.to_string()))?;
-            let spec = OperationSpec {
-                name,
-                method: config.method,
-                payload,
-                key_use: config.key_use,
-                persistence: config.persistence,
-            };
-            let policy = config.policy.clone();
-            run_locked(&config, spec.name.clone(), move |journal| {
-                Operation::start(spec, policy, now_ms(), journal, &mut RandomKeys).map(Some)
-            })
-            .await
-        })
+        let payload = CanonicalPayload::from_js(&payload);
+        future_to_promise(run_locked(Rc::clone(&self.config), name, Some(payload)))
     }
 
     /// Resumes the journaled operation `name` (listed by `pending()`) with its key and bytes.
     /// Resolves to `null` when nothing is journaled under that name.
     #[wasm_bindgen(unchecked_return_type = "Promise<Outcome | null>")]
     pub fn resume(&self, name: String) -> Promise {
-        let config = Rc::clone(&self.config);
-        future_to_promise(async move {
-            let policy = config.policy.clone();
-            run_locked(&config, name.clone(), move |journal| {
-                Operation::resume(&name, policy, journal)
-            })
-            .await
-        })
+        // One future type for submit and resume: one copy of the driver loop in the binary.
+        future_to_promise(run_locked(Rc::clone(&self.config), name, None))
     }
 
     /// The operations journaled in this origin's localStorage (pending or unknown).
@@ -220,12 +156,12 @@ impl IdempotentClient {
         let journal = self.config.journal();
         let records = journal::pending(&journal).map_err(|e| journal_error("unavailable", &e))?;
         let names = journal.names().unwrap_or_default();
-        let list: Vec<JsPending> = records
+        let list: Array = records
             .into_iter()
             .zip(names)
-            .map(|(record, name)| JsPending::new(name, record))
+            .map(|(record, name)| pending_object(&name, record))
             .collect();
-        to_js(&list)
+        Ok(list.into())
     }
 
     /// Forgets the journaled operation `name` (after reconciling an unknown outcome, or to
@@ -256,13 +192,14 @@ impl IdempotentClient {
             let Some((name, record)) = journal.change_from_event(&event) else {
                 return;
             };
-            let change = JsChange {
-                record: record.map(|r| JsPending::new(name.clone(), r)),
-                name,
+            let change = Object::new();
+            set(&change, "name", &JsValue::from_str(&name));
+            let record = match record {
+                Some(record) => pending_object(&name, record).into(),
+                None => JsValue::NULL,
             };
-            if let Ok(value) = to_js(&change) {
-                let _ = callback.call1(&JsValue::NULL, &value);
-            }
+            set(&change, "record", &record);
+            let _ = callback.call1(&JsValue::NULL, &change);
         })
         .into_js_value();
         let listener: Function = listener.unchecked_into();
@@ -281,156 +218,267 @@ impl IdempotentClient {
     }
 }
 
-/// Runs the operation `open` yields, holding the Web Lock for `name`, and converts its outcome.
+/// Starts (`payload`: `Some`) or resumes (`None`) the operation `name` holding the Web Lock for
+/// it, runs it to its outcome and converts that.
 ///
 /// If a record existed before waiting for the lock and is gone once it is held, another tab
 /// finished the operation meanwhile: rejecting with `settledElsewhere` beats minting a new key.
 async fn run_locked(
-    config: &Config,
+    config: Rc<Config>,
     name: String,
-    open: impl FnOnce(&mut LocalStorageJournal) -> Result<Option<Operation>, StartError>,
+    payload: Option<Result<CanonicalPayload, StartError>>,
 ) -> Result<JsValue, JsValue> {
+    let payload = payload.transpose().map_err(start_error)?;
     let mut journal = config.journal();
     let existed_before = matches!(journal.load(&name), Ok(Some(_)));
-    let lock_name = format!("idem:{name}");
+    let lock_name = ["idem:", name.as_str()].concat();
     lock::with_lock(&lock_name, async move {
         if existed_before && matches!(journal.load(&name), Ok(None)) {
             return Err(error(
                 "settledElsewhere",
-                &format!("operation {name} was settled in another tab"),
+                &["operation ", name.as_str(), " was settled in another tab"].concat(),
             ));
         }
-        let Some(mut op) = open(&mut journal).map_err(start_error)? else {
+        let policy = config.policy.clone();
+        let opened = match payload {
+            Some(payload) => {
+                let spec = OperationSpec {
+                    name,
+                    method: config.method,
+                    payload,
+                    key_use: config.key_use,
+                    persistence: config.persistence,
+                };
+                Operation::start(spec, policy, now_ms(), &mut journal, &mut RandomKeys).map(Some)
+            }
+            None => Operation::resume(&name, policy, &journal),
+        };
+        let Some(mut op) = opened.map_err(start_error)? else {
             return Ok(JsValue::NULL);
         };
         let outcome = fetch::run(&mut op, &config.endpoint, &mut journal).await;
-        to_js(&JsOutcome::from(&outcome))
+        Ok(outcome_object(&outcome).into())
     })
     .await
 }
 
-/// `Outcome` as the plain JS object of the TypeScript `Outcome` interface.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JsOutcome {
-    name: String,
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    status: Option<u16>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    body: Option<serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    problem: Option<crate::Problem>,
-    key: Option<String>,
-    attempts: u32,
-    durability: crate::Durability,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    last_error: Option<String>,
+/// Reads `ClientOptions` as serde did (undefined members take their defaults; `null` too where
+/// the TypeScript type allows it), field by field, without serde.
+fn read_options(options: &JsValue) -> Result<Config, String> {
+    if !options.is_object() {
+        return Err("options must be an object".into());
+    }
+    let endpoint = member(options, "endpoint")
+        .and_then(|v| v.as_string())
+        .ok_or("options.endpoint must be a string")?;
+    let method = match member(options, "method").filter(|v| !v.is_null()) {
+        None => Method::Post,
+        Some(v) => v
+            .as_string()
+            .and_then(|name| Method::from_name(&name))
+            .ok_or("options.method must be one of POST, PATCH, PUT, DELETE, GET, HEAD")?,
+    };
+    let always_key = boolean(options, "alwaysKey", "options.alwaysKey")?.unwrap_or(false);
+    let allow_memory_only =
+        boolean(options, "allowMemoryOnly", "options.allowMemoryOnly")?.unwrap_or(false);
+    let prefix = match member(options, "storagePrefix").filter(|v| !v.is_null()) {
+        None => DEFAULT_PREFIX.to_owned(),
+        Some(v) => v
+            .as_string()
+            .ok_or("options.storagePrefix must be a string")?,
+    };
+    let mut headers = Vec::new();
+    if let Some(object) = member(options, "headers") {
+        if !object.is_object() {
+            return Err("options.headers must be an object".into());
+        }
+        for entry in Object::entries(object.unchecked_ref()).iter() {
+            let entry: Array = entry.unchecked_into();
+            let (Some(name), Some(value)) = (entry.get(0).as_string(), entry.get(1).as_string())
+            else {
+                return Err("options.headers values must be strings".into());
+            };
+            headers.push((name, value));
+        }
+        crate::json::sort_by(&mut headers, |a, b| a.0 < b.0);
+    }
+    let mut policy = RetryPolicy::default();
+    if let Some(p) = member(options, "policy") {
+        if !p.is_object() {
+            return Err("options.policy must be an object".into());
+        }
+        let ms = |name: &str, default: u64| -> Result<u64, String> {
+            match member(&p, name) {
+                None => Ok(default),
+                Some(v) => integer(&v, u64::MAX).ok_or_else(|| {
+                    ["options.policy.", name, " must be a non-negative integer"].concat()
+                }),
+            }
+        };
+        policy.initial_backoff_ms = ms("initialBackoffMs", policy.initial_backoff_ms)?;
+        policy.max_backoff_ms = ms("maxBackoffMs", policy.max_backoff_ms)?;
+        policy.attempt_timeout_ms = ms("attemptTimeoutMs", policy.attempt_timeout_ms)?;
+        policy.retry_window_ms = ms("retryWindowMs", policy.retry_window_ms)?;
+        policy.jitter = boolean(&p, "jitter", "options.policy.jitter")?.unwrap_or(policy.jitter);
+        policy.max_attempts = match member(&p, "maxAttempts").filter(|v| !v.is_null()) {
+            None => None,
+            Some(v) => Some(
+                integer(&v, u64::from(u32::MAX))
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or("options.policy.maxAttempts must be a non-negative integer or null")?,
+            ),
+        };
+    }
+    Ok(Config {
+        endpoint: Endpoint {
+            url: endpoint,
+            headers,
+        },
+        method,
+        key_use: if always_key {
+            KeyUse::Always
+        } else {
+            KeyUse::Auto
+        },
+        policy,
+        prefix,
+        persistence: if allow_memory_only {
+            Persistence::AllowMemoryOnly
+        } else {
+            Persistence::Required
+        },
+    })
 }
 
-impl From<&Outcome> for JsOutcome {
-    fn from(outcome: &Outcome) -> Self {
-        let mut js = JsOutcome {
-            name: outcome.name.clone(),
-            kind: outcome.kind.name(),
-            status: None,
-            body: None,
-            problem: None,
-            key: outcome.key.clone(),
-            attempts: outcome.attempts,
-            durability: outcome.durability,
-            last_error: None,
-        };
-        match &outcome.kind {
-            OutcomeKind::Succeeded { status, body } | OutcomeKind::Replayed { status, body } => {
-                js.status = Some(*status);
-                js.body = Some(body_value(body));
-            }
-            OutcomeKind::Rejected {
-                status,
-                body,
-                problem,
-            } => {
-                js.status = Some(*status);
-                js.body = Some(body_value(body));
-                js.problem = problem.clone();
-            }
-            OutcomeKind::Unknown { last_error } => {
-                js.last_error = Some(
-                    last_error
-                        .as_ref()
-                        .map_or("no attempt sent".into(), |e| e.to_string()),
-                );
+/// `object[name]`, `None` when it is `undefined` (or cannot be read).
+fn member(object: &JsValue, name: &str) -> Option<JsValue> {
+    Reflect::get(object, &JsValue::from_str(name))
+        .ok()
+        .filter(|v| !v.is_undefined())
+}
+
+/// An optional boolean member.
+fn boolean(object: &JsValue, name: &str, path: &str) -> Result<Option<bool>, String> {
+    match member(object, name) {
+        None => Ok(None),
+        Some(v) => v
+            .as_bool()
+            .map(Some)
+            .ok_or_else(|| [path, " must be a boolean"].concat()),
+    }
+}
+
+/// A JS number that is an integer in `0..=max` (and a safe integer), as serde read a `u64`.
+fn integer(value: &JsValue, max: u64) -> Option<u64> {
+    let n = value.as_f64()?;
+    let safe = (0.0..=9_007_199_254_740_991.0).contains(&n) && n.trunc() == n;
+    // In range and integral: the cast is exact.
+    (safe && n as u64 <= max).then_some(n as u64)
+}
+
+/// `target[name] = value` on a fresh plain object (cannot fail).
+fn set(target: &Object, name: &str, value: &JsValue) {
+    let _ = Reflect::set(target, &JsValue::from_str(name), value);
+}
+
+/// `Outcome` as the plain JS object of the TypeScript `Outcome` interface.
+fn outcome_object(outcome: &Outcome) -> Object {
+    let js = Object::new();
+    set(&js, "name", &JsValue::from_str(&outcome.name));
+    set(&js, "kind", &JsValue::from_str(outcome.kind.name()));
+    match &outcome.kind {
+        OutcomeKind::Succeeded { status, body } | OutcomeKind::Replayed { status, body } => {
+            set(&js, "status", &JsValue::from(*status));
+            set(&js, "body", &body_value(body));
+        }
+        OutcomeKind::Rejected {
+            status,
+            body,
+            problem,
+        } => {
+            set(&js, "status", &JsValue::from(*status));
+            set(&js, "body", &body_value(body));
+            if let Some(problem) = problem {
+                set(&js, "problem", &problem_object(problem));
             }
         }
-        js
+        OutcomeKind::Unknown { .. } => {}
     }
+    let key = match &outcome.key {
+        Some(key) => JsValue::from_str(key),
+        None => JsValue::NULL,
+    };
+    set(&js, "key", &key);
+    set(&js, "attempts", &JsValue::from(outcome.attempts));
+    let durability = match outcome.durability {
+        Durability::Journaled => "journaled",
+        Durability::MemoryOnly => "memoryOnly",
+        Durability::Unkeyed => "unkeyed",
+    };
+    set(&js, "durability", &JsValue::from_str(durability));
+    if let OutcomeKind::Unknown { last_error } = &outcome.kind {
+        let text = last_error
+            .as_ref()
+            .map_or_else(|| "no attempt sent".to_owned(), Failure::message);
+        set(&js, "lastError", &JsValue::from_str(&text));
+    }
+    js
+}
+
+/// RFC 9457 problem details as a plain object (absent members left out).
+fn problem_object(problem: &Problem) -> Object {
+    let js = Object::new();
+    let text = |name: &str, value: &Option<String>| {
+        if let Some(value) = value {
+            set(&js, name, &JsValue::from_str(value));
+        }
+    };
+    text("type", &problem.kind);
+    text("title", &problem.title);
+    if let Some(status) = problem.status {
+        set(&js, "status", &JsValue::from(status));
+    }
+    text("detail", &problem.detail);
+    js
 }
 
 /// A record as the TypeScript `PendingOperation`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JsPending {
-    name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    key: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    attempts: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    created_at: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    status: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    payload: Option<serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-}
-
-impl JsPending {
-    fn new(name: String, record: Result<Record, JournalError>) -> Self {
-        match record {
-            Ok(record) => JsPending {
-                name,
-                key: Some(record.key.to_string()),
-                attempts: Some(record.attempts),
-                created_at: Some(record.created_at),
-                status: Some(match record.state {
-                    RecordState::Pending => "pending",
-                    RecordState::Unknown { .. } => "unknown",
-                }),
-                payload: Some(body_value(record.body.as_bytes())),
-                error: None,
-            },
-            Err(e) => JsPending {
-                name,
-                key: None,
-                attempts: None,
-                created_at: None,
-                status: None,
-                payload: None,
-                error: Some(e.to_string()),
-            },
+fn pending_object(name: &str, record: Result<Record, JournalError>) -> Object {
+    let js = Object::new();
+    set(&js, "name", &JsValue::from_str(name));
+    match record {
+        Ok(record) => {
+            let mut key = [0u8; uuid::fmt::Hyphenated::LENGTH];
+            set(
+                &js,
+                "key",
+                &JsValue::from_str(record.key.hyphenated().encode_lower(&mut key)),
+            );
+            set(&js, "attempts", &JsValue::from(record.attempts));
+            // ms since the epoch: exact as a double far beyond any real date.
+            set(
+                &js,
+                "createdAt",
+                &JsValue::from_f64(record.created_at as f64),
+            );
+            let status = match record.state {
+                RecordState::Pending => "pending",
+                RecordState::Unknown { .. } => "unknown",
+            };
+            set(&js, "status", &JsValue::from_str(status));
+            set(&js, "payload", &body_value(record.body.as_bytes()));
         }
+        Err(e) => set(&js, "error", &JsValue::from_str(&e.message())),
     }
+    js
 }
 
-/// A record change as the TypeScript `JournalChange`.
-#[derive(Serialize)]
-struct JsChange {
-    name: String,
-    record: Option<JsPending>,
-}
-
-/// A body as JSON when it parses, else as text.
-fn body_value(body: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(body)
-        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(body).into_owned()))
-}
-
-fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| error("internal", &e.to_string()))
+/// A body as JSON when it parses (`JSON.parse`), else as text.
+fn body_value(body: &[u8]) -> JsValue {
+    match core::str::from_utf8(body) {
+        Ok(text) => JSON::parse(text).unwrap_or_else(|_| JsValue::from_str(text)),
+        Err(_) => JsValue::from_str(&String::from_utf8_lossy(body)),
+    }
 }
 
 /// An `Error` named `IdempotencyError` with a machine-readable `code`.
@@ -442,7 +490,7 @@ fn error(code: &str, message: &str) -> JsValue {
 }
 
 fn journal_error(code: &str, e: &JournalError) -> JsValue {
-    error(code, &e.to_string())
+    error(code, &e.message())
 }
 
 fn start_error(e: StartError) -> JsValue {
@@ -452,5 +500,5 @@ fn start_error(e: StartError) -> JsValue {
         StartError::NotPersisted(_) => "notPersisted",
         StartError::Unreadable(_) => "unreadable",
     };
-    error(code, &e.to_string())
+    error(code, &e.message())
 }

@@ -26,6 +26,7 @@
 mod backoff;
 mod error;
 pub mod journal;
+mod json;
 mod key;
 mod method;
 mod operation;
@@ -34,6 +35,8 @@ mod payload;
 mod policy;
 mod reply;
 
+#[cfg(target_arch = "wasm32")]
+mod canonical_js;
 #[cfg(target_arch = "wasm32")]
 pub mod driver;
 #[cfg(target_arch = "wasm32")]
@@ -44,7 +47,7 @@ pub use error::StartError;
 pub use journal::{Journal, JournalError, MemoryJournal, Record, RecordState};
 pub use key::{KeyMinter, RandomKeys, RngKeys};
 pub use method::{KeyUse, Method};
-pub use operation::{Action, Attempt, Operation, OperationSpec, Persistence};
+pub use operation::{Action, Attempt, IntoCanonical, Operation, OperationSpec, Persistence};
 pub use outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
 pub use payload::CanonicalPayload;
 pub use policy::RetryPolicy;

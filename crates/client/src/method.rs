@@ -40,6 +40,19 @@ impl Method {
         }
     }
 
+    /// The method named `name` on the wire (exactly `"POST"`, `"PATCH"`, ...), as serde reads it.
+    pub fn from_name(name: &str) -> Option<Method> {
+        Some(match name {
+            "POST" => Method::Post,
+            "PATCH" => Method::Patch,
+            "PUT" => Method::Put,
+            "DELETE" => Method::Delete,
+            "GET" => Method::Get,
+            "HEAD" => Method::Head,
+            _ => return None,
+        })
+    }
+
     /// Whether HTTP semantics already make this method idempotent (so no key is needed).
     pub fn is_idempotent(self) -> bool {
         !matches!(self, Method::Post | Method::Patch)

@@ -14,14 +14,19 @@ use crate::policy::RetryPolicy;
 use crate::reply::Reply;
 
 /// What the caller wants done: one logical operation.
+///
+/// `P` is the payload: a `serde_json::Value` (the default), canonicalized by
+/// [`Operation::start`], or a [`CanonicalPayload`] already in canonical form (the browser
+/// bindings canonicalize with the browser's own JSON and hand the bytes over this way). Either
+/// way the same state machine runs.
 #[derive(Clone, Debug, PartialEq)]
-pub struct OperationSpec {
+pub struct OperationSpec<P = serde_json::Value> {
     /// A stable name for the logical operation, e.g. `checkout:cart-42`; the journal's key.
     pub name: String,
     /// The HTTP method.
     pub method: Method,
     /// The JSON payload (canonicalized before anything is stored or sent).
-    pub payload: serde_json::Value,
+    pub payload: P,
     /// Whether to send an `Idempotency-Key` (default: on POST and PATCH).
     pub key_use: KeyUse,
     /// What to do when the key cannot be persisted (default: refuse to send).
@@ -31,6 +36,19 @@ pub struct OperationSpec {
 impl OperationSpec {
     /// A POST of `payload` named `name`, keyed, with a persisted key required.
     pub fn post(name: impl Into<String>, payload: serde_json::Value) -> Self {
+        OperationSpec::with_payload(name, payload)
+    }
+}
+
+impl OperationSpec<CanonicalPayload> {
+    /// A POST of the canonical `payload` named `name`, keyed, with a persisted key required.
+    pub fn post_canonical(name: impl Into<String>, payload: CanonicalPayload) -> Self {
+        OperationSpec::with_payload(name, payload)
+    }
+}
+
+impl<P> OperationSpec<P> {
+    fn with_payload(name: impl Into<String>, payload: P) -> Self {
         OperationSpec {
             name: name.into(),
             method: Method::Post,
@@ -56,6 +74,25 @@ impl OperationSpec {
     pub fn with_persistence(mut self, persistence: Persistence) -> Self {
         self.persistence = persistence;
         self
+    }
+}
+
+/// A payload [`Operation::start`] can turn into canonical bytes: a `serde_json::Value`
+/// (canonicalized, RFC 8785) or a [`CanonicalPayload`] (taken as is).
+pub trait IntoCanonical {
+    /// The canonical bytes and their fingerprint.
+    fn into_canonical(self) -> Result<CanonicalPayload, StartError>;
+}
+
+impl IntoCanonical for serde_json::Value {
+    fn into_canonical(self) -> Result<CanonicalPayload, StartError> {
+        CanonicalPayload::new(&self)
+    }
+}
+
+impl IntoCanonical for CanonicalPayload {
+    fn into_canonical(self) -> Result<CanonicalPayload, StartError> {
+        Ok(self)
     }
 }
 
@@ -192,14 +229,39 @@ impl Operation {
     /// returns; if that write fails, this returns [`StartError::NotPersisted`] unless
     /// `spec.persistence` allows memory-only. Unkeyed operations (idempotent methods) do not
     /// touch the journal.
-    pub fn start(
-        spec: OperationSpec,
+    pub fn start<P: IntoCanonical>(
+        spec: OperationSpec<P>,
         policy: RetryPolicy,
         now: u64,
         journal: &mut dyn Journal,
         keys: &mut dyn KeyMinter,
     ) -> Result<Operation, StartError> {
-        let payload = CanonicalPayload::new(&spec.payload)?;
+        let OperationSpec {
+            name,
+            method,
+            payload,
+            key_use,
+            persistence,
+        } = spec;
+        let spec = OperationSpec {
+            name,
+            method,
+            payload: payload.into_canonical()?,
+            key_use,
+            persistence,
+        };
+        Operation::start_canonical(spec, policy, now, journal, keys)
+    }
+
+    /// [`Operation::start`] once the payload is canonical (one copy, whatever the payload type).
+    fn start_canonical(
+        spec: OperationSpec<CanonicalPayload>,
+        policy: RetryPolicy,
+        now: u64,
+        journal: &mut dyn Journal,
+        keys: &mut dyn KeyMinter,
+    ) -> Result<Operation, StartError> {
+        let payload = spec.payload;
         if !spec.key_use.applies_to(spec.method) {
             return Ok(Operation::new(
                 spec.name,
@@ -217,7 +279,7 @@ impl Operation {
                 if record.fingerprint != payload.fingerprint || record.method != spec.method {
                     return Err(StartError::PendingWithDifferentPayload {
                         name: spec.name,
-                        key: record.key.to_string(),
+                        key: key_string(record.key),
                     });
                 }
                 Ok(Operation::from_record(record, policy))
@@ -590,7 +652,7 @@ impl Operation {
         let outcome = Outcome {
             name: self.name.clone(),
             kind,
-            key: self.key.map(|k| k.to_string()),
+            key: self.key.map(key_string),
             attempts: self.attempts,
             durability: self.durability,
         };
@@ -610,4 +672,10 @@ impl Operation {
             _ => journal.remove(&self.name),
         };
     }
+}
+
+/// A key as the hyphenated lowercase text the header carries (without `core::fmt`).
+pub(crate) fn key_string(key: Uuid) -> String {
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    key.hyphenated().encode_lower(&mut buf).to_owned()
 }

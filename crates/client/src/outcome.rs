@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::json::{u64_string, Json};
+
 /// The final result of an operation: what happened, under which key, after how many attempts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
@@ -96,13 +98,21 @@ pub enum Failure {
     },
 }
 
+impl Failure {
+    /// The failure in words, e.g. `status 503` (what `Display` writes; built without
+    /// `core::fmt`, which the browser package avoids).
+    pub fn message(&self) -> String {
+        match self {
+            Failure::Network { message } => ["network error: ", message].concat(),
+            Failure::Timeout => "timed out".to_owned(),
+            Failure::Status { status } => ["status ", &u64_string(u64::from(*status))].concat(),
+        }
+    }
+}
+
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Network { message } => write!(f, "network error: {message}"),
-            Failure::Timeout => f.write_str("timed out"),
-            Failure::Status { status } => write!(f, "status {status}"),
-        }
+        f.write_str(&self.message())
     }
 }
 
@@ -124,11 +134,77 @@ pub struct Problem {
 }
 
 impl Problem {
-    /// Parses `body` as problem details; `None` when it is not a JSON object.
+    /// Parses `body` as problem details; `None` when it is not a JSON object, or when a member
+    /// it reads has the wrong type (`type`, `title`, `detail`: string or null; `status`: an
+    /// integer 0..=65535 or null).
     pub fn parse(body: &[u8]) -> Option<Problem> {
+        let value = Json::parse(core::str::from_utf8(body).ok()?)?;
+        if !value.is_object() {
+            return None;
+        }
+        let text = |field: &str| match value.get(field) {
+            None | Some(Json::Null) => Some(None),
+            Some(Json::String(s)) => Some(Some(s.clone())),
+            Some(_) => None,
+        };
+        Some(Problem {
+            kind: text("type")?,
+            title: text("title")?,
+            status: match value.get("status") {
+                None | Some(Json::Null) => None,
+                Some(n) => Some(u16::try_from(n.as_u64()?).ok()?),
+            },
+            detail: text("detail")?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `Problem::parse` did with serde_json.
+    fn serde_parse(body: &[u8]) -> Option<Problem> {
         match serde_json::from_slice::<serde_json::Value>(body).ok()? {
             value @ serde_json::Value::Object(_) => serde_json::from_value(value).ok(),
             _ => None,
         }
+    }
+
+    #[test]
+    fn problem_parse_agrees_with_serde_json() {
+        for body in [
+            &br#"{"type":"about:blank","title":"Key reused","status":422,"detail":"different payload"}"#[..],
+            br#"{"title":"t"}"#,
+            br#"{}"#,
+            br#"{"type":null,"status":null,"other":[1,2]}"#,
+            br#"{"status":"422"}"#,
+            br#"{"status":422.0}"#,
+            br#"{"status":70000}"#,
+            br#"{"status":-1}"#,
+            br#"{"title":5}"#,
+            br#"{"title":"a","title":"b"}"#,
+            br#"[1]"#,
+            br#""text""#,
+            b"",
+            b"not json",
+            b"{\"title\":\"\xff\"}",
+            br#"{"detail":"caf\u00e9 \ud83d\ude00"}"#,
+        ] {
+            assert_eq!(Problem::parse(body), serde_parse(body), "{:?}", String::from_utf8_lossy(body));
+        }
+    }
+
+    #[test]
+    fn failure_messages() {
+        assert_eq!(Failure::Status { status: 503 }.to_string(), "status 503");
+        assert_eq!(Failure::Timeout.to_string(), "timed out");
+        assert_eq!(
+            Failure::Network {
+                message: "reset".into()
+            }
+            .to_string(),
+            "network error: reset"
+        );
     }
 }

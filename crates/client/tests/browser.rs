@@ -3,11 +3,13 @@
 //! Run: `CHROMEDRIVER=/usr/bin/chromedriver cargo test -p idem-client --target wasm32-unknown-unknown`
 #![cfg(target_arch = "wasm32")]
 
+mod common;
+
 use idem_client::journal::local_storage::LocalStorageJournal;
 use idem_client::journal::{self, encode, RecordState};
 use idem_client::{
-    Action, Durability, Journal, JournalError, Operation, OperationSpec, Persistence, RetryPolicy,
-    StartError,
+    Action, CanonicalPayload, Durability, Journal, JournalError, Operation, OperationSpec,
+    Persistence, RetryPolicy, StartError,
 };
 use rand_core::RngCore;
 use serde_json::json;
@@ -263,4 +265,64 @@ fn an_old_version_is_migrated_and_a_newer_one_reported() {
         "{result:?}"
     );
     journal.remove(NAME).unwrap();
+}
+
+/// The JS-side canonicaliser (what `submit` uses) gives the golden RFC 8785 bytes, the same as
+/// serde_json_canonicalizer on the same text.
+#[wasm_bindgen_test]
+fn js_canonicaliser_gives_the_golden_bytes() {
+    for (input, expected) in common::canonical::CASES {
+        let value = js_sys::JSON::parse(input).unwrap();
+        let ours = CanonicalPayload::from_js(&value).unwrap();
+        assert_eq!(ours.json, *expected, "{input}");
+        let native: serde_json::Value = serde_json::from_str(input).unwrap();
+        assert_eq!(ours, CanonicalPayload::new(&native).unwrap(), "{input}");
+    }
+}
+
+/// JS values with no JSON text of their own map as they did when `submit` went through
+/// serde_wasm_bindgen into a `serde_json::Value` and serde_json_canonicalizer.
+#[wasm_bindgen_test]
+fn js_canonicaliser_reads_js_values_as_serde_wasm_bindgen_did() {
+    let make = |source: &str| -> JsValue {
+        js_sys::Function::new_no_args(&format!("return ({source});"))
+            .call0(&JsValue::NULL)
+            .unwrap()
+    };
+    let old = |value: &JsValue| -> Option<String> {
+        let value: serde_json::Value = serde_wasm_bindgen::from_value(value.clone()).ok()?;
+        Some(CanonicalPayload::new(&value).ok()?.json)
+    };
+    for (source, expected) in [
+        (
+            "{a: undefined, b: NaN, c: -Infinity, d: 10n, e: -(2n ** 63n), f: 2n ** 64n - 1n, g: [undefined, null]}",
+            Some(r#"{"a":null,"b":null,"c":null,"d":10,"e":-9223372036854776000,"f":18446744073709552000,"g":[null,null]}"#),
+        ),
+        (
+            "{m: new Map([['y', 1], ['x', {z: 2}]]), d: new Date(0), o: Object.create({inherited: 1})}",
+            Some(r#"{"d":{},"m":{"x":{"z":2},"y":1},"o":{}}"#),
+        ),
+        ("{k: Object.assign(Object.create(null), {b: 1, a: 2})}", Some(r#"{"k":{"a":2,"b":1}}"#)),
+        ("undefined", Some("null")),
+        ("-0", Some("0")),
+        ("2n ** 64n", None),
+        ("{f: () => 1}", None),
+        ("[Symbol('s')]", None),
+        ("{s: new Set([1])}", None),
+        ("{b: new Uint8Array(2)}", None),
+        ("{b: new ArrayBuffer(2)}", None),
+        ("{m: new Map([[1, 'non-string key']])}", None),
+    ] {
+        let value = make(source);
+        let ours = CanonicalPayload::from_js(&value).ok().map(|p| p.json);
+        let expected = expected.map(str::to_owned);
+        assert_eq!(ours, expected, "{source}");
+        assert_eq!(ours, old(&value), "{source} (serde_wasm_bindgen)");
+    }
+    // Nesting beyond 128 levels is refused rather than overflowing the stack.
+    let deep = make(&format!("{}{}", "[".repeat(200), "]".repeat(200)));
+    assert!(matches!(
+        CanonicalPayload::from_js(&deep),
+        Err(StartError::Payload(_))
+    ));
 }

@@ -82,7 +82,11 @@ async fn fetch(
         headers.append(name, value)?;
     }
     if let Some(key) = attempt.key {
-        headers.set(IDEMPOTENCY_KEY_HEADER, &key.to_string())?;
+        let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        headers.set(
+            IDEMPOTENCY_KEY_HEADER,
+            key.hyphenated().encode_lower(&mut buf),
+        )?;
     }
     let init = RequestInit::new();
     init.set_method(attempt.method.as_str());

@@ -70,7 +70,7 @@ impl LocalStorageJournal {
 
     /// The localStorage key of the record named `name`.
     pub fn storage_key(&self, name: &str) -> String {
-        format!("{}{name}", self.prefix)
+        [self.prefix.as_str(), name].concat()
     }
 
     /// The record change another tab made, read from a `storage` event, if it concerns this
@@ -129,7 +129,7 @@ impl Journal for LocalStorageJournal {
             .filter_map(|i| storage.key(i).ok().flatten())
             .filter_map(|key| key.strip_prefix(&self.prefix).map(str::to_owned))
             .collect();
-        names.sort();
+        crate::json::sort_by(&mut names, |a, b| a < b);
         Ok(names)
     }
 }
@@ -153,10 +153,15 @@ fn write_error(error: JsValue) -> JournalError {
 /// `"Name: message"` for a DOMException, else the value's string form.
 fn describe(error: &JsValue) -> String {
     if let Some(e) = error.dyn_ref::<DomException>() {
-        return format!("{}: {}", e.name(), e.message());
+        return [e.name(), ": ".into(), e.message()].concat();
     }
     if let Some(e) = error.dyn_ref::<js_sys::Error>() {
-        return format!("{}: {}", String::from(e.name()), String::from(e.message()));
+        return [
+            String::from(e.name()),
+            ": ".into(),
+            String::from(e.message()),
+        ]
+        .concat();
     }
     error.as_string().unwrap_or_else(|| "unknown error".into())
 }

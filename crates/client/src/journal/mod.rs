@@ -14,9 +14,9 @@ pub mod local_storage;
 pub use memory::MemoryJournal;
 
 use serde::{Deserialize, Serialize};
-use thiserror::Error;
 use uuid::Uuid;
 
+use crate::json::{u64_string, Json};
 use crate::method::Method;
 use crate::outcome::Failure;
 use crate::payload::fingerprint;
@@ -101,25 +101,20 @@ pub enum RecordState {
 }
 
 /// A journal failure. None of them is a panic.
-#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JournalError {
     /// Storage cannot be reached at all (e.g. `SecurityError`: storage blocked, no window).
-    #[error("storage unavailable: {0}")]
     Unavailable(String),
     /// The write did not fit (`QuotaExceededError`).
-    #[error("storage quota exceeded")]
     QuotaExceeded,
     /// Any other write failure.
-    #[error("storage write failed: {0}")]
     Write(String),
     /// The value under this name is not a record of ours (corrupt, or written by someone else).
-    #[error("record {name} is corrupt or foreign")]
     Corrupt {
         /// The operation name.
         name: String,
     },
     /// The record was written by a newer format version than this crate understands.
-    #[error("record {name} has format version {found}, newer than {FORMAT_VERSION}")]
     UnsupportedVersion {
         /// The operation name.
         name: String,
@@ -127,7 +122,6 @@ pub enum JournalError {
         found: u32,
     },
     /// The record has an older format version and lacks what a migration needs (key and body).
-    #[error("record {name} has old format version {found} and cannot be migrated")]
     Outdated {
         /// The operation name.
         name: String,
@@ -136,17 +130,94 @@ pub enum JournalError {
     },
 }
 
-/// Serializes `record` as JSON text.
+impl JournalError {
+    /// The error in words (what `Display` writes; built without `core::fmt`, which the browser
+    /// package avoids).
+    pub fn message(&self) -> String {
+        match self {
+            JournalError::Unavailable(why) => ["storage unavailable: ", why].concat(),
+            JournalError::QuotaExceeded => "storage quota exceeded".to_owned(),
+            JournalError::Write(why) => ["storage write failed: ", why].concat(),
+            JournalError::Corrupt { name } => ["record ", name, " is corrupt or foreign"].concat(),
+            JournalError::UnsupportedVersion { name, found } => [
+                "record ",
+                name,
+                " has format version ",
+                &u64_string(u64::from(*found)),
+                ", newer than ",
+                &u64_string(u64::from(FORMAT_VERSION)),
+            ]
+            .concat(),
+            JournalError::Outdated { name, found } => [
+                "record ",
+                name,
+                " has old format version ",
+                &u64_string(u64::from(*found)),
+                " and cannot be migrated",
+            ]
+            .concat(),
+        }
+    }
+}
+
+impl std::fmt::Display for JournalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for JournalError {}
+
+/// Serializes `record` as JSON text (the same bytes `serde_json::to_string` writes for it).
 pub fn encode(record: &Record) -> String {
-    // Invariant: `Record` holds only strings, integers, a UUID and plain enums, which
-    // serde_json always serializes; the fallback is unreachable.
-    serde_json::to_string(record).unwrap_or_default()
+    use crate::json::{write_str, write_u64};
+    let mut key = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    let mut out = String::with_capacity(160 + record.name.len() + 2 * record.body.len());
+    out.push_str("{\"version\":");
+    write_u64(&mut out, u64::from(record.version));
+    out.push_str(",\"name\":");
+    write_str(&mut out, &record.name);
+    out.push_str(",\"key\":\"");
+    out.push_str(record.key.hyphenated().encode_lower(&mut key));
+    out.push_str("\",\"method\":\"");
+    out.push_str(record.method.as_str());
+    out.push_str("\",\"body\":");
+    write_str(&mut out, &record.body);
+    out.push_str(",\"fingerprint\":");
+    write_str(&mut out, &record.fingerprint);
+    out.push_str(",\"attempts\":");
+    write_u64(&mut out, u64::from(record.attempts));
+    out.push_str(",\"createdAt\":");
+    write_u64(&mut out, record.created_at);
+    match &record.state {
+        RecordState::Pending => out.push_str(",\"state\":{\"status\":\"pending\"}}"),
+        RecordState::Unknown { last_error } => {
+            // `last_error`, as serde wrote it (`rename_all` renames the variants, not their fields).
+            out.push_str(",\"state\":{\"status\":\"unknown\",\"last_error\":");
+            match last_error {
+                None => out.push_str("null"),
+                Some(Failure::Network { message }) => {
+                    out.push_str("{\"type\":\"network\",\"message\":");
+                    write_str(&mut out, message);
+                    out.push('}');
+                }
+                Some(Failure::Timeout) => out.push_str("{\"type\":\"timeout\"}"),
+                Some(Failure::Status { status }) => {
+                    out.push_str("{\"type\":\"status\",\"status\":");
+                    write_u64(&mut out, u64::from(*status));
+                    out.push('}');
+                }
+            }
+            out.push_str("}}");
+        }
+    }
+    out
 }
 
 /// Parses the text stored under `name`, checking version, name and fingerprint.
 ///
-/// - current version: parsed strictly; a name or fingerprint that does not match is
-///   [`JournalError::Corrupt`];
+/// - current version: parsed strictly (every field present with its type; unknown members are
+///   ignored); a name or fingerprint that does not match is [`JournalError::Corrupt`];
 /// - older version (or none): migrated when it has a `key` (UUID) and a `body` (string): the
 ///   fingerprint is recomputed, missing `attempts` / `createdAt` become 0, the method POST;
 ///   otherwise [`JournalError::Outdated`] (or [`JournalError::Corrupt`] when there is no
@@ -157,11 +228,13 @@ pub fn decode(name: &str, text: &str) -> Result<Record, JournalError> {
     let corrupt = || JournalError::Corrupt {
         name: name.to_owned(),
     };
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|_| corrupt())?;
-    let object = value.as_object().ok_or_else(corrupt)?;
-    let version = match object.get("version") {
+    let value = Json::parse(text).ok_or_else(corrupt)?;
+    if !value.is_object() {
+        return Err(corrupt());
+    }
+    let version = match value.get("version") {
         // No version at all: an early record if it has a key and a body, else someone else's.
-        None => return migrate(name, 0, object).map_err(|_| corrupt()),
+        None => return migrate(name, 0, &value).map_err(|_| corrupt()),
         Some(v) => v
             .as_u64()
             .and_then(|v| u32::try_from(v).ok())
@@ -174,36 +247,73 @@ pub fn decode(name: &str, text: &str) -> Result<Record, JournalError> {
         });
     }
     if version < FORMAT_VERSION {
-        return migrate(name, version, object);
+        return migrate(name, version, &value);
     }
-    let record: Record = serde_json::from_value(value).map_err(|_| corrupt())?;
+    let record = strict(version, &value).ok_or_else(corrupt)?;
     if record.name != name || record.fingerprint != fingerprint(record.body.as_bytes()) {
         return Err(corrupt());
     }
     Ok(record)
 }
 
+/// A current-version record: every field present, with its type.
+fn strict(version: u32, value: &Json) -> Option<Record> {
+    let string = |field: &str| value.get(field)?.as_str().map(str::to_owned);
+    let state = value.get("state")?;
+    let state = match state.get("status")?.as_str()? {
+        "pending" => RecordState::Pending,
+        "unknown" => RecordState::Unknown {
+            last_error: match state.get("last_error") {
+                None | Some(Json::Null) => None,
+                Some(failure) => Some(failure_from_json(failure)?),
+            },
+        },
+        _ => return None,
+    };
+    Some(Record {
+        version,
+        name: string("name")?,
+        key: Uuid::try_parse(value.get("key")?.as_str()?).ok()?,
+        method: Method::from_name(value.get("method")?.as_str()?)?,
+        body: string("body")?,
+        fingerprint: string("fingerprint")?,
+        attempts: u32::try_from(value.get("attempts")?.as_u64()?).ok()?,
+        created_at: value.get("createdAt")?.as_u64()?,
+        state,
+    })
+}
+
+/// A [`Failure`] as `encode` writes it (`{"type":"network","message":...}`, ...).
+fn failure_from_json(value: &Json) -> Option<Failure> {
+    Some(match value.get("type")?.as_str()? {
+        "network" => Failure::Network {
+            message: value.get("message")?.as_str()?.to_owned(),
+        },
+        "timeout" => Failure::Timeout,
+        "status" => Failure::Status {
+            status: u16::try_from(value.get("status")?.as_u64()?).ok()?,
+        },
+        _ => return None,
+    })
+}
+
 /// Reads a pre-version-1 record: whatever it was, its key and body are what matter.
-fn migrate(
-    name: &str,
-    found: u32,
-    object: &serde_json::Map<String, serde_json::Value>,
-) -> Result<Record, JournalError> {
+fn migrate(name: &str, found: u32, object: &Json) -> Result<Record, JournalError> {
     let outdated = || JournalError::Outdated {
         name: name.to_owned(),
         found,
     };
     let key = object
         .get("key")
-        .and_then(|k| k.as_str())
-        .and_then(|k| Uuid::parse_str(k).ok())
+        .and_then(Json::as_str)
+        .and_then(|k| Uuid::try_parse(k).ok())
         .ok_or_else(outdated)?;
     let body = object
         .get("body")
-        .and_then(|b| b.as_str())
+        .and_then(Json::as_str)
         .ok_or_else(outdated)?
         .to_owned();
-    let number = |field: &str| object.get(field).and_then(|v| v.as_u64()).unwrap_or(0);
+    let number = |field: &str| object.get(field).and_then(Json::as_u64).unwrap_or(0);
     Ok(Record {
         version: FORMAT_VERSION,
         name: name.to_owned(),
@@ -304,5 +414,134 @@ mod tests {
                 found: 0
             })
         );
+    }
+
+    /// The decoder this crate had before its own JSON reader: serde_json, strictly typed.
+    fn serde_decode(name: &str, text: &str) -> Result<Record, JournalError> {
+        let corrupt = || JournalError::Corrupt {
+            name: name.to_owned(),
+        };
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|_| corrupt())?;
+        let object = value.as_object().ok_or_else(corrupt)?;
+        let version = match object.get("version") {
+            None => {
+                let key = object.get("key").and_then(|k| k.as_str());
+                let body = object.get("body").and_then(|b| b.as_str());
+                return match (key.and_then(|k| Uuid::parse_str(k).ok()), body) {
+                    (Some(_), Some(_)) => decode(name, text), // the migration is shared
+                    _ => Err(corrupt()),
+                };
+            }
+            Some(v) => v
+                .as_u64()
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(corrupt)?,
+        };
+        if version != FORMAT_VERSION {
+            return decode(name, text);
+        }
+        let record: Record = serde_json::from_value(value).map_err(|_| corrupt())?;
+        if record.name != name || record.fingerprint != fingerprint(record.body.as_bytes()) {
+            return Err(corrupt());
+        }
+        Ok(record)
+    }
+
+    fn records() -> Vec<Record> {
+        let base = record();
+        let mut out = vec![base.clone()];
+        for last_error in [
+            None,
+            Some(Failure::Timeout),
+            Some(Failure::Status { status: 503 }),
+            Some(Failure::Network {
+                message: "reset \"by\" peer\n\u{1}é😀".into(),
+            }),
+        ] {
+            let mut r = base.clone();
+            r.state = RecordState::Unknown { last_error };
+            out.push(r);
+        }
+        let mut tricky = base.clone();
+        tricky.name = "checkout:\"q\"\\/\t€😀".into();
+        tricky.body = r#"{"a":"\u0000\"é","b":[1.5e300,-0]}"#.into();
+        tricky.fingerprint = fingerprint(tricky.body.as_bytes());
+        tricky.key = Uuid::from_u128(u128::MAX);
+        tricky.method = Method::Delete;
+        tricky.attempts = u32::MAX;
+        tricky.created_at = u64::MAX;
+        out.push(tricky);
+        out
+    }
+
+    #[test]
+    fn encode_writes_what_serde_json_wrote() {
+        for r in records() {
+            let ours = encode(&r);
+            assert_eq!(ours, serde_json::to_string(&r).unwrap());
+            assert_eq!(decode(&r.name, &ours), Ok(r.clone()));
+        }
+    }
+
+    #[test]
+    fn decode_agrees_with_serde_json() {
+        let good = encode(&record());
+        let key = Uuid::from_u128(7);
+        let fp = fingerprint(br#"{"amount":1299}"#);
+        let with = |extra: &str| good.replacen('{', &format!("{{{extra},"), 1);
+        let mut texts: Vec<String> = records().iter().map(encode).collect();
+        texts.extend([
+            with(r#""extra":[1,{"x":null}]"#),
+            with(r#""attempts":"2""#).replace(r#","attempts":2"#, ""),
+            good.replace(r#""attempts":2"#, r#""attempts":4294967296"#),
+            good.replace(r#""attempts":2"#, r#""attempts":2.0"#),
+            good.replace(r#""attempts":2"#, r#""attempts":-1"#),
+            good.replace(r#""createdAt":1000"#, r#""createdAt":1e3"#),
+            good.replace(r#","createdAt":1000"#, ""),
+            good.replace(r#""method":"POST""#, r#""method":"post""#),
+            good.replace(r#""method":"POST""#, r#""method":"HEAD""#),
+            good.replace(&key.to_string(), &key.simple().to_string()),
+            good.replace(&key.to_string(), &key.braced().to_string()),
+            good.replace(&key.to_string(), &key.urn().to_string()),
+            good.replace(&key.to_string(), "not-a-uuid"),
+            good.replace(r#"{"status":"pending"}"#, r#"{"status":"pending","x":1}"#),
+            good.replace(r#"{"status":"pending"}"#, r#"{"status":"done"}"#),
+            good.replace(r#"{"status":"pending"}"#, r#"{"status":"unknown"}"#),
+            good.replace(
+                r#"{"status":"pending"}"#,
+                r#"{"status":"unknown","last_error":{"type":"status","status":70000}}"#,
+            ),
+            good.replace(
+                r#"{"status":"pending"}"#,
+                r#"{"status":"unknown","last_error":{"type":"network"}}"#,
+            ),
+            good.replace(
+                r#"{"status":"pending"}"#,
+                r#"{"status":"unknown","last_error":{"type":"other"}}"#,
+            ),
+            good.replace(r#"{"status":"pending"}"#, r#""pending""#),
+            good.replace(
+                r#"{"status":"pending"}"#,
+                r#"{"status":"unknown","lastError":{"type":"timeout"}}"#,
+            ),
+            good.replace(r#""version":1"#, r#""version":1,"version":2"#),
+            good.replace(r#""version":1"#, r#""version":2,"version":1"#),
+            good.replace(r#""version":1"#, r#""version":"1""#),
+            good.replace(r#""version":1"#, r#""version":0"#),
+            good.replace(&fp, "0"),
+            format!("  {good}\n"),
+            format!("{good}x"),
+            format!(r#"{{"key":"{key}","body":"x"}}"#),
+            format!(r#"{{"key":"{key}"}}"#),
+            "[]".into(),
+            "null".into(),
+        ]);
+        for text in &texts {
+            assert_eq!(
+                decode("checkout:cart-42", text),
+                serde_decode("checkout:cart-42", text),
+                "{text}"
+            );
+        }
     }
 }
