@@ -2,6 +2,7 @@
 #
 #   make serve   install what is missing (pinned), then run the demo on http://127.0.0.1:8080
 #   make test    install what is missing (pinned, Chromium included), then run every test tier
+#   make bench   install what is missing (valgrind, twiggy too), measure, write BENCHMARKS.md
 #
 # Every install step is skipped when the tool is already there at the right version
 # (scripts/tools.sh), so a second run costs seconds.
@@ -16,7 +17,7 @@ export TRUNK_SKIP_VERSION_CHECK := true
 
 WASM_TARGET := wasm32-unknown-unknown
 
-.PHONY: serve test tools tools-test build sdk test-native test-wasm test-e2e bench lint
+.PHONY: serve test tools tools-test tools-bench build sdk test-native test-wasm test-e2e bench lint
 
 serve: tools
 	trunk serve --release
@@ -31,6 +32,9 @@ tools:
 
 tools-test:
 	scripts/tools.sh test
+
+tools-bench:
+	scripts/tools.sh bench
 
 ## Release build of the demo into dist/ (wasm-opt runs: see Trunk.toml).
 build: tools
@@ -51,6 +55,13 @@ test-wasm:
 ## Tier 3: Playwright in Debian's Chromium against the release demo and the SDK package.
 test-e2e: build sdk
 	npx playwright test
+
+## Speed and size against their budgets, as ratios measured in one run: writes BENCHMARKS.md
+## (bench/run.sh). Timings, so never part of `make test`.
+bench: tools-bench
+	$(MAKE) --no-print-directory build
+	$(MAKE) --no-print-directory sdk
+	bench/run.sh
 
 lint:
 	cargo fmt --all -- --check

@@ -4,6 +4,7 @@
 #
 #   scripts/tools.sh build   wasm32 target, trunk, wasm-bindgen-cli, npm packages (wasm-opt)
 #   scripts/tools.sh test    all of the above, plus Debian's Chromium and chromedriver
+#   scripts/tools.sh bench   all of the above, plus valgrind (callgrind) and twiggy, for `make bench`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,8 +64,31 @@ ensure_chromium() {
   fi
 }
 
+TWIGGY_VERSION=0.8.0
+
+ensure_valgrind() {
+  if command -v valgrind >/dev/null; then
+    say "valgrind: present"
+  else
+    say "installing Debian's valgrind"
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind
+  fi
+}
+
+ensure_twiggy() {
+  if twiggy --version 2>/dev/null | grep -q " $TWIGGY_VERSION\$"; then
+    say "twiggy $TWIGGY_VERSION: present"
+  else
+    say "installing twiggy $TWIGGY_VERSION (about 2 minutes on 2 cores)"
+    cargo install --locked twiggy --version "$TWIGGY_VERSION"
+  fi
+}
+
 case "${1:-build}" in
   build) ensure_wasm_target; ensure_trunk; ensure_wasm_bindgen; ensure_npm_packages ;;
   test) ensure_wasm_target; ensure_trunk; ensure_wasm_bindgen; ensure_npm_packages; ensure_chromium ;;
-  *) echo "usage: $0 [build|test]" >&2; exit 2 ;;
+  bench) ensure_wasm_target; ensure_trunk; ensure_wasm_bindgen; ensure_npm_packages; ensure_chromium
+    ensure_valgrind; ensure_twiggy ;;
+  *) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
 esac

@@ -1,0 +1,115 @@
+// Assembles BENCHMARKS.md from target/bench/results/{store,sim,bundle,ui}.json, the machine, the
+// date, and bench/FINDINGS.md, and warns (stderr and in the file) when any ratio regressed by
+// more than 10 % against the table committed at HEAD. No dependencies beyond node.
+//
+//   node bench/report.mjs [OUT=BENCHMARKS.md]
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { fmt, RESULTS } from './steps/lib.mjs';
+
+const OUT = process.argv[2] ?? 'BENCHMARKS.md';
+const STEPS = ['store', 'sim', 'bundle', 'ui'];
+const TOLERANCE = 0.1;
+const MARK = 'bench-ratios';
+
+const sh = (cmd, args) => {
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return '';
+  }
+};
+
+const results = STEPS.map((s) => {
+  const file = `${RESULTS}/${s}.json`;
+  if (!existsSync(file)) throw new Error(`${file} missing: the ${s} step did not run`);
+  return JSON.parse(readFileSync(file, 'utf8'));
+});
+const figures = results.flatMap((r) => r.figures);
+
+// The committed table's ratios, from the machine-readable comment at the end of the file.
+const committed = sh('git', ['show', `HEAD:${OUT}`]);
+const prevMatch = committed.match(new RegExp(`<!-- ${MARK} (\\{.*\\}) -->`));
+const prev = prevMatch ? JSON.parse(prevMatch[1]) : {};
+const regressions = [];
+for (const f of figures) {
+  const old = prev[f.id];
+  if (typeof old !== 'number' || f.ratio === null) continue;
+  const worse = f.better === 'lower' ? f.ratio > old * (1 + TOLERANCE) : f.ratio < old * (1 - TOLERANCE);
+  if (worse) regressions.push(`${f.name}: ratio ${fmt(f.ratio)}, committed ${fmt(old)}`);
+}
+
+const cpu = cpus()[0]?.model ?? 'unknown';
+const machine = [
+  `${sh('nproc', [])} cores (${cpu})`,
+  `${(totalmem() / 2 ** 30).toFixed(1)} GiB memory`,
+  sh('rustc', ['--version']),
+  `node ${process.version}`,
+  sh('/usr/bin/chromium', ['--version']),
+].join(', ');
+const date = new Date().toISOString().replace(/\.\d+Z$/, ' UTC').replace('T', ' ');
+const commit = sh('git', ['rev-parse', '--short', 'HEAD']);
+const dirty = sh('git', ['status', '--porcelain', '--untracked-files=no']) ? ' plus uncommitted changes in the work tree' : '';
+
+const verdict = (f) => (f.pass === null ? 'info' : f.pass ? '✅ pass' : '❌ miss');
+const rows = figures.map(
+  (f) => `| ${f.name} | ${f.value}${f.note ? ` (${f.note})` : ''} | ${f.target} | ${f.ratio === null ? '—' : `${fmt(f.ratio)}`} | ${verdict(f)} |`,
+);
+const missed = figures.filter((f) => f.pass === false);
+const findings = existsSync('bench/FINDINGS.md') ? readFileSync('bench/FINDINGS.md', 'utf8').trim() : '';
+
+const md = [
+  '# Benchmarks',
+  '',
+  'Written by `make bench` (bench/run.sh, bench/report.mjs); do not edit by hand — the analysis',
+  'below comes from bench/FINDINGS.md. Every figure is a ratio measured in the same run, so',
+  'drift on these shared machines cancels out; the absolute values are for orientation.',
+  '',
+  `- **Date:** ${date}`,
+  `- **Machine:** ${machine}`,
+  `- **Code:** commit ${commit}${dirty}`,
+  '',
+  '| figure | measured | target | ratio | result |',
+  '|---|---|---|---:|---|',
+  ...rows,
+  '',
+  `${figures.filter((f) => f.pass === true).length} of ${figures.filter((f) => f.pass !== null).length} targets met` +
+    (missed.length ? `; missed: ${missed.map((f) => f.id).join(', ')}.` : '.'),
+  '',
+  regressions.length
+    ? ['**Regressions of more than 10 % against the committed table:**', '', ...regressions.map((r) => `- ${r}`), ''].join('\n')
+    : prevMatch
+      ? 'No ratio regressed by more than 10 % against the committed table.\n'
+      : 'No committed table to compare against yet.\n',
+  '## How each figure is measured',
+  '',
+  '- **Store, instructions:** `bench/cycle` runs one loop per process under `valgrind --tool=callgrind`',
+  '  (20,000 UUID keys: claim with `begin_with_fingerprint`, `save`, replay with `begin_with_fingerprint`;',
+  '  the HashMap loop inserts, overwrites after a token check, and gets + clones the response). A',
+  '  setup-only process is subtracted, so the figure is instructions per operation (3 per key).',
+  '  Built with the workspace `bench` profile (opt-level 3, LTO) into `target/bench`.',
+  '- **Store, wasm32 vs native:** the same crate as a plain wasm32 module (no wasm-bindgen glue),',
+  '  `wasm-opt -O3`, timed in node 20 with `performance.now()` around each loop; the native binary',
+  '  times the same loops with `Instant`. Five alternating native/wasm runs of five rounds each, best',
+  '  round counts. Ratio = native ns/op ÷ wasm ns/op (throughput).',
+  '- **Simulator:** `idem-lab bench --checkouts 1000000 --json` (crates/sim: lesson preset faults,',
+  '  same-key strategy, worlds of 100,000 checkouts; then the same store operations replayed alone).',
+  '- **Bundles:** gzip -9 and brotli q11 (node zlib) of `dist/*.wasm + *.js` after `make build` and of',
+  '  `target/sdk-pkg/*.wasm + *.js` after `make sdk`; 1 KB = 1,000 bytes.',
+  '- **UI:** `tests/bench/ui.spec.ts` in Debian\'s Chromium (headless, e2e launch flags). First',
+  '  interactive frame: `performance.now()` in the animation frame after the first usable control',
+  '  (`pay` / `ready`) appears, 7 cold loads each, alternating pages. Rows: demo at the fastest speed,',
+  '  same-key, 20 % response loss, a batch of 1,000 checkouts; minimal page: 1,000 keyed rows of the',
+  '  same shape, one in twenty changing every 16 ms. Long tasks (PerformanceObserver `longtask`) and',
+  '  requestAnimationFrame gaps from the click until 4 s after all 1,000 rows are there.',
+  '',
+  ...results.filter((r) => r.details).map((r) => r.details),
+  findings,
+  '',
+  `<!-- ${MARK} ${JSON.stringify(Object.fromEntries(figures.filter((f) => f.ratio !== null).map((f) => [f.id, Number(f.ratio.toFixed(4))])))} -->`,
+  '',
+].join('\n');
+writeFileSync(OUT, md);
+console.log(`[bench report] wrote ${OUT}: ${rows.length} figures, ${missed.length} targets missed`);
+for (const r of regressions) console.error(`[bench report] WARNING: regression of more than 10 %: ${r}`);

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `make bench`: every measurement in one run, then BENCHMARKS.md. Expects the tools from
+# `scripts/tools.sh bench` and the outputs of `make build` (dist/) and `make sdk`
+# (target/sdk-pkg); the Makefile's `bench` target provides both. Fails on the first error.
+#
+#   bench/run.sh                         all steps, then the report
+#   IDEM_BENCH_STEPS="store ui" bench/run.sh   only these steps (the report needs all four results)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+
+STEPS=${IDEM_BENCH_STEPS:-store sim bundle ui}
+say() { printf '[bench] %s\n' "$*"; }
+
+rm -rf target/bench/results
+mkdir -p target/bench/results
+for step in $STEPS; do
+  if [ "$step" = ui ]; then
+    say "building the minimal Yew baseline (bench/minimal-yew, trunk build --release)"
+    (cd bench/minimal-yew && trunk build --release)
+  fi
+  say "step: $step"
+  start=$SECONDS
+  node "bench/steps/$step.mjs"
+  say "step $step: $((SECONDS - start)) s"
+done
+node bench/report.mjs BENCHMARKS.md

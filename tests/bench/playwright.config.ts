@@ -1,0 +1,48 @@
+// UI measurements for `make bench` (not part of `make test`: they are timings, not checks).
+// The demo (dist/, `make build`) and the minimal Yew baseline (bench/minimal-yew/dist) are
+// served the same way, by the e2e static server, on 127.0.0.1, and measured in the same run
+// in Debian's Chromium with the e2e launch options.
+import { defineConfig } from '@playwright/test';
+
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+export const DEMO_PORT = 4373;
+export const MINIMAL_PORT = 4374;
+
+export default defineConfig({
+  testDir: '.',
+  outputDir: '../../target/bench/test-results',
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  timeout: 180_000,
+  reporter: [['list']],
+  use: {
+    headless: true,
+    viewport: { width: 1366, height: 768 },
+    launchOptions: {
+      executablePath: CHROMIUM,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    },
+  },
+  webServer: [
+    {
+      command: `node tests/e2e/serve.mjs ${DEMO_PORT} /=dist`,
+      cwd: '../..',
+      url: `http://127.0.0.1:${DEMO_PORT}/`,
+      reuseExistingServer: false,
+    },
+    {
+      command: `node tests/e2e/serve.mjs ${MINIMAL_PORT} /=bench/minimal-yew/dist`,
+      cwd: '../..',
+      url: `http://127.0.0.1:${MINIMAL_PORT}/`,
+      reuseExistingServer: false,
+    },
+  ],
+});
