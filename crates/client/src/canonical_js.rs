@@ -5,8 +5,7 @@
 //! `JSON.stringify`'s (which is also serde_json's), and members are sorted by UTF-16 code units.
 //! So the browser package canonicalizes with the browser's own number formatting instead of
 //! shipping serde_json and serde_json_canonicalizer, and hands the bytes to the same
-//! [`Operation`](crate::Operation) through [`OperationSpec<CanonicalPayload>`]
-//! (crate::OperationSpec). The native path (and the simulator) keeps serde_json_canonicalizer;
+//! [`Operation`](crate::Operation) as an `OperationSpec<CanonicalPayload>`. The native path (and the simulator) keeps serde_json_canonicalizer;
 //! the wasm tests check that both give the same bytes.
 //!
 //! JS values map as they did when the payload went through `serde_wasm_bindgen` into a

@@ -5,7 +5,10 @@
 //!
 //! - a UUID v4 key is minted once per operation and written to a [`Journal`] together with the
 //!   canonical payload bytes (RFC 8785) and their SHA-256 fingerprint *before* the first attempt
-//!   may be sent; every retry, even after a page reload, sends the same key and the same bytes;
+//!   may be sent; every retry, even after a page reload, sends the same key and the same bytes
+//!   (natively the payload is a `serde_json::Value` canonicalized by serde_json_canonicalizer; the
+//!   browser bindings canonicalize the JS value with the browser's own JSON number formatting and
+//!   pass a [`CanonicalPayload`], so the package ships neither serde_json nor its float code);
 //! - replies are classified by status: 2xx succeeds (or is a replay, from
 //!   `Idempotent-Replayed: true`), 409 and 429 wait and retry, 5xx, network errors and timeouts
 //!   retry with backoff, 422 and the other 4xx are final rejections;
