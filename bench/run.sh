@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: every measurement in one run, then BENCHMARKS.md. Expects the tools from
-# `scripts/tools.sh bench` and the outputs of `make build` (dist/) and `make sdk`
-# (target/sdk-pkg); the Makefile's `bench` target provides both. Fails on the first error.
+# `scripts/tools.sh bench`, the demo built into target/bench/dist (`trunk build --release
+# --dist target/bench/dist`) and the SDK package from `make sdk` (target/sdk-pkg); the
+# Makefile's `bench` target provides all three. Fails on the first error.
 #
 #   bench/run.sh                         all steps, then the report
 #   IDEM_BENCH_STEPS="store ui" bench/run.sh   only these steps (the report needs all four results)

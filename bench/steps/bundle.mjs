@@ -1,6 +1,7 @@
-// Bundle figures: gzip -9 and brotli (quality 11) sizes of the demo (dist/*.wasm + *.js, from
-// `make build`) and of the SDK package (target/sdk-pkg, from `make sdk`), and what each crate
-// adds, by twiggy on the same code before wasm-opt (wasm-bindgen output, names kept).
+// Bundle figures: gzip -9 and brotli (quality 11) sizes of the demo (*.wasm + *.js of
+// `trunk build --release`, as `make build`, into target/bench/dist) and of the SDK package
+// (target/sdk-pkg, from `make sdk`), and what each crate adds, by twiggy on the same code
+// before wasm-opt (wasm-bindgen output, names kept).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
@@ -63,7 +64,7 @@ function namedBuild(raw, out) {
   return join(out, wasm);
 }
 
-const demo = shipped('dist');
+const demo = shipped(process.env.IDEM_BENCH_DIST ?? 'target/bench/dist');
 const sdk = shipped('target/sdk-pkg');
 say(STEP, `demo ${JSON.stringify(demo)}`);
 say(STEP, `sdk ${JSON.stringify(sdk)}`);
@@ -86,7 +87,7 @@ const table = (title, { total, crates }) =>
 const figures = [
   figure({
     id: 'bundle.demo.gz',
-    name: 'Demo bundle (dist/*.wasm + *.js), gzip -9',
+    name: 'Demo bundle (trunk release *.wasm + *.js), gzip -9',
     value: `${kb(demo.gz)} (brotli ${kb(demo.br)}, raw ${kb(demo.raw)})`,
     target: '≤ 250 KB',
     ratio: demo.gz / (250 * KB),

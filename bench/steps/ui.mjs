@@ -11,6 +11,10 @@ for (const k of ['demo.firstFrame', 'minimal.firstFrame', 'demo.rows', 'minimal.
   if (!r[k]) throw new Error(`ui-raw.json: missing ${k}`);
 }
 const ms = (x) => `${fmt(x)} ms`;
+// The longtask API reports only tasks over 50 ms: none reported means "under 50 ms", and the
+// ratio counts such a page as 50 ms.
+const task = (x) => (x > 0 ? ms(x) : 'none > 50 ms');
+const floor50 = (x) => Math.max(x, 50);
 const [df, mf] = [r['demo.firstFrame'].medianMs, r['minimal.firstFrame'].medianMs];
 const [dr, mr] = [r['demo.rows'], r['minimal.rows']];
 const figures = [
@@ -25,11 +29,11 @@ const figures = [
   figure({
     id: 'ui.longestTask',
     name: 'UI: longest main-thread task, 1,000 rows at the fastest speed, demo vs minimal Yew',
-    value: `${ms(dr.longestTaskMs)} vs ${ms(mr.longestTaskMs)}`,
+    value: `${task(dr.longestTaskMs)} vs ${task(mr.longestTaskMs)}`,
     target: '≤ 1.5× minimal',
-    ratio: dr.longestTaskMs / Math.max(mr.longestTaskMs, 1),
+    ratio: floor50(dr.longestTaskMs) / floor50(mr.longestTaskMs),
     limit: 1.5,
-    note: `long tasks: ${dr.longTasks} vs ${mr.longTasks}`,
+    note: `long tasks: ${dr.longTasks} vs ${mr.longTasks}; demo settled ${fmt(dr.settledMs)} ms after the click`,
   }),
   figure({
     id: 'ui.medianFrame',

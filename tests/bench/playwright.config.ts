@@ -1,7 +1,8 @@
 // UI measurements for `make bench` (not part of `make test`: they are timings, not checks).
-// The demo (dist/, `make build`) and the minimal Yew baseline (bench/minimal-yew/dist) are
-// served the same way, by the e2e static server, on 127.0.0.1, and measured in the same run
-// in Debian's Chromium with the e2e launch options.
+// The demo (`trunk build --release` into target/bench/dist, as `make build` does into dist/)
+// and the minimal Yew baseline (bench/minimal-yew/dist) are served the same way, by the e2e
+// static server on 127.0.0.1, and measured in the same run in Debian's Chromium with the e2e
+// launch options.
 import { defineConfig } from '@playwright/test';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -33,7 +34,7 @@ export default defineConfig({
   },
   webServer: [
     {
-      command: `node tests/e2e/serve.mjs ${DEMO_PORT} /=dist`,
+      command: `node tests/e2e/serve.mjs ${DEMO_PORT} /=${process.env.IDEM_BENCH_DIST ?? 'target/bench/dist'}`,
       cwd: '../..',
       url: `http://127.0.0.1:${DEMO_PORT}/`,
       reuseExistingServer: false,
