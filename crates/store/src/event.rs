@@ -130,9 +130,14 @@ pub(crate) struct EventLog {
 }
 
 impl EventLog {
+    /// Most events allocated ahead of use.
+    const PREALLOCATED: usize = 4_096;
+
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
-            events: VecDeque::new(),
+            // Sized up front (up to a point): growing a deque of events reallocates and
+            // copies it a dozen times on the way to the default capacity.
+            events: VecDeque::with_capacity(capacity.min(Self::PREALLOCATED)),
             capacity,
             next_seq: 0,
             scopes: ScopeCache::default(),
@@ -154,6 +159,14 @@ impl EventLog {
     pub(crate) fn push_id(&mut self, at: u64, id: &RecordId, kind: EventKind) {
         if self.is_on() {
             self.append(at, id.scope_shared(), Some(id.key().clone()), kind);
+        }
+    }
+
+    /// Append an event about a record, taking the id's shared strings.
+    pub(crate) fn push_owned(&mut self, at: u64, id: RecordId, kind: EventKind) {
+        if self.is_on() {
+            let (scope, key) = id.into_parts();
+            self.append(at, scope, Some(key), kind);
         }
     }
 

@@ -337,7 +337,8 @@ impl<T: Table> Store<T> {
         // One pass decides, unless the row changed between our read and our conditional
         // write, which only a table shared with other stores allows; then read again.
         for _ in 0..4 {
-            match self.look(now, id, &fp) {
+            let (seen, stored) = self.look(now, id, &fp);
+            match seen {
                 Seen::Absent => {
                     let lease = self.new_lease(now);
                     let record = Record {
@@ -346,7 +347,7 @@ impl<T: Table> Store<T> {
                         created_at: now,
                         expires_at: self.expires_at(now),
                     };
-                    let owned = RecordId::from_shared(self.scopes.get(id.scope), id.key);
+                    let owned = self.owned(id);
                     if self.table.insert_if_absent(&owned, record) {
                         self.log_id(now, &owned, EventKind::Claimed { token: lease.token });
                         return Begin::Execute {
@@ -358,21 +359,28 @@ impl<T: Table> Store<T> {
                 }
                 Seen::Expired => {
                     if self.table.delete_if_expired(id, now, lock_ms) {
-                        self.log_ref(now, id, EventKind::Pruned);
+                        self.log_seen(now, id, stored, EventKind::Pruned);
                     }
                 }
                 Seen::Mismatch => {
-                    self.reject(now, id.scope, Some(id.key), 422, Rejection::Mismatch);
+                    let kind = EventKind::Rejected {
+                        status: 422,
+                        reason: Rejection::Mismatch,
+                    };
+                    self.log_seen(now, id, stored, kind);
                     return Begin::Mismatch;
                 }
                 Seen::Done(response) => {
                     let status = response.status;
-                    self.log_ref(now, id, EventKind::Replayed { status });
+                    self.log_seen(now, id, stored, EventKind::Replayed { status });
                     return Begin::Replay(response);
                 }
                 Seen::Live { retry_after_ms } => {
-                    let reason = Rejection::InFlight { retry_after_ms };
-                    self.reject(now, id.scope, Some(id.key), 409, reason);
+                    let kind = EventKind::Rejected {
+                        status: 409,
+                        reason: Rejection::InFlight { retry_after_ms },
+                    };
+                    self.log_seen(now, id, stored, kind);
                     return Begin::InFlight { retry_after_ms };
                 }
                 Seen::Stale(old) => {
@@ -384,7 +392,7 @@ impl<T: Table> Store<T> {
                             old_token: old.token,
                             new_token: lease.token,
                         };
-                        let owned = RecordId::from_shared(self.scopes.get(id.scope), id.key);
+                        let owned = stored.unwrap_or_else(|| self.owned(id));
                         self.log_id(now, &owned, kind);
                         return Begin::Execute {
                             id: owned,
@@ -403,18 +411,21 @@ impl<T: Table> Store<T> {
         Begin::InFlight { retry_after_ms }
     }
 
-    fn look(&self, now: u64, id: IdRef<'_>, fp: &Fingerprint) -> Seen {
+    /// Read the row once: what it shows, and the table's own id for it where the table
+    /// keeps one and the decision will log or hand it out (a clone shares its strings).
+    fn look(&self, now: u64, id: IdRef<'_>, fp: &Fingerprint) -> (Seen, Option<RecordId>) {
         let lock_ms = self.config.lock_ms;
-        let Some(record) = self.table.get(id) else {
-            return Seen::Absent;
+        let Some((stored, record)) = self.table.get_with_id(id) else {
+            return (Seen::Absent, None);
         };
+        let stored = stored.filter(|_| self.log.is_on()).cloned();
         if record.is_expired(now, lock_ms) {
-            return Seen::Expired;
+            return (Seen::Expired, stored);
         }
         if record.fingerprint != *fp {
-            return Seen::Mismatch;
+            return (Seen::Mismatch, stored);
         }
-        match &record.status {
+        let seen = match &record.status {
             Status::InFlight { lease } if lease.is_live(now, lock_ms) => Seen::Live {
                 retry_after_ms: lease.time_left(now, lock_ms),
             },
@@ -429,6 +440,20 @@ impl<T: Table> Store<T> {
                 }) => Seen::Done(response),
                 Cow::Owned(_) => Seen::Done(response.clone()),
             },
+        };
+        (seen, stored)
+    }
+
+    /// An owned id for a validated `id`, sharing the scope with earlier ones.
+    fn owned(&mut self, id: IdRef<'_>) -> RecordId {
+        RecordId::from_shared(self.scopes.get(id.scope), id.key)
+    }
+
+    /// Log a decision about a row [`look`](Self::look) saw, sharing its id if it has one.
+    fn log_seen(&mut self, now: u64, id: IdRef<'_>, stored: Option<RecordId>, kind: EventKind) {
+        match stored {
+            Some(stored) => self.log.push_owned(now, stored, kind),
+            None => self.log_ref(now, id, kind),
         }
     }
 

@@ -49,6 +49,13 @@ pub trait Table {
     /// The row for `id`, expired or not (expiry is the store's rule).
     fn get(&self, id: IdRef<'_>) -> Option<Cow<'_, Record>>;
 
+    /// [`get`](Table::get), with the row's own [`RecordId`] where the table keeps one, so
+    /// the store can log the decision and hand out the id without copying the key. The
+    /// default returns no id; the store then makes its own.
+    fn get_with_id(&self, id: IdRef<'_>) -> Option<(Option<&RecordId>, Cow<'_, Record>)> {
+        self.get(id).map(|r| (None, r))
+    }
+
     /// Insert `record` if no row has this id; whether it was inserted. Takes the owned
     /// id because the row keeps it ([`RecordId`] clones are cheap).
     fn insert_if_absent(&mut self, id: &RecordId, record: Record) -> bool;
@@ -161,6 +168,12 @@ impl MemoryTable {
 impl Table for MemoryTable {
     fn get(&self, id: IdRef<'_>) -> Option<Cow<'_, Record>> {
         self.rows.get(&id as &dyn IdPair).map(Cow::Borrowed)
+    }
+
+    fn get_with_id(&self, id: IdRef<'_>) -> Option<(Option<&RecordId>, Cow<'_, Record>)> {
+        self.rows
+            .get_key_value(&id as &dyn IdPair)
+            .map(|(k, r)| (Some(k), Cow::Borrowed(r)))
     }
 
     fn insert_if_absent(&mut self, id: &RecordId, record: Record) -> bool {

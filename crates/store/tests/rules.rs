@@ -728,3 +728,93 @@ fn notes_from_outside_the_rules_join_the_log() {
     s.push_event(4, "t", Some("bad\nkey"), "x".into());
     assert_eq!(s.events().nth(1).unwrap().key(), None);
 }
+
+/// A table that keeps no shared ids: it forwards the primitives and leaves
+/// [`Table::get_with_id`] to its default, so the store must make its own ids.
+#[derive(Default)]
+struct NoSharedIds(idem_store::MemoryTable);
+
+impl Table for NoSharedIds {
+    fn get(&self, id: IdRef<'_>) -> Option<std::borrow::Cow<'_, idem_store::Record>> {
+        self.0.get(id)
+    }
+    fn insert_if_absent(&mut self, id: &RecordId, record: idem_store::Record) -> bool {
+        self.0.insert_if_absent(id, record)
+    }
+    fn compare_and_set(&mut self, id: IdRef<'_>, e: &Lease, s: Status, x: u64) -> bool {
+        self.0.compare_and_set(id, e, s, x)
+    }
+    fn delete_if_held(&mut self, id: IdRef<'_>, e: &Lease) -> bool {
+        self.0.delete_if_held(id, e)
+    }
+    fn delete_if_expired(&mut self, id: IdRef<'_>, now: u64, lock_ms: u64) -> bool {
+        self.0.delete_if_expired(id, now, lock_ms)
+    }
+    fn delete_expired(&mut self, now: u64, lock_ms: u64) -> Vec<RecordId> {
+        self.0.delete_expired(now, lock_ms)
+    }
+    fn next_token(&mut self) -> u64 {
+        self.0.next_token()
+    }
+    fn put(&mut self, id: IdRef<'_>, record: idem_store::Record) -> Option<idem_store::Record> {
+        self.0.put(id, record)
+    }
+    fn remove(&mut self, id: IdRef<'_>) -> Option<idem_store::Record> {
+        self.0.remove(id)
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn for_each(&self, visit: &mut dyn FnMut(IdRef<'_>, &idem_store::Record)) {
+        self.0.for_each(visit)
+    }
+}
+
+/// Every decision about an existing row, through a table that shares its ids and one
+/// that does not: the same answers and the same events.
+#[test]
+fn decisions_and_events_do_not_depend_on_shared_ids() {
+    type Seen = (Vec<Begin>, Vec<(u64, String, Option<String>)>);
+    fn run<T: Table>(s: &mut Store<T>) -> Seen {
+        let mut out = Vec::new();
+        let mut begin = |s: &mut Store<T>, now, key: &str, body| {
+            let b = s.begin(now, "t", Some(key), body, &REQUIRED);
+            out.push(b.clone());
+            b
+        };
+        let Begin::Execute { id, lease, .. } = begin(s, 0, "k", BODY) else {
+            panic!("claim")
+        };
+        let _ = begin(s, 1, "k", BODY); // 409
+        let _ = begin(s, 2, "k", OTHER_BODY); // 422
+        let Begin::Execute {
+            id: id2,
+            lease: lease2,
+            taken_over: true,
+        } = begin(s, LOCK_MS, "k", BODY)
+        else {
+            panic!("takeover")
+        };
+        assert_eq!(id2, id);
+        assert_eq!(s.save(LOCK_MS + 1, &id, &lease, created(1)), Err(Fenced));
+        s.save(LOCK_MS + 2, &id2, &lease2, created(2)).unwrap();
+        let _ = begin(s, LOCK_MS + 3, "k", BODY); // replay
+        let _ = begin(s, LOCK_MS + 2 + RETENTION_MS, "k", BODY); // expired: pruned, claimed again
+        let events = s
+            .events()
+            .map(|e| (e.at(), e.scope().to_owned(), e.key().map(str::to_owned)))
+            .collect();
+        (out, events)
+    }
+    let mut shared = store();
+    let mut unshared = Store::with_table(config(), NoSharedIds::default());
+    let a = run(&mut shared);
+    assert_eq!(a, run(&mut unshared));
+    assert_eq!(kinds(&shared), {
+        let mut k = Vec::new();
+        unshared.events().for_each(|e| k.push(e.kind().clone()));
+        k
+    });
+    assert!(matches!(a.0[4], Begin::Replay(_)));
+    assert_eq!(shared.events().count(), 9);
+}
