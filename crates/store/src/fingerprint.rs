@@ -15,9 +15,11 @@ use crate::RequestError;
 pub struct Fingerprint(pub [u8; 32]);
 
 /// Fingerprint a JSON request body. Invalid JSON is [`RequestError::InvalidJson`] (a 400),
-/// never a panic; nesting deeper than 128 levels is refused the same way.
+/// never a panic; so are nesting deeper than 128 levels and an object with the same member
+/// name twice (RFC 8785 takes I-JSON, RFC 7493, which forbids duplicate names: the two
+/// readings of such a body would be two different requests).
 pub fn fingerprint(body: &[u8]) -> Result<Fingerprint, RequestError> {
-    let value: serde_json::Value = serde_json::from_slice(body).map_err(invalid)?;
+    let value = serde_json::from_slice::<Strict>(body).map_err(invalid)?.0;
     let mut hasher = HashWriter(Sha256::new());
     // Writing into a hasher cannot fail, and a parsed Value always serialises.
     serde_json_canonicalizer::to_writer(&value, &mut hasher).map_err(invalid)?;
@@ -28,6 +30,77 @@ fn invalid(e: serde_json::Error) -> RequestError {
     RequestError::InvalidJson {
         line: e.line(),
         column: e.column(),
+    }
+}
+
+/// A JSON value whose objects have no duplicate member names.
+struct Strict(serde_json::Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        serde_json::Number::from_f64(v)
+            .map(serde_json::Value::Number)
+            .ok_or_else(|| E::custom("number out of range"))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(Strict(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = serde_json::Map::new();
+        while let Some(name) = map.next_key::<String>()? {
+            if members.contains_key(&name) {
+                return Err(serde::de::Error::custom(format_args!(
+                    "duplicate member name {name:?}"
+                )));
+            }
+            let Strict(value) = map.next_value()?;
+            members.insert(name, value);
+        }
+        Ok(serde_json::Value::Object(members))
     }
 }
 
@@ -184,6 +257,25 @@ mod tests {
                 other => panic!("{:?}: {other:?}", String::from_utf8_lossy(body)),
             }
         }
+    }
+
+    #[test]
+    fn duplicate_member_names_are_invalid_json() {
+        for (body, at) in [
+            (r#"{"a":1,"a":1}"#, (1, 10)),
+            (r#"{"a":1,"b":{"c":[{"d":0,"d":1}]}}"#, (1, 27)),
+            ("{\"a\":1,\n\"\\u0061\":2}", (2, 8)),
+        ] {
+            match fingerprint(body.as_bytes()) {
+                Err(e @ RequestError::InvalidJson { line, column }) => {
+                    assert_eq!(e.status(), 400);
+                    assert_eq!((line, column), at, "{body}");
+                }
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+        // The same name in two different objects is fine.
+        assert!(fingerprint(br#"{"a":{"a":1},"b":[{"a":1},{"a":2}]}"#).is_ok());
     }
 
     #[test]
