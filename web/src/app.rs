@@ -41,13 +41,15 @@ pub fn App() -> Html {
         use_effect_with(view.log_rev, move |_| lab.save_log());
     }
     use_driver(&lab, *clock);
+    let fast = clock.factor() > 5.0;
 
     html! {
         <ContextProvider<Lab> context={lab}>
         <ContextProvider<UseReducerHandle<View>> context={view}>
         <ContextProvider<UseReducerHandle<Settings>> context={settings}>
         <ContextProvider<UseReducerHandle<Clock>> context={clock}>
-            <div class="app">
+            // Above 5×, row flashes would only be noise (and style work every frame): off.
+            <div class={classes!("app", fast.then_some("fast"))}>
                 <Header />
                 <main class="layout">
                     <div class="col left">

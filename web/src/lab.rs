@@ -8,6 +8,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use gloo_timers::callback::Timeout;
 use yew::prelude::*;
 
 use crate::browser;
@@ -17,7 +18,11 @@ use crate::model::view::{View, ViewAction};
 use crate::world::Adapter;
 
 /// Wall-clock milliseconds one tick may spend inside the world before yielding to the page.
-pub const TICK_BUDGET_MS: f64 = 12.0;
+pub const TICK_BUDGET_MS: f64 = 6.0;
+
+/// Least wall-clock time between two refreshes driven by time (about 30 a second): the panels
+/// stay live, the browser gets to lay out and paint in between.
+pub const REFRESH_EVERY_MS: f64 = 33.0;
 
 struct Inner {
     world: RefCell<Adapter>,
@@ -25,6 +30,12 @@ struct Inner {
     view: UseReducerDispatcher<View>,
     rev: Cell<u32>,
     reset: Cell<bool>,
+    /// A refresh is scheduled for the next task (see [`Lab::advance`]).
+    refresh_pending: Cell<bool>,
+    /// The scheduled refresh; dropping it cancels it.
+    refresh_timer: RefCell<Option<Timeout>>,
+    /// Wall-clock time of the last refresh.
+    refreshed_at: Cell<f64>,
 }
 
 /// Shared handle to the lab (cheap to clone; equal when it is the same lab).
@@ -70,13 +81,17 @@ impl Lab {
             view,
             rev: Cell::new(1),
             reset: Cell::new(true),
+            refresh_pending: Cell::new(false),
+            refresh_timer: RefCell::new(None),
+            refreshed_at: Cell::new(0.0),
         }))
     }
 
     /// The settings the page should show at start (restored after a reload).
     pub fn initial_settings(&self) -> Settings {
         let log = self.0.log.borrow();
-        Settings::restored(log.strategy, log.seed, &log.network, &log.server)
+        let world = self.0.world.borrow();
+        Settings::restored(log.strategy, log.seed, world.network(), world.server())
     }
 
     /// Apply `command` now, record it, and refresh the view.
@@ -87,7 +102,8 @@ impl Lab {
             world.apply(&command);
         }
         self.0.rev.set(self.0.rev.get() + 1);
-        self.refresh();
+        // A batch of a thousand checkouts is work enough for one task: render in the next.
+        self.refresh_soon();
     }
 
     /// New network settings, if they differ from the world's.
@@ -132,9 +148,23 @@ impl Lab {
         let start = browser::wall_ms();
         let over_budget = move || browser::wall_ms() - start > TICK_BUDGET_MS;
         let moved = self.0.world.borrow_mut().advance_by(dt, &over_budget);
-        if moved {
-            self.refresh();
+        if moved && browser::wall_ms() - self.0.refreshed_at.get() >= REFRESH_EVERY_MS {
+            self.refresh_soon();
         }
+    }
+
+    /// Refresh in a task of its own, so one task never pays for both the simulation and the
+    /// rendering; several ticks before it runs cost one refresh.
+    fn refresh_soon(&self) {
+        if self.0.refresh_pending.replace(true) {
+            return;
+        }
+        let lab = self.clone();
+        let timer = Timeout::new(0, move || {
+            lab.0.refresh_pending.set(false);
+            lab.refresh();
+        });
+        *self.0.refresh_timer.borrow_mut() = Some(timer);
     }
 
     /// Advance to the next event.
@@ -145,6 +175,7 @@ impl Lab {
 
     /// Send the world's current state to the view.
     pub fn refresh(&self) {
+        self.0.refreshed_at.set(browser::wall_ms());
         let mut snap = self.0.world.borrow_mut().snapshot();
         snap.reset = self.0.reset.replace(false);
         snap.log_rev = self.0.rev.get();

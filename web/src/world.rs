@@ -5,6 +5,7 @@
 //! reads a clock: the tick's budget check comes in as a closure.
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use idem_client::journal::decode;
 use idem_client::{Journal, RecordState};
@@ -16,9 +17,13 @@ use idem_store::{EventKind as StoreEvent, Rejection, RowState};
 
 use crate::components::checkout::cart_total;
 use crate::journal::PageJournal;
+use crate::model::fields::FULL;
 use crate::model::run_log::{Command, RunLog};
 use crate::model::settings::{NetworkSettings, ServerSettings, Strategy};
-use crate::model::view::{ClaimRow, ClaimStatus, EventKind, EventRow, LedgerRow, Snapshot, Stats, StorageRecord, FEED_CAP};
+use crate::model::view::{
+    merge_claims, merge_ledger, ClaimRow, ClaimStatus, EventKind, EventRow, LedgerRow, ShownClaim, Snapshot, Stats,
+    StorageRecord, FEED_CAP,
+};
 
 /// Events run between two budget checks.
 const BUDGET_EVERY: u32 = 32;
@@ -36,10 +41,10 @@ pub struct Adapter {
     store_cursor: u64,
     charge_cursor: usize,
     /// Store-event cursor value the claim rows were built at, and the server settings then.
-    rows_built: Option<(u64, u64, ServerSettings)>,
-    rows: Vec<ClaimRow>,
+    rows_built: Option<(u64, ServerSettings)>,
+    claims: Rc<Vec<Rc<ShownClaim>>>,
     ledger_built: usize,
-    ledger: Vec<LedgerRow>,
+    ledger: Rc<Vec<Rc<LedgerRow>>>,
     seq: u64,
 }
 
@@ -55,9 +60,9 @@ fn sim_strategy(s: Strategy) -> SimStrategy {
 /// worker toggles are fault probabilities in the simulator: on means every worker.
 fn faults(n: &NetworkSettings, s: &ServerSettings) -> Faults {
     Faults {
-        drop_request: n.request_loss,
-        drop_response: n.response_loss,
-        duplicate: n.duplicate,
+        drop_request: probability(n.request_loss),
+        drop_response: probability(n.response_loss),
+        duplicate: probability(n.duplicate),
         latency_ms: n.latency_min_ms,
         jitter_ms: n.latency_max_ms.saturating_sub(n.latency_min_ms),
         crash_after_charge: if s.crash_after_charge { 1.0 } else { 0.0 },
@@ -65,6 +70,11 @@ fn faults(n: &NetworkSettings, s: &ServerSettings) -> Faults {
         tab_reload: 0.0,
         reuse_key_other_cart: 0.0,
     }
+}
+
+/// Basis points as the simulator's probability.
+fn probability(bp: u32) -> f64 {
+    f64::from(bp.min(FULL)) / f64::from(FULL)
 }
 
 fn server_config(s: &ServerSettings) -> ServerConfig {
@@ -93,9 +103,9 @@ impl Adapter {
             store_cursor: 0,
             charge_cursor: 0,
             rows_built: None,
-            rows: Vec::new(),
+            claims: Rc::default(),
             ledger_built: usize::MAX,
-            ledger: Vec::new(),
+            ledger: Rc::default(),
             seq: 0,
         }
     }
@@ -275,7 +285,7 @@ impl Adapter {
         Snapshot {
             now,
             seed: self.seed(),
-            claims: self.rows.clone(),
+            claims: self.claims.clone(),
             ledger: self.ledger.clone(),
             new_events,
             storage: self.storage_record(),
@@ -289,13 +299,14 @@ impl Adapter {
 
     fn rebuild_rows(&mut self) {
         let store = self.world.store();
-        let stamp = (store.next_event_seq(), self.world.events_run(), self.server.clone());
+        let stamp = (store.next_event_seq(), self.server.clone());
         // Rows change only through store decisions (each logs an event) or a new lock_ms.
-        if self.rows_built.as_ref().is_some_and(|(seq, _, s)| *seq == stamp.0 && *s == stamp.2) {
+        if self.rows_built.as_ref() == Some(&stamp) {
             return;
         }
         let lock_ms = self.server.lock_ms;
-        self.rows = self
+        let now = self.world.now();
+        let rows = self
             .world
             .rows()
             .into_iter()
@@ -314,6 +325,7 @@ impl Adapter {
                 }
             })
             .collect();
+        self.claims = merge_claims(&self.claims, rows, now);
         self.rows_built = Some(stamp);
     }
 
@@ -336,7 +348,7 @@ impl Adapter {
         let mut rows: Vec<(u32, LedgerRow)> = by.into_iter().collect();
         // Double charges first, then newest first.
         rows.sort_by(|(a, ra), (b, rb)| (rb.charges > 1).cmp(&(ra.charges > 1)).then(b.cmp(a)));
-        self.ledger = rows.into_iter().map(|(_, r)| r).collect();
+        self.ledger = merge_ledger(&self.ledger, rows.into_iter().map(|(_, r)| r).collect());
         self.ledger_built = charges.len();
     }
 

@@ -36,7 +36,19 @@ export async function waitSettled(page: Page, checkouts: number, timeout = 60_00
   await expect(page.getByTestId('stat-pending')).toHaveText('0', { timeout });
 }
 
-/** Ledger rows as { order, charges }. */
+/** Orders PayCo charged more than once, from the ledger's `data-double-orders` (complete even
+ * though the list only puts the rows in view in the DOM). */
+export async function doubleCharged(page: Page): Promise<string[]> {
+  const list = (await page.getByTestId('ledger').getAttribute('data-double-orders')) ?? '';
+  return list === '' ? [] : list.split(',');
+}
+
+/** Number of orders in the ledger. */
+export async function ledgerOrders(page: Page): Promise<number> {
+  return Number(await page.getByTestId('ledger').getAttribute('data-orders'));
+}
+
+/** Ledger rows in view as { order, charges }. */
 export async function ledger(page: Page): Promise<{ order: string; charges: number }[]> {
   return page.getByTestId('ledger-row').evaluateAll((rows) =>
     rows.map((r) => ({ order: r.getAttribute('data-order') ?? '', charges: Number(r.getAttribute('data-charges')) })),

@@ -12,13 +12,15 @@ use crate::model::view::{ClaimStatus, ShownClaim};
 pub struct ClaimRowProps {
     /// The record.
     pub claim: Rc<ShownClaim>,
-    /// Virtual time for the lease countdown; 0 for finished rows so they never re-render on time.
+    /// Virtual time, for the lease countdown and the flash.
     pub now: u64,
+    /// Offset in the windowed list, px.
+    pub top: usize,
 }
 
 impl PartialEq for ClaimRowProps {
     fn eq(&self, other: &Self) -> bool {
-        self.now == other.now && (Rc::ptr_eq(&self.claim, &other.claim) || self.claim == other.claim)
+        self.now == other.now && self.top == other.top && (Rc::ptr_eq(&self.claim, &other.claim) || self.claim == other.claim)
     }
 }
 
@@ -27,8 +29,15 @@ impl PartialEq for ClaimRowProps {
 pub fn ClaimRowView(props: &ClaimRowProps) -> Html {
     let c = &props.claim;
     let r = &c.row;
-    // Alternate two identical animations so every change restarts the flash.
-    let flash = if c.version % 2 == 0 { "flash-a" } else { "flash-b" };
+    // Alternate two identical animations so every change restarts the flash. A row scrolled
+    // into view mounts fresh: it flashes only if it changed in the last moments.
+    let mounted_version = use_state(|| c.version);
+    let recent = c.changed_at + 1_000 >= props.now;
+    let flash = if c.version != *mounted_version || recent {
+        if c.version % 2 == 0 { "flash-a" } else { "flash-b" }
+    } else {
+        ""
+    };
     let status = r.status.value();
     let lease = match (r.status, r.locked_at, r.lease_until) {
         (ClaimStatus::InFlight, Some(at), Some(until)) => {
@@ -39,7 +48,7 @@ pub fn ClaimRowView(props: &ClaimRowProps) -> Html {
             html! {
                 <span class={classes!("lease", stale.then_some("stale"))} title="time left on the lease; stale leases are taken over">
                     <span class="bar"><span style={format!("width:{pct}%")}></span></span>
-                    { if stale { "stale".to_string() } else { format!("{:.1} s", left as f64 / 1000.0) } }
+                    { if stale { "stale".to_string() } else { format!("{}.{} s", left / 1000, left % 1000 / 100) } }
                 </span>
             }
         }
@@ -47,7 +56,7 @@ pub fn ClaimRowView(props: &ClaimRowProps) -> Html {
     };
     let opt = |v: Option<u64>| v.map_or("—".to_string(), |v| v.to_string());
     html! {
-        <div role="row" class={classes!("crow", status, flash)} data-testid="claim-row"
+        <div role="row" class={classes!("crow", status, flash)} data-testid="claim-row" style={format!("top:{}px", props.top)}
             data-key={r.key.clone()} data-status={status} data-scope={r.scope.clone()} data-version={c.version.to_string()}>
             <span role="cell" class="c-scope">{ &r.scope }</span>
             <span role="cell" class="c-key mono" title={r.key.clone()}>{ &r.key }</span>

@@ -1,49 +1,72 @@
-//! The store's claim table, live, newest record first.
+//! The store's claim table, live, newest record first, windowed: only the rows in view are in
+//! the DOM. `claim-table`'s `data-rows` is always the full count; the filter box finds a key.
 
+use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 use super::claim_row::ClaimRowView;
+use super::window::use_window;
 use crate::model::view::{ClaimStatus, View};
 
-/// Most rows put in the DOM; the header says when more exist. Every row up to this is a real
-/// `claim-row` element (tests count them).
-pub const MAX_ROWS: usize = 2_000;
+/// Height of one row, px (matches `.crow` in style.css).
+pub const ROW_PX: usize = 24;
 
 /// The claim table.
 #[function_component]
 pub fn ClaimTable() -> Html {
     let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
+    let filter = use_state(String::new);
     let claims = view.claims.clone();
     let now = view.now;
     let total = claims.len();
     let in_flight = claims.iter().filter(|c| c.row.status == ClaimStatus::InFlight).count();
+    let needle = filter.trim().to_ascii_lowercase();
+    let shown: Vec<_> = if needle.is_empty() {
+        claims.iter().collect()
+    } else {
+        claims.iter().filter(|c| c.row.key.contains(needle.as_str())).collect()
+    };
+    let win = use_window(shown.len(), ROW_PX);
+    let on_filter = {
+        let filter = filter.clone();
+        Callback::from(move |e: InputEvent| filter.set(e.target_unchecked_into::<HtmlInputElement>().value()))
+    };
     html! {
         <div class="claims">
             <div class="claims-head">
-                <span data-testid="claim-count" data-total={total.to_string()} data-in-flight={in_flight.to_string()}>
+                <span data-testid="claim-count" data-total={total.to_string()} data-in-flight={in_flight.to_string()}
+                    data-shown={shown.len().to_string()}>
                     { format!("{total} records · {in_flight} in flight") }
-                    if total > MAX_ROWS { { format!(" · showing newest {MAX_ROWS}") } }
+                    if !needle.is_empty() { { format!(" · {} match", shown.len()) } }
                 </span>
+                <label class="filter">
+                    <span class="sr-only">{ "Find a key" }</span>
+                    <input type="search" placeholder="find a key…" data-testid="claim-filter" value={(*filter).clone()}
+                        oninput={on_filter} spellcheck="false" autocomplete="off" />
+                </label>
             </div>
-            <div class="ctable" role="table" aria-label="Claim table" data-testid="claim-table" data-rows={total.to_string()}>
+            <div class="ctable" role="table" aria-label="Claim table" aria-rowcount={total.to_string()}
+                data-testid="claim-table" data-rows={total.to_string()}>
                 <div role="row" class="crow head">
                     <span role="columnheader">{ "scope" }</span>
                     <span role="columnheader">{ "key" }</span>
-                    <span role="columnheader">{ "fingerprint" }</span>
+                    <span role="columnheader" title="fingerprint: SHA-256 of the canonical request">{ "fingerpr." }</span>
                     <span role="columnheader">{ "status" }</span>
                     <span role="columnheader">{ "response" }</span>
-                    <span role="columnheader" class="c-num">{ "locked_at" }</span>
-                    <span role="columnheader" class="c-num">{ "token" }</span>
-                    <span role="columnheader">{ "lease" }</span>
+                    <span role="columnheader" class="c-num">{ "locked" }</span>
+                    <span role="columnheader" class="c-num">{ "lease" }</span>
+                    <span role="columnheader">{ "lease left" }</span>
                 </div>
-                <div role="rowgroup" class="cbody">
-                    if claims.is_empty() {
-                        <p class="empty">{ "No records yet. Press Pay: a same-key checkout claims its key here." }</p>
+                <div class="cscroll" ref={win.node.clone()} onscroll={win.onscroll.clone()} tabindex="0" aria-label="Claim rows (scroll)">
+                    if shown.is_empty() {
+                        <p class="empty">{ if total == 0 { "No records yet. Press Pay: a same-key checkout claims its key here." } else { "No key matches." } }</p>
                     }
-                    { for claims.iter().take(MAX_ROWS).map(|c| {
-                        let row_now = if c.row.status == ClaimStatus::InFlight { now } else { 0 };
-                        html! { <ClaimRowView key={format!("{}/{}", c.row.scope, c.row.key)} claim={c.clone()} now={row_now} /> }
-                    }) }
+                    <div role="rowgroup" class="cbody" style={format!("height:{}px", win.height)}>
+                        { for win.range.clone().map(|i| {
+                            let c = shown[i];
+                            html! { <ClaimRowView key={c.row.key.as_str()} claim={c.clone()} now={now} top={i * ROW_PX} /> }
+                        }) }
+                    </div>
                 </div>
             </div>
         </div>

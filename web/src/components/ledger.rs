@@ -1,4 +1,5 @@
-//! PayCo's ledger: every charge by order, double charges highlighted.
+//! PayCo's ledger: every charge by order, double charges first and highlighted. Windowed like
+//! the claim table; `ledger`'s `data-orders` is the full count.
 
 use std::rc::Rc;
 
@@ -6,26 +7,31 @@ use yew::prelude::*;
 
 use super::checkout::euros;
 use super::invariant::Invariant;
+use super::window::use_window;
 use crate::model::view::{LedgerRow, View};
 
 /// Props of [`LedgerLine`].
 #[derive(Properties)]
 struct LedgerLineProps {
     row: Rc<LedgerRow>,
+    top: usize,
 }
 
 impl PartialEq for LedgerLineProps {
     fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.row, &other.row) || self.row == other.row
+        self.top == other.top && (Rc::ptr_eq(&self.row, &other.row) || self.row == other.row)
     }
 }
+
+/// Height of one ledger row, px (matches `.lrow` in style.css).
+const ROW_PX: usize = 22;
 
 #[function_component]
 fn LedgerLine(props: &LedgerLineProps) -> Html {
     let r = &props.row;
     let twice = r.charges > 1;
     html! {
-        <li class={classes!("lrow", twice.then_some("double"))} data-testid="ledger-row"
+        <li class={classes!("lrow", twice.then_some("double"))} data-testid="ledger-row" style={format!("top:{}px", props.top)}
             data-order={r.order.clone()} data-charges={r.charges.to_string()}>
             <span class="mono l-order">{ &r.order }</span>
             <span class="mono num">{ euros(r.amount) }</span>
@@ -41,6 +47,9 @@ fn LedgerLine(props: &LedgerLineProps) -> Html {
 pub fn Ledger() -> Html {
     let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
     let s = &view.stats;
+    let win = use_window(view.ledger.len(), ROW_PX);
+    // Double charges sort first, so this walk stops at the first order charged once.
+    let doubles: Vec<&str> = view.ledger.iter().take_while(|r| r.charges > 1).map(|r| r.order.as_str()).collect();
     html! {
         <section class="panel ledger" aria-labelledby="h-ledger">
             <h2 id="h-ledger">{ "PayCo ledger" } <span class="sub">{ "the card network" }</span></h2>
@@ -53,10 +62,17 @@ pub fn Ledger() -> Html {
                 <div><dt>{ "charged twice" }</dt><dd data-testid="stat-double">{ s.double_charged }</dd></div>
                 <div><dt>{ "unknown" }</dt><dd data-testid="stat-unknown">{ s.unknown }</dd></div>
             </dl>
-            <ol class="ledger-list" data-testid="ledger" data-orders={view.ledger.len().to_string()}>
-                if view.ledger.is_empty() { <li class="empty">{ "No charges yet." }</li> }
-                { for view.ledger.iter().map(|r| html! { <LedgerLine key={r.order.clone()} row={r.clone()} /> }) }
-            </ol>
+            <div class="ledger-scroll" ref={win.node.clone()} onscroll={win.onscroll.clone()} tabindex="0" aria-label="Ledger (scroll)">
+                if view.ledger.is_empty() { <p class="empty">{ "No charges yet." }</p> }
+                <ol class="ledger-list" data-testid="ledger" data-orders={view.ledger.len().to_string()}
+                    data-double-orders={doubles.join(",")}
+                    style={format!("height:{}px", win.height)}>
+                    { for win.range.clone().map(|i| {
+                        let r = &view.ledger[i];
+                        html! { <LedgerLine key={r.order.as_str()} row={r.clone()} top={i * ROW_PX} /> }
+                    }) }
+                </ol>
+            </div>
         </section>
     }
 }

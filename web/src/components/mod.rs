@@ -13,3 +13,4 @@ pub mod server;
 pub mod server_controls;
 pub mod storage_record;
 pub mod time_controls;
+pub mod window;

@@ -42,27 +42,45 @@ impl<T: Clone + ToString> Field<T> {
     }
 }
 
-/// A percentage between 0 and 100 inclusive, returned as a probability in `0.0..=1.0`.
-pub fn parse_percent(text: &str) -> Result<f64, String> {
+/// Basis points in 100 % (a percentage's unit here: 0.01 %).
+pub const FULL: u32 = 10_000;
+
+/// A percentage between 0 and 100 inclusive, with at most two decimals, in basis points
+/// (`"12.5"` → 1250). Parsed by hand: no float parsing or formatting in the bundle.
+pub fn parse_percent(text: &str) -> Result<u32, String> {
     let t = text.trim();
     if t.is_empty() {
         return Err("enter a percentage from 0 to 100".into());
     }
-    let v: f64 = t
-        .trim_end_matches('%')
-        .trim()
-        .parse()
-        .map_err(|_| format!("“{t}” is not a number"))?;
-    if !v.is_finite() {
-        return Err("enter a finite number".into());
-    }
-    if v < 0.0 {
+    let v = t.trim_end_matches('%').trim();
+    if v.starts_with('-') && v.len() > 1 {
         return Err("a percentage cannot be negative".into());
     }
-    if v > 100.0 {
+    let (whole, frac) = v.split_once('.').unwrap_or((v, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && frac.is_empty() || !digits(whole) || !digits(frac) {
+        return Err(format!("“{t}” is not a number"));
+    }
+    if frac.len() > 2 {
+        return Err("at most two decimals".into());
+    }
+    let whole: u32 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| "at most 100 %".to_string())? };
+    let frac: u32 = format!("{frac:0<2}").parse().unwrap_or(0);
+    let bp = whole.saturating_mul(100).saturating_add(frac);
+    if bp > FULL {
         return Err("at most 100 %".into());
     }
-    Ok(v / 100.0)
+    Ok(bp)
+}
+
+/// Basis points as the percentage a user types: 1250 → `"12.5"`, 3000 → `"30"`.
+pub fn format_percent(bp: u32) -> String {
+    let (whole, frac) = (bp / 100, bp % 100);
+    match frac {
+        0 => whole.to_string(),
+        f if f % 10 == 0 => format!("{whole}.{}", f / 10),
+        f => format!("{whole}.{f:02}"),
+    }
 }
 
 /// Whole milliseconds, `0..=max`.
@@ -75,7 +93,8 @@ pub fn parse_ms(text: &str, max: u64) -> Result<u64, String> {
         return Err("a duration cannot be negative".into());
     }
     let v: u64 = t.parse().map_err(|_| {
-        if t.parse::<f64>().is_ok() {
+        let (whole, frac) = t.split_once('.').unwrap_or((t, "x"));
+        if !whole.is_empty() && whole.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
             "whole milliseconds only".to_string()
         } else {
             format!("“{t}” is not a number")
@@ -119,10 +138,21 @@ mod tests {
 
     #[test]
     fn percent_accepts_the_range_and_a_trailing_sign() {
-        assert_eq!(parse_percent("0"), Ok(0.0));
-        assert_eq!(parse_percent(" 30 "), Ok(0.3));
-        assert_eq!(parse_percent("100%"), Ok(1.0));
-        assert_eq!(parse_percent("12.5"), Ok(0.125));
+        assert_eq!(parse_percent("0"), Ok(0));
+        assert_eq!(parse_percent(" 30 "), Ok(3_000));
+        assert_eq!(parse_percent("100%"), Ok(10_000));
+        assert_eq!(parse_percent("12.5"), Ok(1_250));
+        assert_eq!(parse_percent("0.05"), Ok(5));
+        assert_eq!(parse_percent(".5"), Ok(50));
+        assert_eq!(parse_percent("100.00"), Ok(10_000));
+    }
+
+    #[test]
+    fn percent_formats_back_to_what_was_typed() {
+        for (bp, text) in [(0, "0"), (3_000, "30"), (1_250, "12.5"), (5, "0.05"), (10_000, "100")] {
+            assert_eq!(format_percent(bp), text);
+            assert_eq!(parse_percent(text), Ok(bp));
+        }
     }
 
     #[test]
@@ -133,6 +163,10 @@ mod tests {
         assert!(parse_percent("").is_err());
         assert!(parse_percent("NaN").is_err());
         assert!(parse_percent("inf").is_err());
+        assert!(parse_percent("1e2").is_err());
+        assert!(parse_percent("12.345").unwrap_err().contains("two decimals"));
+        assert!(parse_percent("99999999999").unwrap_err().contains("at most 100"));
+        assert!(parse_percent(".").is_err());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 use yew::Reducible;
 
-use super::fields::{parse_count, parse_ms, parse_percent, parse_seed, Field};
+use super::fields::{format_percent, parse_count, parse_ms, parse_percent, parse_seed, Field};
 
 /// Longest latency, lock or think time a field accepts (ten minutes).
 pub const MAX_MS: u64 = 600_000;
@@ -86,12 +86,12 @@ impl Policy {
 /// The network as the world should run it (valid values only).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NetworkSettings {
-    /// Probability a request is lost, 0..=1.
-    pub request_loss: f64,
-    /// Probability a response is lost, 0..=1.
-    pub response_loss: f64,
-    /// Probability a request is delivered twice, 0..=1.
-    pub duplicate: f64,
+    /// Probability a request is lost, in basis points (10,000 = always).
+    pub request_loss: u32,
+    /// Probability a response is lost, in basis points.
+    pub response_loss: u32,
+    /// Probability a request is delivered twice, in basis points.
+    pub duplicate: u32,
     /// Shortest one-way delay.
     pub latency_min_ms: u64,
     /// Longest one-way delay.
@@ -142,11 +142,11 @@ pub struct Settings {
     /// Strategy of the next checkout.
     pub strategy: Strategy,
     /// Request loss.
-    pub request_loss: Field<f64>,
+    pub request_loss: Field<u32>,
     /// Response loss.
-    pub response_loss: Field<f64>,
+    pub response_loss: Field<u32>,
     /// Duplicate delivery.
-    pub duplicate: Field<f64>,
+    pub duplicate: Field<u32>,
     /// Latency lower bound.
     pub latency_min: Field<u64>,
     /// Latency upper bound.
@@ -171,9 +171,9 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             strategy: Strategy::SameKey,
-            request_loss: percent_field(0.0),
-            response_loss: percent_field(0.0),
-            duplicate: percent_field(0.0),
+            request_loss: percent_field(0),
+            response_loss: percent_field(0),
+            duplicate: percent_field(0),
             latency_min: Field::new(20),
             latency_max: Field::new(30),
             seed: Field::new(1),
@@ -187,23 +187,9 @@ impl Default for Settings {
     }
 }
 
-/// A percentage field showing `p` (a probability) as a percentage.
-fn percent_field(p: f64) -> Field<f64> {
-    Field {
-        text: format_percent(p),
-        value: p,
-        error: None,
-    }
-}
-
-/// `0.3` → `"30"`.
-pub fn format_percent(p: f64) -> String {
-    let v = (p * 1000.0).round() / 10.0;
-    if v.fract() == 0.0 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
+/// A percentage field showing `bp` basis points as a percentage.
+fn percent_field(bp: u32) -> Field<u32> {
+    Field { text: format_percent(bp), value: bp, error: None }
 }
 
 impl Settings {
@@ -357,9 +343,9 @@ mod tests {
     #[test]
     fn loss_above_100_is_refused_and_the_world_keeps_the_old_value() {
         let s = apply(Settings::default(), SettingsAction::Edit(FieldId::ResponseLoss, "30".into()));
-        assert_eq!(s.network().response_loss, 0.3);
+        assert_eq!(s.network().response_loss, 3_000);
         let s = apply(s, SettingsAction::Edit(FieldId::ResponseLoss, "130".into()));
-        assert_eq!(s.network().response_loss, 0.3);
+        assert_eq!(s.network().response_loss, 3_000);
         assert_eq!(s.response_loss.text, "130");
         assert!(s.response_loss.error.is_some());
         assert!(s.has_errors());
@@ -410,7 +396,5 @@ mod tests {
             assert_eq!(Strategy::from_value(s.value()), Some(s));
         }
         assert_eq!(Strategy::from_value("bogus"), None);
-        assert_eq!(format_percent(0.3), "30");
-        assert_eq!(format_percent(0.125), "12.5");
     }
 }

@@ -3,6 +3,7 @@
 //! merges it into the previous [`View`], keeping each unchanged row's `Rc` so its row component
 //! does not re-render, and bumping a changed row's `version` so it flashes.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -57,6 +58,8 @@ pub struct ShownClaim {
     pub row: ClaimRow,
     /// Bumped on every change; the row flashes when it moves.
     pub version: u32,
+    /// Virtual time of the snapshot that created or last changed it.
+    pub changed_at: u64,
 }
 
 /// One order at PayCo.
@@ -207,10 +210,10 @@ pub struct Snapshot {
     pub now: u64,
     /// The seed of the run.
     pub seed: u64,
-    /// Every record in the store.
-    pub claims: Vec<ClaimRow>,
-    /// Every order PayCo charged.
-    pub ledger: Vec<LedgerRow>,
+    /// Every record in the store, merged with [`merge_claims`] (unchanged rows keep their `Rc`).
+    pub claims: Rc<Vec<Rc<ShownClaim>>>,
+    /// Every order PayCo charged, merged with [`merge_ledger`].
+    pub ledger: Rc<Vec<Rc<LedgerRow>>>,
     /// Events newer than the last snapshot.
     pub new_events: Vec<EventRow>,
     /// The current cart's localStorage record, if any.
@@ -228,7 +231,7 @@ pub struct Snapshot {
 }
 
 /// Most events the feed keeps.
-pub const FEED_CAP: usize = 200;
+pub const FEED_CAP: usize = 30;
 
 /// What the panels render.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -271,8 +274,7 @@ impl Reducible for View {
         let ViewAction::Refresh(snap) = action;
         let snap = *snap;
         let base = if snap.reset { View::default() } else { (*self).clone() };
-        let claims = merge_claims(&base.claims, snap.claims);
-        let ledger = merge_ledger(&base.ledger, snap.ledger);
+        let (claims, ledger) = (snap.claims, snap.ledger);
         let rejections = snap.new_events.iter().fold(base.rejections, |(c, m), e| match e.kind {
             EventKind::Conflict => (c + 1, m),
             EventKind::Mismatch => (c, m + 1),
@@ -306,29 +308,45 @@ impl Reducible for View {
     }
 }
 
-/// Order rows newest first, reuse the `Rc` of every unchanged row and bump changed ones.
-/// Returns the previous `Rc<Vec>` itself when nothing changed.
-pub fn merge_claims(prev: &Rc<Vec<Rc<ShownClaim>>>, mut rows: Vec<ClaimRow>) -> Rc<Vec<Rc<ShownClaim>>> {
-    rows.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.scope.cmp(&b.scope)).then_with(|| a.key.cmp(&b.key)));
-    let old: HashMap<(&str, &str), &Rc<ShownClaim>> =
-        prev.iter().map(|c| ((c.row.scope.as_str(), c.row.key.as_str()), c)).collect();
+/// The claim table's order: newest record first, then scope, then key.
+fn claim_order(a: &ClaimRow, b: &ClaimRow) -> Ordering {
+    b.created_at
+        .cmp(&a.created_at)
+        .then_with(|| a.scope.cmp(&b.scope))
+        .then_with(|| a.key.cmp(&b.key))
+}
+
+/// Order rows newest first, reuse the `Rc` of every unchanged row and bump changed ones (their
+/// `changed_at` becomes `now`). Returns the previous `Rc<Vec>` itself when nothing changed.
+/// `prev` is in the same order, so one walk over both lists pairs each row with its old self.
+pub fn merge_claims(prev: &Rc<Vec<Rc<ShownClaim>>>, mut rows: Vec<ClaimRow>, now: u64) -> Rc<Vec<Rc<ShownClaim>>> {
+    rows.sort_unstable_by(claim_order);
     let mut unchanged = rows.len() == prev.len();
+    let mut j = 0;
     let merged: Vec<Rc<ShownClaim>> = rows
         .into_iter()
         .enumerate()
-        .map(|(i, row)| match old.get(&(row.scope.as_str(), row.key.as_str())).copied() {
-            Some(o) if o.row == row => {
-                unchanged &= prev.get(i).is_some_and(|p| Rc::ptr_eq(o, p));
-                Rc::clone(o)
+        .map(|(i, row)| {
+            while j < prev.len() && claim_order(&prev[j].row, &row) == Ordering::Less {
+                j += 1;
             }
-            Some(o) => {
-                unchanged = false;
-                let version = o.version + 1;
-                Rc::new(ShownClaim { row, version })
-            }
-            None => {
-                unchanged = false;
-                Rc::new(ShownClaim { row, version: 0 })
+            let old = prev.get(j).filter(|o| claim_order(&o.row, &row) == Ordering::Equal);
+            match old {
+                Some(o) if o.row == row => {
+                    unchanged &= i == j;
+                    j += 1;
+                    Rc::clone(o)
+                }
+                Some(o) => {
+                    unchanged = false;
+                    let version = o.version + 1;
+                    j += 1;
+                    Rc::new(ShownClaim { row, version, changed_at: now })
+                }
+                None => {
+                    unchanged = false;
+                    Rc::new(ShownClaim { row, version: 0, changed_at: now })
+                }
             }
         })
         .collect();
@@ -382,17 +400,21 @@ mod tests {
         }
     }
 
-    fn snap(claims: Vec<ClaimRow>) -> Box<Snapshot> {
-        Box::new(Snapshot { claims, ..Snapshot::default() })
+    /// A snapshot whose claims are `rows` merged onto the view's current table, as the world
+    /// adapter does.
+    fn snap_onto(v: &View, rows: Vec<ClaimRow>) -> Box<Snapshot> {
+        Box::new(Snapshot { claims: merge_claims(&v.claims, rows, 0), ..Snapshot::default() })
     }
 
     #[test]
     fn unchanged_rows_keep_their_rc_and_changed_rows_flash() {
         let v = Rc::new(View::default());
-        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::InFlight), claim("b", 2, ClaimStatus::InFlight)])));
+        let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::InFlight), claim("b", 2, ClaimStatus::InFlight)]);
+        let v = v.reduce(ViewAction::Refresh(s));
         assert_eq!(v.claims[0].row.key, "b", "newest first");
         let (a0, b0) = (v.claims[1].clone(), v.claims[0].clone());
-        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::Done), claim("b", 2, ClaimStatus::InFlight)])));
+        let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::Done), claim("b", 2, ClaimStatus::InFlight)]);
+        let v = v.reduce(ViewAction::Refresh(s));
         assert!(Rc::ptr_eq(&v.claims[0], &b0));
         assert!(!Rc::ptr_eq(&v.claims[1], &a0));
         assert_eq!(v.claims[1].version, 1);
@@ -402,9 +424,11 @@ mod tests {
     #[test]
     fn a_new_row_in_front_shifts_the_others_without_a_panic() {
         let v = Rc::new(View::default());
-        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::InFlight)])));
+        let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::InFlight)]);
+        let v = v.reduce(ViewAction::Refresh(s));
         let a = v.claims[0].clone();
-        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::InFlight), claim("b", 2, ClaimStatus::InFlight)])));
+        let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::InFlight), claim("b", 2, ClaimStatus::InFlight)]);
+        let v = v.reduce(ViewAction::Refresh(s));
         assert_eq!(v.claims.len(), 2);
         assert!(Rc::ptr_eq(&v.claims[1], &a), "the unchanged row keeps its Rc at its new index");
         assert_eq!(v.claims[0].version, 0);
@@ -413,9 +437,11 @@ mod tests {
     #[test]
     fn an_identical_snapshot_keeps_the_table_rc() {
         let v = Rc::new(View::default());
-        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::InFlight)])));
+        let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::InFlight)]);
+        let v = v.reduce(ViewAction::Refresh(s));
         let before = v.claims.clone();
-        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::InFlight)])));
+        let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::InFlight)]);
+        let v = v.reduce(ViewAction::Refresh(s));
         assert!(Rc::ptr_eq(&before, &v.claims));
     }
 
@@ -429,15 +455,30 @@ mod tests {
         }
         assert_eq!(v.events.len(), FEED_CAP);
         assert_eq!(v.events.last().unwrap().seq, FEED_CAP as u64 + 49);
-        assert_eq!(v.rejections, (125, 125));
+        let n = FEED_CAP as u32 + 50;
+        assert_eq!(v.rejections, (n.div_ceil(2), n / 2), "counted past the cap");
     }
 
     #[test]
     fn a_reset_forgets_the_old_run() {
         let v = Rc::new(View::default());
-        let v = v.reduce(ViewAction::Refresh(snap(vec![claim("a", 1, ClaimStatus::Done)])));
+        let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::Done)]);
+        let v = v.reduce(ViewAction::Refresh(s));
         let v = v.reduce(ViewAction::Refresh(Box::new(Snapshot { reset: true, ..Snapshot::default() })));
         assert!(v.claims.is_empty());
+    }
+
+    #[test]
+    fn removed_and_added_rows_pair_up_correctly() {
+        let prev = merge_claims(&Rc::new(Vec::new()), vec![claim("a", 1, ClaimStatus::Done), claim("b", 2, ClaimStatus::Done), claim("c", 3, ClaimStatus::Done)], 0);
+        let (a, c) = (prev[2].clone(), prev[0].clone());
+        // b pruned, d new, c changed.
+        let next = merge_claims(&prev, vec![claim("a", 1, ClaimStatus::Done), claim("c", 3, ClaimStatus::InFlight), claim("d", 4, ClaimStatus::InFlight)], 9);
+        let keys: Vec<&str> = next.iter().map(|c| c.row.key.as_str()).collect();
+        assert_eq!(keys, ["d", "c", "a"]);
+        assert!(Rc::ptr_eq(&next[2], &a));
+        assert_eq!((next[1].version, next[1].changed_at), (c.version + 1, 9));
+        assert_eq!(next[0].version, 0);
     }
 
     #[test]
