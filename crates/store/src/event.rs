@@ -184,6 +184,19 @@ impl EventLog {
         self.next_seq += 1;
     }
 
+    /// Keep at most `capacity` events from now on, dropping the oldest beyond it. Sequence
+    /// numbers carry on.
+    pub(crate) fn set_capacity(&mut self, capacity: usize) {
+        let excess = self.events.len().saturating_sub(capacity);
+        self.events.drain(..excess);
+        self.events.reserve(
+            capacity
+                .min(Self::PREALLOCATED)
+                .saturating_sub(self.events.len()),
+        );
+        self.capacity = capacity;
+    }
+
     pub(crate) fn is_on(&self) -> bool {
         self.capacity > 0
     }

@@ -52,7 +52,7 @@ pub enum Begin {
 /// [`rows`](Self::rows), [`events`](Self::events), [`events_since`](Self::events_since)),
 /// the input [`begin`](Self::begin), the fenced writes ([`commit`](Self::commit),
 /// [`save`](Self::save), [`fail`](Self::fail), [`release`](Self::release)), housekeeping
-/// ([`prune`](Self::prune)) and the output [`drain_events`](Self::drain_events).
+/// ([`prune`](Self::prune), [`set_config`](Self::set_config)) and the output [`drain_events`](Self::drain_events).
 #[derive(Debug, Clone)]
 pub struct Store<T: Table = MemoryTable> {
     config: StoreConfig,
@@ -98,6 +98,17 @@ impl<T: Table> Store<T> {
     /// The configuration.
     pub fn config(&self) -> &StoreConfig {
         &self.config
+    }
+
+    /// Change the configuration of a running store. The table, the fencing tokens and the
+    /// event log (its events and its sequence numbers) carry on; the new `lock_ms` and
+    /// `retention_ms` apply to every later decision, including those about rows written
+    /// before (a lease's liveness and a row's expiry are computed when asked, from
+    /// `lock_ms` and the row's stored `expires_at`, so retention set earlier stays as it
+    /// was written). A smaller `event_capacity` drops the oldest events; 0 turns the log off.
+    pub fn set_config(&mut self, config: StoreConfig) {
+        self.log.set_capacity(config.event_capacity);
+        self.config = config;
     }
 
     /// The table, read-only.

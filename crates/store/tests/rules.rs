@@ -818,3 +818,50 @@ fn decisions_and_events_do_not_depend_on_shared_ids() {
     assert!(matches!(a.0[4], Begin::Replay(_)));
     assert_eq!(shared.events().count(), 9);
 }
+
+#[test]
+fn set_config_keeps_the_table_the_tokens_and_the_event_log() {
+    let mut s = store();
+    let (_, first) = claim(&mut s, 0, "t", "k");
+    let _ = s.begin(1, "t", Some("k"), BODY, &REQUIRED); // 409 under lock_ms = 1000
+    let next_seq = s.next_event_seq();
+    assert_eq!(next_seq, 2);
+
+    // A shorter lock: the same claim is stale at 101 and is taken over.
+    s.set_config(StoreConfig {
+        lock_ms: 100,
+        ..config()
+    });
+    assert_eq!(s.config().lock_ms, 100);
+    let (id, lease) = take_over(&mut s, 101, "k");
+    assert!(lease.token > first.token, "tokens carry on");
+    let seqs: Vec<u64> = s.events().map(|e| e.seq()).collect();
+    assert_eq!(seqs, vec![0, 1, 2], "the log and its seqs carry on");
+
+    // A shorter retention applies to later writes.
+    s.set_config(StoreConfig {
+        lock_ms: 100,
+        retention_ms: 50,
+        ..config()
+    });
+    s.save(102, &id, &lease, created(1)).unwrap();
+    assert_eq!(s.rows(102)[0].expires_at, 152);
+    assert_eq!(s.prune(152), 1);
+
+    // A smaller log keeps the newest events; 0 turns it off without resetting seqs.
+    s.set_config(StoreConfig {
+        event_capacity: 2,
+        ..config()
+    });
+    let seqs: Vec<u64> = s.events().map(|e| e.seq()).collect();
+    assert_eq!(seqs, vec![3, 4]);
+    s.set_config(StoreConfig {
+        event_capacity: 0,
+        ..config()
+    });
+    let _ = s.begin(200, "t", Some("k"), BODY, &REQUIRED);
+    assert_eq!(s.events().count(), 0);
+    s.set_config(config());
+    let _ = s.begin(201, "t", Some("k"), BODY, &REQUIRED);
+    assert_eq!(s.events().map(|e| e.seq()).collect::<Vec<_>>(), vec![5]);
+}

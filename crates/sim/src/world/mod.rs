@@ -407,8 +407,8 @@ impl World {
         self.net.set_faults(faults);
     }
 
-    /// New server knobs from now on. `lock_ms` and `retention_ms` rebuild the store around the
-    /// same table (idem-store has no setter), which restarts its event log.
+    /// New server knobs from now on. `lock_ms` and `retention_ms` change on the running store;
+    /// its table and event log carry on.
     pub fn set_server(&mut self, server: ServerConfig) {
         self.record_input(Command::SetServer(server.clone()));
         let store_cfg = store_config(&server, self.bugs, self.config.history);

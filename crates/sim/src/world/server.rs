@@ -85,10 +85,7 @@ impl Server {
     }
 
     pub fn reconfigure(&mut self, config: ServerConfig, store: StoreConfig) {
-        if store != *self.store.config() {
-            let table = std::mem::take(self.store.table_mut());
-            self.store = Store::with_table(store, table);
-        }
+        self.store.set_config(store);
         self.config = config;
     }
 
