@@ -46,6 +46,8 @@ pub struct Adapter {
     ledger_built: usize,
     ledger: Rc<Vec<Rc<LedgerRow>>>,
     seq: u64,
+    /// What the page itself did since the last snapshot, for the feed.
+    notes: Vec<EventRow>,
 }
 
 fn sim_strategy(s: Strategy) -> SimStrategy {
@@ -107,6 +109,7 @@ impl Adapter {
             ledger_built: usize::MAX,
             ledger: Rc::default(),
             seq: 0,
+            notes: Vec::new(),
         }
     }
 
@@ -124,7 +127,12 @@ impl Adapter {
         // The feed starts after the replay: what happened before the reload is in the table.
         w.store_cursor = w.world.store().next_event_seq();
         w.charge_cursor = w.world.payco().charges().len();
+        w.notes.clear();
         w
+    }
+
+    fn note(&mut self, kind: EventKind, key: String, detail: String) {
+        self.notes.push(EventRow { seq: 0, at: self.world.now(), kind, key, detail });
     }
 
     /// Run exactly `events` events, then let the clock reach `at` if no event is due by then.
@@ -169,6 +177,7 @@ impl Adapter {
         match command {
             Command::Pay(strategy) => self.pay(*strategy),
             Command::Batch(strategy, n) => {
+                self.note(EventKind::Client, String::new(), format!("{n} checkouts start ({})", strategy.value()));
                 for _ in 0..*n {
                     // Batch checkouts keep their keys in the world's memory journal; only the
                     // Pay button's checkout writes to the browser's localStorage.
@@ -183,12 +192,30 @@ impl Adapter {
                     .filter(|r| r.outcome == CheckoutOutcome::Pending)
                     .map(|r| r.id)
                     .collect();
+                let n = pending.len();
                 for c in pending {
                     let _ = self.world.reload(c);
                 }
+                let detail = match self.current.filter(|c| self.pending(*c)) {
+                    Some(c) => {
+                        let key = self.journal.load(&op_name(c)).ok().flatten().map(|r| r.key.to_string());
+                        match key {
+                            Some(k) => format!("tab reloaded: memory lost; {c} resumes from localStorage with key {}", short(&k)),
+                            None => format!("tab reloaded: memory lost; {n} pending checkout(s) resume"),
+                        }
+                    }
+                    None => format!("tab reloaded: memory lost; {n} pending checkout(s) resume from their journal"),
+                };
+                self.note(EventKind::Client, String::new(), detail);
             }
-            Command::DropNextRequest => self.world.drop_next_request(),
-            Command::DropNextResponse => self.world.drop_next_response(),
+            Command::DropNextRequest => {
+                self.world.drop_next_request();
+                self.note(EventKind::Fault, String::new(), "the next request will be lost".into());
+            }
+            Command::DropNextResponse => {
+                self.world.drop_next_response();
+                self.note(EventKind::Fault, String::new(), "the next response will be lost".into());
+            }
             Command::ReuseKeyOtherCart => {
                 // The simulator draws "a buggy page reuses the key for another cart" per
                 // checkout; certainty for one Pay is the same draw with probability 1.
@@ -218,8 +245,13 @@ impl Adapter {
     fn pay(&mut self, strategy: Strategy) {
         if let Some(c) = self.current {
             let stored = self.journal.load(&op_name(c)).ok().flatten();
-            let stored_pending = stored.is_some_and(|r| r.state == RecordState::Pending);
+            let stored_pending = stored.as_ref().is_some_and(|r| r.state == RecordState::Pending);
             if stored_pending || self.pending(c) {
+                let detail = match stored {
+                    Some(r) if stored_pending => format!("Pay again: {c} is pending in localStorage, it resumes (key {})", short(&r.key.to_string())),
+                    _ => format!("Pay again: {c} is still pending, nothing new starts"),
+                };
+                self.note(EventKind::Client, String::new(), detail);
                 return;
             }
         }
@@ -229,6 +261,12 @@ impl Adapter {
         if let Ok(id) = self.world.start_checkout_with(sim_strategy(strategy), Some(amount), journal) {
             self.current = Some(id);
             self.last_record = None;
+            let key = self.world.checkout(id).and_then(|r| r.key).map(|k| k.to_string());
+            let detail = match key {
+                Some(k) => format!("Pay: {id} starts, key {} stored in localStorage before the first send", short(&k)),
+                None => format!("Pay: {id} starts ({})", strategy.value()),
+            };
+            self.note(EventKind::Client, String::new(), detail);
         }
     }
 
@@ -385,6 +423,7 @@ impl Adapter {
             out.push(EventRow { seq: 0, at: e.at(), kind, key, detail: format!("{label}{detail}") });
         }
         self.store_cursor = store.next_event_seq();
+        out.append(&mut self.notes);
         let charges = self.world.payco().charges();
         let first = self.charge_cursor.max(charges.len().saturating_sub(FEED_CAP));
         for ch in &charges[first.min(charges.len())..] {

@@ -66,7 +66,7 @@ pub fn Checkout() -> Html {
         let settings = settings.clone();
         Callback::from(move |t| settings.dispatch(SettingsAction::Edit(FieldId::Batch, t)))
     };
-    let pay_label = if view.paying && strategy == Strategy::SameKey { "Paying… (resumes, same key)" } else { "Pay" };
+    let pay_label = if view.paying && strategy == Strategy::SameKey { "Paying… (resumes)" } else { "Pay" };
 
     html! {
         <section class="panel checkout" aria-labelledby="h-checkout">

@@ -36,7 +36,7 @@ pub fn ClaimTable() -> Html {
             <div class="claims-head">
                 <span data-testid="claim-count" data-total={total.to_string()} data-in-flight={in_flight.to_string()}
                     data-shown={shown.len().to_string()}>
-                    { format!("{total} records · {in_flight} in flight") }
+                    { format!("{total} record{} · {in_flight} in flight", if total == 1 { "" } else { "s" }) }
                     if !needle.is_empty() { { format!(" · {} match", shown.len()) } }
                 </span>
                 <label class="filter">
@@ -50,7 +50,7 @@ pub fn ClaimTable() -> Html {
                 <div role="row" class="crow head">
                     <span role="columnheader">{ "scope" }</span>
                     <span role="columnheader">{ "key" }</span>
-                    <span role="columnheader" title="fingerprint: SHA-256 of the canonical request">{ "fingerpr." }</span>
+                    <span role="columnheader" title="fingerprint: SHA-256 of the canonical request">{ "fp" }</span>
                     <span role="columnheader">{ "status" }</span>
                     <span role="columnheader">{ "response" }</span>
                     <span role="columnheader" class="c-num">{ "locked" }</span>
