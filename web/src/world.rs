@@ -518,3 +518,143 @@ fn status_text(status: u16) -> String {
 fn short(key: &str) -> &str {
     key.get(..8).unwrap_or(key)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::settings::Settings;
+
+    /// A run log and the adapter it drives, recorded the way `Lab` records commands.
+    struct Run {
+        log: RunLog,
+        world: Adapter,
+    }
+
+    impl Run {
+        fn new(seed: u64) -> Run {
+            let s = Settings::default();
+            let log = RunLog::new(seed, Strategy::SameKey, s.network(), s.server());
+            let world = Adapter::fresh(&log);
+            Run { log, world }
+        }
+
+        fn command(&mut self, c: Command) {
+            self.log.push(self.world.now(), self.world.events_run(), c.clone());
+            self.world.apply(&c);
+        }
+
+        /// Advance in ticks whose budget runs out every `budget_events` checks (0: never).
+        fn advance(&mut self, ms: u64, ticks: u64, cut_every: u32) {
+            let calls = std::cell::Cell::new(0u32);
+            let over = || {
+                calls.set(calls.get() + 1);
+                cut_every > 0 && calls.get() % cut_every == 0
+            };
+            for _ in 0..ticks {
+                self.world.advance_by(ms, &over);
+            }
+            self.log.reached(self.world.now(), self.world.events_run());
+        }
+    }
+
+    fn network(response_loss: u32) -> NetworkSettings {
+        NetworkSettings { response_loss, ..Settings::default().network() }
+    }
+
+    fn summary(a: &mut Adapter) -> (u64, u64, Vec<(String, ClaimStatus)>, Vec<(String, u32)>, Stats) {
+        let s = a.snapshot();
+        let claims = s.claims.iter().map(|c| (c.row.key.clone(), c.row.status)).collect();
+        let ledger = s.ledger.iter().map(|r| (r.order.clone(), r.charges)).collect();
+        (s.now, a.events_run(), claims, ledger, s.stats)
+    }
+
+    #[test]
+    fn replaying_the_log_rebuilds_the_same_world_even_when_ticks_stop_between_events() {
+        let mut run = Run::new(11);
+        run.command(Command::Network(network(3_000)));
+        run.command(Command::Pay(Strategy::SameKey));
+        run.advance(40, 30, 3);
+        run.command(Command::Batch(Strategy::NoKey, 30));
+        run.advance(400, 20, 2);
+        run.command(Command::Batch(Strategy::SameKey, 30));
+        // Stop between two events due at the same millisecond, as a tick out of budget does,
+        // and act there: which request the one-shot drop hits depends on exactly this.
+        let mut same_ms = false;
+        for _ in 0..10_000 {
+            run.world.step();
+            if run.world.world.next_event_at() == Some(run.world.now()) {
+                same_ms = true;
+                break;
+            }
+        }
+        assert!(same_ms, "the scenario needs two events in one millisecond");
+        run.command(Command::DropNextRequest);
+        run.advance(250, 25, 5);
+        let original = summary(&mut run.world);
+        assert!(original.4.attempts > 60, "retries happened: {:?}", original.4);
+
+        let mut replayed = Adapter::replay(&run.log);
+        assert_eq!(summary(&mut replayed), original);
+    }
+
+    #[test]
+    fn reach_stops_where_the_original_stopped_inside_a_millisecond() {
+        let mut run = Run::new(2);
+        run.command(Command::Batch(Strategy::SameKey, 40));
+        while run.world.world.next_event_at() != Some(run.world.now()) {
+            assert!(run.world.world.step(), "the scenario needs two events in one millisecond");
+        }
+        let (at, events) = (run.world.now(), run.world.events_run());
+        let mut again = Adapter::fresh(&run.log);
+        again.apply(&Command::Batch(Strategy::SameKey, 40));
+        again.reach(at, events);
+        assert_eq!((again.now(), again.events_run()), (at, events));
+        assert_eq!(again.world.next_event_at(), Some(at), "the same-millisecond event is still due");
+    }
+
+    #[test]
+    fn pay_while_the_checkout_is_pending_starts_nothing() {
+        let mut run = Run::new(3);
+        run.command(Command::Network(network(10_000)));
+        run.command(Command::Pay(Strategy::SameKey));
+        run.command(Command::Pay(Strategy::SameKey));
+        run.advance(500, 4, 0);
+        run.command(Command::Pay(Strategy::SameKey));
+        assert_eq!(run.world.snapshot().stats.checkouts, 1);
+    }
+
+    #[test]
+    fn the_key_is_stored_before_the_first_send_and_survives_a_tab_reload() {
+        let mut run = Run::new(5);
+        run.command(Command::Network(network(10_000)));
+        run.command(Command::Pay(Strategy::SameKey));
+        let before = run.world.snapshot();
+        let record = before.storage.expect("written at Pay");
+        assert!(before.claims.is_empty(), "no request has reached the server yet");
+        run.advance(500, 6, 0);
+        let claimed = run.world.snapshot();
+        assert_eq!(claimed.claims.len(), 1);
+        assert_eq!(claimed.claims[0].row.key, record.key);
+
+        run.command(Command::ReloadTab);
+        run.advance(500, 6, 0);
+        let after = run.world.snapshot();
+        let resumed = after.storage.expect("still pending: every response is lost");
+        assert_eq!(resumed.key, record.key);
+        assert!(resumed.attempts > record.attempts);
+        assert_eq!(after.claims.len(), 1, "the same key, never a new one");
+    }
+
+    #[test]
+    fn no_key_under_loss_charges_some_order_twice_and_same_key_never_does() {
+        for (strategy, expect_doubles) in [(Strategy::NoKey, true), (Strategy::SameKey, false)] {
+            let mut run = Run::new(7);
+            run.command(Command::Network(network(3_000)));
+            run.command(Command::Batch(strategy, 50));
+            run.advance(1_000, 120, 0);
+            let s = run.world.snapshot();
+            assert_eq!(s.stats.pending, 0);
+            assert_eq!(s.stats.double_charged > 0, expect_doubles, "{strategy:?}: {:?}", s.stats);
+        }
+    }
+}

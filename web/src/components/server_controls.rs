@@ -34,9 +34,11 @@ pub fn ServerControls() -> Html {
                 error={s.lock_ms.error.clone().map(AttrValue::from)} on_edit={edit(FieldId::LockMs)} inputmode="numeric" />
             <NumberField label="retention" unit="ms" testid="retention" text={s.retention_ms.text.clone()}
                 error={s.retention_ms.error.clone().map(AttrValue::from)} on_edit={edit(FieldId::RetentionMs)} inputmode="numeric" />
-            <label class="select-field">
-                <span>{ "on error" }</span>
-                <select data-testid="error-policy" onchange={on_policy}>
+            // idem-sim's checkout work never fails (a crash is not an error answer) and its route's
+            // policy is fixed, so this choice has nothing to act on yet: shown, not pretended.
+            <label class="select-field" title="What the store does when the work fails. The simulated work never fails, so the simulator fixes it at release claim.">
+                <span>{ "on error (fixed in sim)" }</span>
+                <select data-testid="error-policy" onchange={on_policy} disabled=true>
                     <option value={Policy::ReleaseClaim.value()} selected={s.policy == Policy::ReleaseClaim}>{ "release claim" }</option>
                     <option value={Policy::SaveResponse.value()} selected={s.policy == Policy::SaveResponse}>{ "save response" }</option>
                 </select>
