@@ -85,11 +85,15 @@ fn use_first_snapshot_and_save_on_leave(lab: &Lab) {
         };
         let window = web_sys::window();
         if let Some(w) = &window {
-            let _ = w.add_event_listener_with_callback("pagehide", on_leave.as_ref().unchecked_ref());
+            let _ =
+                w.add_event_listener_with_callback("pagehide", on_leave.as_ref().unchecked_ref());
         }
         move || {
             if let Some(w) = &window {
-                let _ = w.remove_event_listener_with_callback("pagehide", on_leave.as_ref().unchecked_ref());
+                let _ = w.remove_event_listener_with_callback(
+                    "pagehide",
+                    on_leave.as_ref().unchecked_ref(),
+                );
             }
             drop(on_leave);
         }

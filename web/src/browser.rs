@@ -18,13 +18,6 @@ pub fn session_set(item: &str, text: &str) -> bool {
     session().is_some_and(|s| s.set_item(item, text).is_ok())
 }
 
-/// Remove `item` from sessionStorage.
-pub fn session_remove(item: &str) {
-    if let Some(s) = session() {
-        let _ = s.remove_item(item);
-    }
-}
-
 /// Wall-clock milliseconds from `performance.now()` (the page's own pacing only; the world
 /// never sees it).
 pub fn wall_ms() -> f64 {

@@ -35,7 +35,10 @@ impl PageJournal {
         let real = Real::new(PREFIX);
         #[cfg(not(target_arch = "wasm32"))]
         let real = Real::new();
-        Self { real: Rc::new(RefCell::new(real)), overlay: Rc::new(RefCell::new(None)) }
+        Self {
+            real: Rc::new(RefCell::new(real)),
+            overlay: Rc::new(RefCell::new(None)),
+        }
     }
 
     /// Route reads and writes to a fresh scratch journal (`true`) or to the real one (`false`).

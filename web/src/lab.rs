@@ -67,7 +67,12 @@ impl Lab {
                     settings.seed.value = seed;
                     settings.seed.text = seed.to_string();
                 }
-                let log = RunLog::new(settings.seed.value, settings.strategy, settings.network(), settings.server());
+                let log = RunLog::new(
+                    settings.seed.value,
+                    settings.strategy,
+                    settings.network(),
+                    settings.server(),
+                );
                 let mut world = Adapter::fresh(&log);
                 // A new tab means a new simulated server: records of an old run would point at
                 // a server that no longer exists.
@@ -98,7 +103,10 @@ impl Lab {
     pub fn command(&self, command: Command) {
         {
             let mut world = self.0.world.borrow_mut();
-            self.0.log.borrow_mut().push(world.now(), world.events_run(), command.clone());
+            self.0
+                .log
+                .borrow_mut()
+                .push(world.now(), world.events_run(), command.clone());
             world.apply(&command);
         }
         self.0.rev.set(self.0.rev.get() + 1);
@@ -131,7 +139,12 @@ impl Lab {
         if self.0.world.borrow().seed() == seed {
             return;
         }
-        let log = RunLog::new(seed, settings.strategy, settings.network(), settings.server());
+        let log = RunLog::new(
+            seed,
+            settings.strategy,
+            settings.network(),
+            settings.server(),
+        );
         self.0.world.borrow_mut().clear_storage();
         *self.0.world.borrow_mut() = Adapter::fresh(&log);
         *self.0.log.borrow_mut() = log;

@@ -10,8 +10,8 @@ use std::rc::Rc;
 use idem_client::journal::decode;
 use idem_client::{Journal, RecordState};
 use idem_sim::{
-    CheckoutId, CheckoutOutcome, ClientConfig, Faults, HistoryDetail, ServerConfig, SimConfig, Strategy as SimStrategy,
-    Workload, World,
+    CheckoutId, CheckoutOutcome, ClientConfig, Faults, HistoryDetail, ServerConfig, SimConfig,
+    Strategy as SimStrategy, Workload, World,
 };
 use idem_store::{EventKind as StoreEvent, Rejection, RowState};
 
@@ -21,8 +21,8 @@ use crate::model::fields::FULL;
 use crate::model::run_log::{Command, RunLog};
 use crate::model::settings::{NetworkSettings, ServerSettings, Strategy};
 use crate::model::view::{
-    merge_claims, merge_ledger, ClaimRow, ClaimStatus, EventKind, EventRow, LedgerRow, ShownClaim, Snapshot, Stats,
-    StorageRecord, FEED_CAP,
+    merge_claims, merge_ledger, ClaimRow, ClaimStatus, EventKind, EventRow, LedgerRow, ShownClaim,
+    Snapshot, Stats, StorageRecord, FEED_CAP,
 };
 
 /// Events run between two budget checks.
@@ -80,7 +80,11 @@ fn probability(bp: u32) -> f64 {
 }
 
 fn server_config(s: &ServerSettings) -> ServerConfig {
-    ServerConfig { lock_ms: s.lock_ms, retention_ms: s.retention_ms, ..ServerConfig::default() }
+    ServerConfig {
+        lock_ms: s.lock_ms,
+        retention_ms: s.retention_ms,
+        ..ServerConfig::default()
+    }
 }
 
 impl Adapter {
@@ -88,7 +92,10 @@ impl Adapter {
     pub fn fresh(log: &RunLog) -> Adapter {
         let config = SimConfig {
             seed: log.seed,
-            workload: Workload { orders: 0, ..Workload::default() },
+            workload: Workload {
+                orders: 0,
+                ..Workload::default()
+            },
             faults: faults(&log.network, &log.server),
             server: server_config(&log.server),
             client: ClientConfig::default(),
@@ -132,7 +139,13 @@ impl Adapter {
     }
 
     fn note(&mut self, kind: EventKind, key: String, detail: String) {
-        self.notes.push(EventRow { seq: 0, at: self.world.now(), kind, key, detail });
+        self.notes.push(EventRow {
+            seq: 0,
+            at: self.world.now(),
+            kind,
+            key,
+            detail,
+        });
     }
 
     /// Run exactly `events` events, then let the clock reach `at` if no event is due by then.
@@ -169,7 +182,9 @@ impl Adapter {
     }
 
     fn pending(&self, c: CheckoutId) -> bool {
-        self.world.checkout(c).is_some_and(|r| r.outcome == CheckoutOutcome::Pending)
+        self.world
+            .checkout(c)
+            .is_some_and(|r| r.outcome == CheckoutOutcome::Pending)
     }
 
     /// Apply a page command at the current time.
@@ -177,7 +192,11 @@ impl Adapter {
         match command {
             Command::Pay(strategy) => self.pay(*strategy),
             Command::Batch(strategy, n) => {
-                self.note(EventKind::Client, String::new(), format!("{n} checkouts start ({})", strategy.value()));
+                self.note(
+                    EventKind::Client,
+                    String::new(),
+                    format!("{n} checkouts start ({})", strategy.value()),
+                );
                 for _ in 0..*n {
                     // Batch checkouts keep their keys in the world's memory journal; only the
                     // Pay button's checkout writes to the browser's localStorage.
@@ -210,17 +229,28 @@ impl Adapter {
             }
             Command::DropNextRequest => {
                 self.world.drop_next_request();
-                self.note(EventKind::Fault, String::new(), "the next request will be lost".into());
+                self.note(
+                    EventKind::Fault,
+                    String::new(),
+                    "the next request will be lost".into(),
+                );
             }
             Command::DropNextResponse => {
                 self.world.drop_next_response();
-                self.note(EventKind::Fault, String::new(), "the next response will be lost".into());
+                self.note(
+                    EventKind::Fault,
+                    String::new(),
+                    "the next response will be lost".into(),
+                );
             }
             Command::ReuseKeyOtherCart => {
                 // The simulator draws "a buggy page reuses the key for another cart" per
                 // checkout; certainty for one Pay is the same draw with probability 1.
                 let normal = faults(&self.network, &self.server);
-                self.world.set_faults(Faults { reuse_key_other_cart: 1.0, ..normal.clone() });
+                self.world.set_faults(Faults {
+                    reuse_key_other_cart: 1.0,
+                    ..normal.clone()
+                });
                 self.pay(Strategy::SameKey);
                 self.world.set_faults(normal);
             }
@@ -233,7 +263,9 @@ impl Adapter {
                 if (old.lock_ms, old.retention_ms) != (s.lock_ms, s.retention_ms) {
                     self.world.set_server(server_config(s));
                 }
-                if (old.crash_after_charge, old.slow_worker) != (s.crash_after_charge, s.slow_worker) {
+                if (old.crash_after_charge, old.slow_worker)
+                    != (s.crash_after_charge, s.slow_worker)
+                {
                     self.world.set_faults(faults(&self.network, &self.server));
                 }
             }
@@ -245,25 +277,40 @@ impl Adapter {
     fn pay(&mut self, strategy: Strategy) {
         if let Some(c) = self.current {
             let stored = self.journal.load(&op_name(c)).ok().flatten();
-            let stored_pending = stored.as_ref().is_some_and(|r| r.state == RecordState::Pending);
+            let stored_pending = stored
+                .as_ref()
+                .is_some_and(|r| r.state == RecordState::Pending);
             if stored_pending || self.pending(c) {
                 let detail = match stored {
-                    Some(r) if stored_pending => format!("Pay again: {c} is pending in localStorage, it resumes (key {})", short(&r.key.to_string())),
+                    Some(r) if stored_pending => format!(
+                        "Pay again: {c} is pending in localStorage, it resumes (key {})",
+                        short(&r.key.to_string())
+                    ),
                     _ => format!("Pay again: {c} is still pending, nothing new starts"),
                 };
                 self.note(EventKind::Client, String::new(), detail);
                 return;
             }
         }
-        let journal: Option<Box<dyn Journal>> =
-            (strategy == Strategy::SameKey).then(|| Box::new(self.journal.clone()) as Box<dyn Journal>);
+        let journal: Option<Box<dyn Journal>> = (strategy == Strategy::SameKey)
+            .then(|| Box::new(self.journal.clone()) as Box<dyn Journal>);
         let amount = u32::try_from(cart_total()).unwrap_or(u32::MAX);
-        if let Ok(id) = self.world.start_checkout_with(sim_strategy(strategy), Some(amount), journal) {
+        if let Ok(id) =
+            self.world
+                .start_checkout_with(sim_strategy(strategy), Some(amount), journal)
+        {
             self.current = Some(id);
             self.last_record = None;
-            let key = self.world.checkout(id).and_then(|r| r.key).map(|k| k.to_string());
+            let key = self
+                .world
+                .checkout(id)
+                .and_then(|r| r.key)
+                .map(|k| k.to_string());
             let detail = match key {
-                Some(k) => format!("Pay: {id} starts, key {} stored in localStorage before the first send", short(&k)),
+                Some(k) => format!(
+                    "Pay: {id} starts, key {} stored in localStorage before the first send",
+                    short(&k)
+                ),
                 None => format!("Pay: {id} starts ({})", strategy.value()),
             };
             self.note(EventKind::Client, String::new(), detail);
@@ -277,7 +324,7 @@ impl Adapter {
         while self.world.next_event_at().is_some_and(|t| t <= target) {
             self.world.step();
             n += 1;
-            if n % BUDGET_EVERY == 0 && over_budget() {
+            if n.is_multiple_of(BUDGET_EVERY) && over_budget() {
                 return true;
             }
         }
@@ -299,7 +346,12 @@ impl Adapter {
     pub fn snapshot(&mut self) -> Snapshot {
         let now = self.world.now();
         let counters = self.world.counters();
-        let pending = self.world.checkouts().iter().filter(|r| r.outcome == CheckoutOutcome::Pending).count();
+        let pending = self
+            .world
+            .checkouts()
+            .iter()
+            .filter(|r| r.outcome == CheckoutOutcome::Pending)
+            .count();
         let stats = Stats {
             checkouts: counters.checkouts as u32,
             pending: pending as u32,
@@ -349,7 +401,11 @@ impl Adapter {
             .rows()
             .into_iter()
             .map(|r| {
-                let status = if r.state == RowState::Done { ClaimStatus::Done } else { ClaimStatus::InFlight };
+                let status = if r.state == RowState::Done {
+                    ClaimStatus::Done
+                } else {
+                    ClaimStatus::InFlight
+                };
                 ClaimRow {
                     scope: r.scope,
                     key: r.key,
@@ -401,38 +457,77 @@ impl Adapter {
         for e in store.events_since(self.store_cursor + skip) {
             let key = e.key().unwrap_or("").to_string();
             let (kind, detail) = match e.kind() {
-                StoreEvent::Claimed { token } => (EventKind::Claimed, format!("claimed, lease #{token}: the work runs")),
-                StoreEvent::Replayed { status } => (EventKind::Replayed, format!("replayed the saved {status}")),
+                StoreEvent::Claimed { token } => (
+                    EventKind::Claimed,
+                    format!("claimed, lease #{token}: the work runs"),
+                ),
+                StoreEvent::Replayed { status } => {
+                    (EventKind::Replayed, format!("replayed the saved {status}"))
+                }
                 StoreEvent::Rejected { status, reason } => match reason {
-                    Rejection::InFlight { retry_after_ms } => {
-                        (EventKind::Conflict, format!("409 in flight: retry after {retry_after_ms} ms"))
-                    }
-                    Rejection::Mismatch => (EventKind::Mismatch, "422: same key, different request".to_string()),
+                    Rejection::InFlight { retry_after_ms } => (
+                        EventKind::Conflict,
+                        format!("409 in flight: retry after {retry_after_ms} ms"),
+                    ),
+                    Rejection::Mismatch => (
+                        EventKind::Mismatch,
+                        "422: same key, different request".to_string(),
+                    ),
                     Rejection::Invalid(err) => (EventKind::BadRequest, format!("{status}: {err}")),
                 },
-                StoreEvent::TakenOver { old_token, new_token } => {
-                    (EventKind::TakenOver, format!("stale lease #{old_token} taken over by #{new_token}"))
+                StoreEvent::TakenOver {
+                    old_token,
+                    new_token,
+                } => (
+                    EventKind::TakenOver,
+                    format!("stale lease #{old_token} taken over by #{new_token}"),
+                ),
+                StoreEvent::Fenced { token } => (
+                    EventKind::Fenced,
+                    format!("write by lost lease #{token} refused"),
+                ),
+                StoreEvent::Saved { token, status } => {
+                    (EventKind::Saved, format!("lease #{token} saved {status}"))
                 }
-                StoreEvent::Fenced { token } => (EventKind::Fenced, format!("write by lost lease #{token} refused")),
-                StoreEvent::Saved { token, status } => (EventKind::Saved, format!("lease #{token} saved {status}")),
-                StoreEvent::Released { token } => (EventKind::Released, format!("lease #{token} released")),
+                StoreEvent::Released { token } => {
+                    (EventKind::Released, format!("lease #{token} released"))
+                }
                 StoreEvent::Pruned => (EventKind::Pruned, "pruned after retention".to_string()),
                 StoreEvent::Note { text } => (EventKind::Client, text.clone()),
             };
-            let label = if key.is_empty() { String::new() } else { format!("{} ", short(&key)) };
-            out.push(EventRow { seq: 0, at: e.at(), kind, key, detail: format!("{label}{detail}") });
+            let label = if key.is_empty() {
+                String::new()
+            } else {
+                format!("{} ", short(&key))
+            };
+            out.push(EventRow {
+                seq: 0,
+                at: e.at(),
+                kind,
+                key,
+                detail: format!("{label}{detail}"),
+            });
         }
         self.store_cursor = store.next_event_seq();
         out.append(&mut self.notes);
         let charges = self.world.payco().charges();
-        let first = self.charge_cursor.max(charges.len().saturating_sub(FEED_CAP));
+        let first = self
+            .charge_cursor
+            .max(charges.len().saturating_sub(FEED_CAP));
         for ch in &charges[first.min(charges.len())..] {
             out.push(EventRow {
                 seq: 0,
                 at: ch.at,
                 kind: EventKind::Charged,
                 key: String::new(),
-                detail: format!("PayCo {} for order {} of {}: €{}.{:02}", ch.id, ch.order, ch.checkout, ch.amount / 100, ch.amount % 100),
+                detail: format!(
+                    "PayCo {} for order {} of {}: €{}.{:02}",
+                    ch.id,
+                    ch.order,
+                    ch.checkout,
+                    ch.amount / 100,
+                    ch.amount % 100
+                ),
             });
         }
         self.charge_cursor = charges.len();
@@ -456,7 +551,9 @@ impl Adapter {
             Some(Ok(r)) => {
                 let state = match r.state {
                     RecordState::Pending => "pending".to_string(),
-                    RecordState::Unknown { .. } => "unknown outcome: reconcile, never a new key".to_string(),
+                    RecordState::Unknown { .. } => {
+                        "unknown outcome: reconcile, never a new key".to_string()
+                    }
                 };
                 let rec = StorageRecord {
                     storage_key: self.journal.storage_key(&name),
@@ -539,7 +636,8 @@ mod tests {
         }
 
         fn command(&mut self, c: Command) {
-            self.log.push(self.world.now(), self.world.events_run(), c.clone());
+            self.log
+                .push(self.world.now(), self.world.events_run(), c.clone());
             self.world.apply(&c);
         }
 
@@ -548,7 +646,7 @@ mod tests {
             let calls = std::cell::Cell::new(0u32);
             let over = || {
                 calls.set(calls.get() + 1);
-                cut_every > 0 && calls.get() % cut_every == 0
+                cut_every > 0 && calls.get().is_multiple_of(cut_every)
             };
             for _ in 0..ticks {
                 self.world.advance_by(ms, &over);
@@ -558,13 +656,33 @@ mod tests {
     }
 
     fn network(response_loss: u32) -> NetworkSettings {
-        NetworkSettings { response_loss, ..Settings::default().network() }
+        NetworkSettings {
+            response_loss,
+            ..Settings::default().network()
+        }
     }
 
-    fn summary(a: &mut Adapter) -> (u64, u64, Vec<(String, ClaimStatus)>, Vec<(String, u32)>, Stats) {
+    /// Time, events, claims (key, status), ledger (order, charges) and totals.
+    type Summary = (
+        u64,
+        u64,
+        Vec<(String, ClaimStatus)>,
+        Vec<(String, u32)>,
+        Stats,
+    );
+
+    fn summary(a: &mut Adapter) -> Summary {
         let s = a.snapshot();
-        let claims = s.claims.iter().map(|c| (c.row.key.clone(), c.row.status)).collect();
-        let ledger = s.ledger.iter().map(|r| (r.order.clone(), r.charges)).collect();
+        let claims = s
+            .claims
+            .iter()
+            .map(|c| (c.row.key.clone(), c.row.status))
+            .collect();
+        let ledger = s
+            .ledger
+            .iter()
+            .map(|r| (r.order.clone(), r.charges))
+            .collect();
         (s.now, a.events_run(), claims, ledger, s.stats)
     }
 
@@ -591,7 +709,11 @@ mod tests {
         run.command(Command::DropNextRequest);
         run.advance(250, 25, 5);
         let original = summary(&mut run.world);
-        assert!(original.4.attempts > 60, "retries happened: {:?}", original.4);
+        assert!(
+            original.4.attempts > 60,
+            "retries happened: {:?}",
+            original.4
+        );
 
         let mut replayed = Adapter::replay(&run.log);
         assert_eq!(summary(&mut replayed), original);
@@ -602,14 +724,21 @@ mod tests {
         let mut run = Run::new(2);
         run.command(Command::Batch(Strategy::SameKey, 40));
         while run.world.world.next_event_at() != Some(run.world.now()) {
-            assert!(run.world.world.step(), "the scenario needs two events in one millisecond");
+            assert!(
+                run.world.world.step(),
+                "the scenario needs two events in one millisecond"
+            );
         }
         let (at, events) = (run.world.now(), run.world.events_run());
         let mut again = Adapter::fresh(&run.log);
         again.apply(&Command::Batch(Strategy::SameKey, 40));
         again.reach(at, events);
         assert_eq!((again.now(), again.events_run()), (at, events));
-        assert_eq!(again.world.next_event_at(), Some(at), "the same-millisecond event is still due");
+        assert_eq!(
+            again.world.next_event_at(),
+            Some(at),
+            "the same-millisecond event is still due"
+        );
     }
 
     #[test]
@@ -630,7 +759,10 @@ mod tests {
         run.command(Command::Pay(Strategy::SameKey));
         let before = run.world.snapshot();
         let record = before.storage.expect("written at Pay");
-        assert!(before.claims.is_empty(), "no request has reached the server yet");
+        assert!(
+            before.claims.is_empty(),
+            "no request has reached the server yet"
+        );
         run.advance(500, 6, 0);
         let claimed = run.world.snapshot();
         assert_eq!(claimed.claims.len(), 1);
@@ -639,7 +771,9 @@ mod tests {
         run.command(Command::ReloadTab);
         run.advance(500, 6, 0);
         let after = run.world.snapshot();
-        let resumed = after.storage.expect("still pending: every response is lost");
+        let resumed = after
+            .storage
+            .expect("still pending: every response is lost");
         assert_eq!(resumed.key, record.key);
         assert!(resumed.attempts > record.attempts);
         assert_eq!(after.claims.len(), 1, "the same key, never a new one");
@@ -654,7 +788,12 @@ mod tests {
             run.advance(1_000, 120, 0);
             let s = run.world.snapshot();
             assert_eq!(s.stats.pending, 0);
-            assert_eq!(s.stats.double_charged > 0, expect_doubles, "{strategy:?}: {:?}", s.stats);
+            assert_eq!(
+                s.stats.double_charged > 0,
+                expect_doubles,
+                "{strategy:?}: {:?}",
+                s.stats
+            );
         }
     }
 }

@@ -11,7 +11,11 @@ use crate::model::settings::{FieldId, Settings, SettingsAction, Strategy};
 use crate::model::view::View;
 
 /// The cart every checkout pays for: (item, quantity, unit price in cents).
-pub const CART: [(&str, u32, u64); 3] = [("Ceramic mug", 1, 1_400), ("Sticker pack", 2, 350), ("Shipping", 1, 490)];
+pub const CART: [(&str, u32, u64); 3] = [
+    ("Ceramic mug", 1, 1_400),
+    ("Sticker pack", 2, 350),
+    ("Shipping", 1, 490),
+];
 
 /// The cart's total in cents.
 pub fn cart_total() -> u64 {
@@ -26,7 +30,8 @@ pub fn euros(cents: u64) -> String {
 /// The checkout panel.
 #[function_component]
 pub fn Checkout() -> Html {
-    let settings = use_context::<UseReducerHandle<Settings>>().expect("Settings context is provided by App");
+    let settings =
+        use_context::<UseReducerHandle<Settings>>().expect("Settings context is provided by App");
     let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
     let lab = use_context::<Lab>().expect("Lab context is provided by App");
     let strategy = settings.strategy;
@@ -66,7 +71,11 @@ pub fn Checkout() -> Html {
         let settings = settings.clone();
         Callback::from(move |t| settings.dispatch(SettingsAction::Edit(FieldId::Batch, t)))
     };
-    let pay_label = if view.paying && strategy == Strategy::SameKey { "Paying… (resumes)" } else { "Pay" };
+    let pay_label = if view.paying && strategy == Strategy::SameKey {
+        "Paying… (resumes)"
+    } else {
+        "Pay"
+    };
 
     html! {
         <section class="panel checkout" aria-labelledby="h-checkout">

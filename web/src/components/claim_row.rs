@@ -20,7 +20,9 @@ pub struct ClaimRowProps {
 
 impl PartialEq for ClaimRowProps {
     fn eq(&self, other: &Self) -> bool {
-        self.now == other.now && self.top == other.top && (Rc::ptr_eq(&self.claim, &other.claim) || self.claim == other.claim)
+        self.now == other.now
+            && self.top == other.top
+            && (Rc::ptr_eq(&self.claim, &other.claim) || self.claim == other.claim)
     }
 }
 
@@ -34,7 +36,11 @@ pub fn ClaimRowView(props: &ClaimRowProps) -> Html {
     let mounted_version = use_state(|| c.version);
     let recent = c.changed_at + 1_000 >= props.now;
     let flash = if c.version != *mounted_version || recent {
-        if c.version % 2 == 0 { "flash-a" } else { "flash-b" }
+        if c.version.is_multiple_of(2) {
+            "flash-a"
+        } else {
+            "flash-b"
+        }
     } else {
         ""
     };

@@ -19,17 +19,25 @@ pub fn ClaimTable() -> Html {
     let claims = view.claims.clone();
     let now = view.now;
     let total = claims.len();
-    let in_flight = claims.iter().filter(|c| c.row.status == ClaimStatus::InFlight).count();
+    let in_flight = claims
+        .iter()
+        .filter(|c| c.row.status == ClaimStatus::InFlight)
+        .count();
     let needle = filter.trim().to_ascii_lowercase();
     let shown: Vec<_> = if needle.is_empty() {
         claims.iter().collect()
     } else {
-        claims.iter().filter(|c| c.row.key.contains(needle.as_str())).collect()
+        claims
+            .iter()
+            .filter(|c| c.row.key.contains(needle.as_str()))
+            .collect()
     };
     let win = use_window(shown.len(), ROW_PX);
     let on_filter = {
         let filter = filter.clone();
-        Callback::from(move |e: InputEvent| filter.set(e.target_unchecked_into::<HtmlInputElement>().value()))
+        Callback::from(move |e: InputEvent| {
+            filter.set(e.target_unchecked_into::<HtmlInputElement>().value())
+        })
     };
     html! {
         <div class="claims">

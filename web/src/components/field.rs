@@ -31,7 +31,9 @@ pub struct NumberFieldProps {
 pub fn NumberField(props: &NumberFieldProps) -> Html {
     let oninput = {
         let on_edit = props.on_edit.clone();
-        Callback::from(move |e: InputEvent| on_edit.emit(e.target_unchecked_into::<HtmlInputElement>().value()))
+        Callback::from(move |e: InputEvent| {
+            on_edit.emit(e.target_unchecked_into::<HtmlInputElement>().value())
+        })
     };
     let id = format!("f-{}", props.testid);
     let err_id = format!("{}-error", props.testid);

@@ -49,7 +49,12 @@ pub fn Ledger() -> Html {
     let s = &view.stats;
     let win = use_window(view.ledger.len(), ROW_PX);
     // Double charges sort first, so this walk stops at the first order charged once.
-    let doubles: Vec<&str> = view.ledger.iter().take_while(|r| r.charges > 1).map(|r| r.order.as_str()).collect();
+    let doubles: Vec<&str> = view
+        .ledger
+        .iter()
+        .take_while(|r| r.charges > 1)
+        .map(|r| r.order.as_str())
+        .collect();
     html! {
         <section class="panel ledger" aria-labelledby="h-ledger">
             <h2 id="h-ledger">{ "PayCo ledger" } <span class="sub">{ "the card network" }</span></h2>

@@ -10,7 +10,8 @@ use crate::model::settings::{FieldId, Settings, SettingsAction};
 /// The network panel.
 #[function_component]
 pub fn Network() -> Html {
-    let settings = use_context::<UseReducerHandle<Settings>>().expect("Settings context is provided by App");
+    let settings =
+        use_context::<UseReducerHandle<Settings>>().expect("Settings context is provided by App");
     let lab = use_context::<Lab>().expect("Lab context is provided by App");
     let edit = |id: FieldId| {
         let settings = settings.clone();

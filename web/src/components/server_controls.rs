@@ -9,7 +9,8 @@ use crate::model::settings::{FieldId, Policy, Settings, SettingsAction};
 /// Controls above the claim table.
 #[function_component]
 pub fn ServerControls() -> Html {
-    let settings = use_context::<UseReducerHandle<Settings>>().expect("Settings context is provided by App");
+    let settings =
+        use_context::<UseReducerHandle<Settings>>().expect("Settings context is provided by App");
     let edit = |id: FieldId| {
         let settings = settings.clone();
         Callback::from(move |t: String| settings.dispatch(SettingsAction::Edit(id, t)))

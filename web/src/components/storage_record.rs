@@ -25,7 +25,11 @@ pub fn StorageRecordPanel() -> Html {
             </dl>
         },
     };
-    let key = view.storage.as_ref().map(|r| r.key.clone()).unwrap_or_default();
+    let key = view
+        .storage
+        .as_ref()
+        .map(|r| r.key.clone())
+        .unwrap_or_default();
     let attempts = view.storage.as_ref().map(|r| r.attempts).unwrap_or(0);
     html! {
         <section class="panel storage" aria-labelledby="h-storage" data-testid="storage-record"

@@ -31,13 +31,21 @@ pub fn use_window(total: usize, row_px: usize) -> Window {
         let (node, view) = (node.clone(), view.clone());
         Callback::from(move |_: Event| {
             if let Some(el) = node.cast::<Element>() {
-                view.set((el.scroll_top().max(0) as usize, el.client_height().max(0) as usize));
+                view.set((
+                    el.scroll_top().max(0) as usize,
+                    el.client_height().max(0) as usize,
+                ));
             }
         })
     };
     let (top, height) = *view;
     let range = visible(total, row_px, top, height);
-    Window { node, onscroll, range, height: total * row_px }
+    Window {
+        node,
+        onscroll,
+        range,
+        height: total * row_px,
+    }
 }
 
 /// Rows `[first, last)` to draw for a viewport at `top` px that is `height` px tall.

@@ -37,7 +37,10 @@ pub struct Clock {
 
 impl Default for Clock {
     fn default() -> Self {
-        Self { playing: true, speed: REAL_TIME }
+        Self {
+            playing: true,
+            speed: REAL_TIME,
+        }
     }
 }
 
@@ -45,11 +48,6 @@ impl Clock {
     /// Virtual milliseconds per wall-clock millisecond.
     pub fn factor(&self) -> f64 {
         SPEEDS[self.speed].1
-    }
-
-    /// The select's value for the current speed.
-    pub fn speed_value(&self) -> &'static str {
-        SPEEDS[self.speed].0
     }
 
     /// Virtual time to ask the world for after `wall_ms` of real time.
@@ -68,8 +66,6 @@ pub enum ClockAction {
     Pause,
     /// Choose the speed whose select value is given; unknown values are ignored.
     Speed(&'static str),
-    /// Choose a speed by index; out-of-range indices are ignored.
-    SpeedIndex(usize),
 }
 
 impl Reducible for Clock {
@@ -85,8 +81,6 @@ impl Reducible for Clock {
                     next.speed = i;
                 }
             }
-            ClockAction::SpeedIndex(i) if i < SPEEDS.len() => next.speed = i,
-            ClockAction::SpeedIndex(_) => {}
         }
         if next == *self {
             self
@@ -114,17 +108,22 @@ mod tests {
         assert_eq!(c.factor(), 500.0);
         let c = c.reduce(ClockAction::Speed("7"));
         assert_eq!(c.factor(), 500.0, "unknown speeds are ignored");
-        let c = c.reduce(ClockAction::SpeedIndex(99));
         assert_eq!(c.speed, SPEEDS.len() - 1);
     }
 
     #[test]
     fn a_tick_is_capped_so_a_background_tab_does_not_jump() {
-        let c = Clock { playing: true, speed: REAL_TIME };
+        let c = Clock {
+            playing: true,
+            speed: REAL_TIME,
+        };
         assert_eq!(c.virtual_step(16.0), 16);
         assert_eq!(c.virtual_step(5_000.0), 100);
         assert_eq!(c.virtual_step(-3.0), 0);
-        let slow = Clock { playing: true, speed: 0 };
+        let slow = Clock {
+            playing: true,
+            speed: 0,
+        };
         assert_eq!(slow.virtual_step(100.0), 5);
     }
 

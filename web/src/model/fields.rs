@@ -64,7 +64,11 @@ pub fn parse_percent(text: &str) -> Result<u32, String> {
     if frac.len() > 2 {
         return Err("at most two decimals".into());
     }
-    let whole: u32 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| "at most 100 %".to_string())? };
+    let whole: u32 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| "at most 100 %".to_string())?
+    };
     let frac: u32 = format!("{frac:0<2}").parse().unwrap_or(0);
     let bp = whole.saturating_mul(100).saturating_add(frac);
     if bp > FULL {
@@ -94,7 +98,12 @@ pub fn parse_ms(text: &str, max: u64) -> Result<u64, String> {
     }
     let v: u64 = t.parse().map_err(|_| {
         let (whole, frac) = t.split_once('.').unwrap_or((t, "x"));
-        if !whole.is_empty() && whole.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        if !whole.is_empty()
+            && whole
+                .bytes()
+                .chain(frac.bytes())
+                .all(|b| b.is_ascii_digit())
+        {
             "whole milliseconds only".to_string()
         } else {
             format!("“{t}” is not a number")
@@ -125,7 +134,9 @@ pub fn parse_count(text: &str, min: u32, max: u32) -> Result<u32, String> {
     if t.is_empty() {
         return Err(format!("enter a number from {min} to {max}"));
     }
-    let v: i64 = t.parse().map_err(|_| format!("“{t}” is not a whole number"))?;
+    let v: i64 = t
+        .parse()
+        .map_err(|_| format!("“{t}” is not a whole number"))?;
     if v < i64::from(min) || v > i64::from(max) {
         return Err(format!("from {min} to {max}"));
     }
@@ -149,7 +160,13 @@ mod tests {
 
     #[test]
     fn percent_formats_back_to_what_was_typed() {
-        for (bp, text) in [(0, "0"), (3_000, "30"), (1_250, "12.5"), (5, "0.05"), (10_000, "100")] {
+        for (bp, text) in [
+            (0, "0"),
+            (3_000, "30"),
+            (1_250, "12.5"),
+            (5, "0.05"),
+            (10_000, "100"),
+        ] {
             assert_eq!(format_percent(bp), text);
             assert_eq!(parse_percent(text), Ok(bp));
         }
@@ -164,8 +181,12 @@ mod tests {
         assert!(parse_percent("NaN").is_err());
         assert!(parse_percent("inf").is_err());
         assert!(parse_percent("1e2").is_err());
-        assert!(parse_percent("12.345").unwrap_err().contains("two decimals"));
-        assert!(parse_percent("99999999999").unwrap_err().contains("at most 100"));
+        assert!(parse_percent("12.345")
+            .unwrap_err()
+            .contains("two decimals"));
+        assert!(parse_percent("99999999999")
+            .unwrap_err()
+            .contains("at most 100"));
         assert!(parse_percent(".").is_err());
     }
 

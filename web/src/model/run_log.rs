@@ -69,8 +69,22 @@ pub struct RunLog {
 
 impl RunLog {
     /// A new run with no commands.
-    pub fn new(seed: u64, strategy: Strategy, network: NetworkSettings, server: ServerSettings) -> Self {
-        Self { version: VERSION, seed, strategy, network, server, entries: Vec::new(), now: 0, events: 0 }
+    pub fn new(
+        seed: u64,
+        strategy: Strategy,
+        network: NetworkSettings,
+        server: ServerSettings,
+    ) -> Self {
+        Self {
+            version: VERSION,
+            seed,
+            strategy,
+            network,
+            server,
+            entries: Vec::new(),
+            now: 0,
+            events: 0,
+        }
     }
 
     /// Append `command`, applied at `at` after `after_events` events; a time before the last
@@ -79,7 +93,11 @@ impl RunLog {
         let at = at.max(self.entries.last().map_or(0, |e| e.at));
         self.now = self.now.max(at);
         self.events = self.events.max(after_events);
-        self.entries.push(Entry { at, after_events, command });
+        self.entries.push(Entry {
+            at,
+            after_events,
+            command,
+        });
     }
 
     /// Record how far the world got (saved when the page goes away).
@@ -97,7 +115,10 @@ impl RunLog {
     /// A stored log, or `None` when it is absent, corrupt or another version.
     pub fn decode(text: &str) -> Option<RunLog> {
         let log: RunLog = serde_json::from_str(text).ok()?;
-        let ordered = log.entries.windows(2).all(|w| w[0].at <= w[1].at && w[0].after_events <= w[1].after_events);
+        let ordered = log
+            .entries
+            .windows(2)
+            .all(|w| w[0].at <= w[1].at && w[0].after_events <= w[1].after_events);
         (log.version == VERSION && ordered).then_some(log)
     }
 }

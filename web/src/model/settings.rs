@@ -189,7 +189,11 @@ impl Default for Settings {
 
 /// A percentage field showing `bp` basis points as a percentage.
 fn percent_field(bp: u32) -> Field<u32> {
-    Field { text: format_percent(bp), value: bp, error: None }
+    Field {
+        text: format_percent(bp),
+        value: bp,
+        error: None,
+    }
 }
 
 impl Settings {
@@ -216,7 +220,12 @@ impl Settings {
     }
 
     /// Settings whose fields show `seed`, `network` and `server` (after a page reload).
-    pub fn restored(strategy: Strategy, seed: u64, network: &NetworkSettings, server: &ServerSettings) -> Self {
+    pub fn restored(
+        strategy: Strategy,
+        seed: u64,
+        network: &NetworkSettings,
+        server: &ServerSettings,
+    ) -> Self {
         Self {
             strategy,
             request_loss: percent_field(network.request_loss),
@@ -234,23 +243,6 @@ impl Settings {
         }
     }
 
-    /// Any field currently refused.
-    pub fn has_errors(&self) -> bool {
-        [
-            &self.request_loss.error,
-            &self.response_loss.error,
-            &self.duplicate.error,
-            &self.latency_min.error,
-            &self.latency_max.error,
-            &self.seed.error,
-            &self.lock_ms.error,
-            &self.retention_ms.error,
-            &self.batch.error,
-        ]
-        .iter()
-        .any(|e| e.is_some())
-    }
-
     fn edit(&mut self, id: FieldId, text: String) {
         match id {
             FieldId::RequestLoss => self.request_loss.edit(text, parse_percent),
@@ -258,7 +250,9 @@ impl Settings {
             FieldId::Duplicate => self.duplicate.edit(text, parse_percent),
             FieldId::Seed => self.seed.edit(text, parse_seed),
             FieldId::LockMs => self.lock_ms.edit(text, |t| parse_ms(t, MAX_MS)),
-            FieldId::RetentionMs => self.retention_ms.edit(text, |t| parse_ms(t, MAX_RETENTION_MS)),
+            FieldId::RetentionMs => self
+                .retention_ms
+                .edit(text, |t| parse_ms(t, MAX_RETENTION_MS)),
             FieldId::Batch => self.batch.edit(text, |t| parse_count(t, 1, MAX_BATCH)),
             FieldId::LatencyMin | FieldId::LatencyMax => self.edit_latency(id, text),
         }
@@ -267,7 +261,11 @@ impl Settings {
     /// The two latency bounds are checked together: min ≤ max, or the edited one is refused.
     fn edit_latency(&mut self, id: FieldId, text: String) {
         let (old_min, old_max) = (self.latency_min.value, self.latency_max.value);
-        let field = if id == FieldId::LatencyMin { &mut self.latency_min } else { &mut self.latency_max };
+        let field = if id == FieldId::LatencyMin {
+            &mut self.latency_min
+        } else {
+            &mut self.latency_max
+        };
         field.edit(text, |t| parse_ms(t, MAX_MS));
         if field.error.is_some() {
             return;
@@ -275,15 +273,21 @@ impl Settings {
         if self.latency_min.value > self.latency_max.value {
             if id == FieldId::LatencyMin {
                 self.latency_min.value = old_min;
-                self.latency_min.refuse(format!("must not exceed the maximum ({old_max} ms)"));
+                self.latency_min
+                    .refuse(format!("must not exceed the maximum ({old_max} ms)"));
             } else {
                 self.latency_max.value = old_max;
-                self.latency_max.refuse(format!("must be at least the minimum ({old_min} ms)"));
+                self.latency_max
+                    .refuse(format!("must be at least the minimum ({old_min} ms)"));
             }
             return;
         }
         // The other bound may have been refused only because of this one: re-check it.
-        let other = if id == FieldId::LatencyMin { &mut self.latency_max } else { &mut self.latency_min };
+        let other = if id == FieldId::LatencyMin {
+            &mut self.latency_max
+        } else {
+            &mut self.latency_min
+        };
         if other.error.is_some() {
             let text = other.text.clone();
             other.edit(text, |t| parse_ms(t, MAX_MS));
@@ -342,18 +346,23 @@ mod tests {
 
     #[test]
     fn loss_above_100_is_refused_and_the_world_keeps_the_old_value() {
-        let s = apply(Settings::default(), SettingsAction::Edit(FieldId::ResponseLoss, "30".into()));
+        let s = apply(
+            Settings::default(),
+            SettingsAction::Edit(FieldId::ResponseLoss, "30".into()),
+        );
         assert_eq!(s.network().response_loss, 3_000);
         let s = apply(s, SettingsAction::Edit(FieldId::ResponseLoss, "130".into()));
         assert_eq!(s.network().response_loss, 3_000);
         assert_eq!(s.response_loss.text, "130");
         assert!(s.response_loss.error.is_some());
-        assert!(s.has_errors());
     }
 
     #[test]
     fn negative_latency_and_a_non_numeric_seed_are_refused() {
-        let s = apply(Settings::default(), SettingsAction::Edit(FieldId::LatencyMin, "-10".into()));
+        let s = apply(
+            Settings::default(),
+            SettingsAction::Edit(FieldId::LatencyMin, "-10".into()),
+        );
         assert!(s.latency_min.error.as_deref().unwrap().contains("negative"));
         assert_eq!(s.network().latency_min_ms, 20);
         let s = apply(s, SettingsAction::Edit(FieldId::Seed, "abc".into()));
@@ -363,13 +372,22 @@ mod tests {
 
     #[test]
     fn latency_min_above_max_is_refused_until_max_grows() {
-        let s = apply(Settings::default(), SettingsAction::Edit(FieldId::LatencyMin, "100".into()));
+        let s = apply(
+            Settings::default(),
+            SettingsAction::Edit(FieldId::LatencyMin, "100".into()),
+        );
         assert!(s.latency_min.error.is_some());
         assert_eq!(s.network().latency_min_ms, 20);
         let s = apply(s, SettingsAction::Edit(FieldId::LatencyMax, "200".into()));
         assert_eq!(s.latency_max.error, None);
-        assert_eq!(s.latency_min.error, None, "the min is re-checked once the max allows it");
-        assert_eq!((s.network().latency_min_ms, s.network().latency_max_ms), (100, 200));
+        assert_eq!(
+            s.latency_min.error, None,
+            "the min is re-checked once the max allows it"
+        );
+        assert_eq!(
+            (s.network().latency_min_ms, s.network().latency_max_ms),
+            (100, 200)
+        );
     }
 
     #[test]
@@ -386,7 +404,9 @@ mod tests {
     #[test]
     fn an_action_that_changes_nothing_keeps_the_same_rc() {
         let s = Rc::new(Settings::default());
-        let same = s.clone().reduce(SettingsAction::Strategy(Strategy::SameKey));
+        let same = s
+            .clone()
+            .reduce(SettingsAction::Strategy(Strategy::SameKey));
         assert!(Rc::ptr_eq(&s, &same));
     }
 

@@ -273,13 +273,20 @@ impl Reducible for View {
     fn reduce(self: Rc<Self>, action: ViewAction) -> Rc<Self> {
         let ViewAction::Refresh(snap) = action;
         let snap = *snap;
-        let base = if snap.reset { View::default() } else { (*self).clone() };
+        let base = if snap.reset {
+            View::default()
+        } else {
+            (*self).clone()
+        };
         let (claims, ledger) = (snap.claims, snap.ledger);
-        let rejections = snap.new_events.iter().fold(base.rejections, |(c, m), e| match e.kind {
-            EventKind::Conflict => (c + 1, m),
-            EventKind::Mismatch => (c, m + 1),
-            _ => (c, m),
-        });
+        let rejections = snap
+            .new_events
+            .iter()
+            .fold(base.rejections, |(c, m), e| match e.kind {
+                EventKind::Conflict => (c + 1, m),
+                EventKind::Mismatch => (c, m + 1),
+                _ => (c, m),
+            });
         let events = if snap.new_events.is_empty() {
             base.events.clone()
         } else {
@@ -319,7 +326,11 @@ fn claim_order(a: &ClaimRow, b: &ClaimRow) -> Ordering {
 /// Order rows newest first, reuse the `Rc` of every unchanged row and bump changed ones (their
 /// `changed_at` becomes `now`). Returns the previous `Rc<Vec>` itself when nothing changed.
 /// `prev` is in the same order, so one walk over both lists pairs each row with its old self.
-pub fn merge_claims(prev: &Rc<Vec<Rc<ShownClaim>>>, mut rows: Vec<ClaimRow>, now: u64) -> Rc<Vec<Rc<ShownClaim>>> {
+pub fn merge_claims(
+    prev: &Rc<Vec<Rc<ShownClaim>>>,
+    mut rows: Vec<ClaimRow>,
+    now: u64,
+) -> Rc<Vec<Rc<ShownClaim>>> {
     rows.sort_unstable_by(claim_order);
     let mut unchanged = rows.len() == prev.len();
     let mut j = 0;
@@ -330,7 +341,9 @@ pub fn merge_claims(prev: &Rc<Vec<Rc<ShownClaim>>>, mut rows: Vec<ClaimRow>, now
             while j < prev.len() && claim_order(&prev[j].row, &row) == Ordering::Less {
                 j += 1;
             }
-            let old = prev.get(j).filter(|o| claim_order(&o.row, &row) == Ordering::Equal);
+            let old = prev
+                .get(j)
+                .filter(|o| claim_order(&o.row, &row) == Ordering::Equal);
             match old {
                 Some(o) if o.row == row => {
                     unchanged &= i == j;
@@ -341,11 +354,19 @@ pub fn merge_claims(prev: &Rc<Vec<Rc<ShownClaim>>>, mut rows: Vec<ClaimRow>, now
                     unchanged = false;
                     let version = o.version + 1;
                     j += 1;
-                    Rc::new(ShownClaim { row, version, changed_at: now })
+                    Rc::new(ShownClaim {
+                        row,
+                        version,
+                        changed_at: now,
+                    })
                 }
                 None => {
                     unchanged = false;
-                    Rc::new(ShownClaim { row, version: 0, changed_at: now })
+                    Rc::new(ShownClaim {
+                        row,
+                        version: 0,
+                        changed_at: now,
+                    })
                 }
             }
         })
@@ -403,17 +424,32 @@ mod tests {
     /// A snapshot whose claims are `rows` merged onto the view's current table, as the world
     /// adapter does.
     fn snap_onto(v: &View, rows: Vec<ClaimRow>) -> Box<Snapshot> {
-        Box::new(Snapshot { claims: merge_claims(&v.claims, rows, 0), ..Snapshot::default() })
+        Box::new(Snapshot {
+            claims: merge_claims(&v.claims, rows, 0),
+            ..Snapshot::default()
+        })
     }
 
     #[test]
     fn unchanged_rows_keep_their_rc_and_changed_rows_flash() {
         let v = Rc::new(View::default());
-        let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::InFlight), claim("b", 2, ClaimStatus::InFlight)]);
+        let s = snap_onto(
+            &v,
+            vec![
+                claim("a", 1, ClaimStatus::InFlight),
+                claim("b", 2, ClaimStatus::InFlight),
+            ],
+        );
         let v = v.reduce(ViewAction::Refresh(s));
         assert_eq!(v.claims[0].row.key, "b", "newest first");
         let (a0, b0) = (v.claims[1].clone(), v.claims[0].clone());
-        let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::Done), claim("b", 2, ClaimStatus::InFlight)]);
+        let s = snap_onto(
+            &v,
+            vec![
+                claim("a", 1, ClaimStatus::Done),
+                claim("b", 2, ClaimStatus::InFlight),
+            ],
+        );
         let v = v.reduce(ViewAction::Refresh(s));
         assert!(Rc::ptr_eq(&v.claims[0], &b0));
         assert!(!Rc::ptr_eq(&v.claims[1], &a0));
@@ -427,10 +463,19 @@ mod tests {
         let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::InFlight)]);
         let v = v.reduce(ViewAction::Refresh(s));
         let a = v.claims[0].clone();
-        let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::InFlight), claim("b", 2, ClaimStatus::InFlight)]);
+        let s = snap_onto(
+            &v,
+            vec![
+                claim("a", 1, ClaimStatus::InFlight),
+                claim("b", 2, ClaimStatus::InFlight),
+            ],
+        );
         let v = v.reduce(ViewAction::Refresh(s));
         assert_eq!(v.claims.len(), 2);
-        assert!(Rc::ptr_eq(&v.claims[1], &a), "the unchanged row keeps its Rc at its new index");
+        assert!(
+            Rc::ptr_eq(&v.claims[1], &a),
+            "the unchanged row keeps its Rc at its new index"
+        );
         assert_eq!(v.claims[0].version, 0);
     }
 
@@ -449,9 +494,22 @@ mod tests {
     fn the_feed_is_capped_and_counts_rejections() {
         let mut v = Rc::new(View::default());
         for seq in 0..(FEED_CAP as u64 + 50) {
-            let kind = if seq % 2 == 0 { EventKind::Conflict } else { EventKind::Mismatch };
-            let e = EventRow { seq, at: seq, kind, key: "k".into(), detail: String::new() };
-            v = v.reduce(ViewAction::Refresh(Box::new(Snapshot { new_events: vec![e], ..Snapshot::default() })));
+            let kind = if seq % 2 == 0 {
+                EventKind::Conflict
+            } else {
+                EventKind::Mismatch
+            };
+            let e = EventRow {
+                seq,
+                at: seq,
+                kind,
+                key: "k".into(),
+                detail: String::new(),
+            };
+            v = v.reduce(ViewAction::Refresh(Box::new(Snapshot {
+                new_events: vec![e],
+                ..Snapshot::default()
+            })));
         }
         assert_eq!(v.events.len(), FEED_CAP);
         assert_eq!(v.events.last().unwrap().seq, FEED_CAP as u64 + 49);
@@ -464,16 +522,35 @@ mod tests {
         let v = Rc::new(View::default());
         let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::Done)]);
         let v = v.reduce(ViewAction::Refresh(s));
-        let v = v.reduce(ViewAction::Refresh(Box::new(Snapshot { reset: true, ..Snapshot::default() })));
+        let v = v.reduce(ViewAction::Refresh(Box::new(Snapshot {
+            reset: true,
+            ..Snapshot::default()
+        })));
         assert!(v.claims.is_empty());
     }
 
     #[test]
     fn removed_and_added_rows_pair_up_correctly() {
-        let prev = merge_claims(&Rc::new(Vec::new()), vec![claim("a", 1, ClaimStatus::Done), claim("b", 2, ClaimStatus::Done), claim("c", 3, ClaimStatus::Done)], 0);
+        let prev = merge_claims(
+            &Rc::new(Vec::new()),
+            vec![
+                claim("a", 1, ClaimStatus::Done),
+                claim("b", 2, ClaimStatus::Done),
+                claim("c", 3, ClaimStatus::Done),
+            ],
+            0,
+        );
         let (a, c) = (prev[2].clone(), prev[0].clone());
         // b pruned, d new, c changed.
-        let next = merge_claims(&prev, vec![claim("a", 1, ClaimStatus::Done), claim("c", 3, ClaimStatus::InFlight), claim("d", 4, ClaimStatus::InFlight)], 9);
+        let next = merge_claims(
+            &prev,
+            vec![
+                claim("a", 1, ClaimStatus::Done),
+                claim("c", 3, ClaimStatus::InFlight),
+                claim("d", 4, ClaimStatus::InFlight),
+            ],
+            9,
+        );
         let keys: Vec<&str> = next.iter().map(|c| c.row.key.as_str()).collect();
         assert_eq!(keys, ["d", "c", "a"]);
         assert!(Rc::ptr_eq(&next[2], &a));
@@ -483,7 +560,12 @@ mod tests {
 
     #[test]
     fn ledger_rows_are_reused_when_equal() {
-        let row = |charges| LedgerRow { order: "o-1".into(), amount: 100, charges, last_at: 5 };
+        let row = |charges| LedgerRow {
+            order: "o-1".into(),
+            amount: 100,
+            charges,
+            last_at: 5,
+        };
         let prev = merge_ledger(&Rc::new(Vec::new()), vec![row(1)]);
         let same = merge_ledger(&prev, vec![row(1)]);
         assert!(Rc::ptr_eq(&prev, &same));
