@@ -125,7 +125,7 @@ pub fn parse_seed(text: &str) -> Result<u64, String> {
         return Err("a seed cannot be negative".into());
     }
     t.parse()
-        .map_err(|_| format!("“{t}” is not a whole number from 0 to 18446744073709551615"))
+        .map_err(|_| format!("“{t}” is not a whole number (0 to 2^64 − 1)"))
 }
 
 /// A count in `min..=max`.
