@@ -47,6 +47,13 @@ test('the stored key is the claimed key, and a real reload resumes with it', asy
   await expect(page.getByTestId('response-loss')).toHaveValue('100');
   await shot(page, testInfo, 'key-after-real-reload');
 
+  // The filter finds the record by part of its key.
+  await page.getByTestId('claim-filter').fill(key.slice(0, 8));
+  await expect(page.getByTestId('claim-count')).toHaveAttribute('data-shown', '1');
+  await page.getByTestId('claim-filter').fill('no-such-key');
+  await expect(page.getByTestId('claim-row')).toHaveCount(0);
+  await page.getByTestId('claim-filter').fill('');
+
   // The in-page "reload tab" control: memory dropped, same key.
   await page.getByTestId('reload-tab').click();
   await expect(page.getByTestId('storage-record')).toHaveAttribute('data-key', key);
