@@ -38,11 +38,13 @@ mod payload;
 mod policy;
 mod reply;
 
-#[cfg(target_arch = "wasm32")]
+// The JS package: payload canonicalisation in JS terms, the fetch driver and the bindings. Behind
+// the default `js-api` feature so a Rust-only wasm user (the demo) does not carry their exports.
+#[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 mod canonical_js;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 pub mod driver;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 mod js;
 
 pub use backoff::backoff_delay_ms;
