@@ -36,3 +36,31 @@ pub fn query_param(name: &str) -> Option<String> {
         .find(|(k, _)| *k == name)
         .map(|(_, v)| v.to_string())
 }
+
+/// sessionStorage item holding the URL hash the page last wrote (a reload keeps its own run;
+/// a different hash is a link to open).
+pub const HASH_ITEM: &str = "idem-demo:hash";
+
+/// The URL's hash without `#` (empty when there is none).
+pub fn location_hash() -> String {
+    let hash = web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default();
+    hash.strip_prefix('#').unwrap_or(&hash).to_string()
+}
+
+/// Replace the URL's hash without a new history entry or a `hashchange` event.
+pub fn replace_hash(hash: &str) {
+    let Some(w) = web_sys::window() else { return };
+    if let Ok(history) = w.history() {
+        let url = ["#", hash].concat();
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+    }
+}
+
+/// The page's address, hash included.
+pub fn page_url() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().href().ok())
+        .unwrap_or_default()
+}

@@ -13,6 +13,7 @@ use yew::prelude::*;
 
 use crate::browser;
 use crate::model::run_log::{Command, RunLog};
+use crate::model::share::{self, Shared};
 use crate::model::settings::{NetworkSettings, ServerSettings, Settings, Strategy};
 use crate::model::view::{View, ViewAction};
 use crate::world::Adapter;
@@ -36,6 +37,26 @@ struct Inner {
     refresh_timer: RefCell<Option<Timeout>>,
     /// Wall-clock time of the last refresh.
     refreshed_at: Cell<f64>,
+    /// The whole recorded log while `←` has stepped back into it (`→` replays from it).
+    future: RefCell<Option<RunLog>>,
+    /// What the URL hash said at start.
+    boot: Boot,
+    /// Projector mode and scenario id, written into the URL hash with the run.
+    projector: Cell<bool>,
+    scenario: RefCell<Option<String>>,
+}
+
+/// What the page found in the URL hash at start.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Boot {
+    /// The run came from a link (the page opens paused at its moment).
+    pub from_link: bool,
+    /// The hash was refused: this message is shown and the default run starts.
+    pub error: Option<&'static str>,
+    /// Projector mode from the link.
+    pub projector: bool,
+    /// Scenario id from the link.
+    pub scenario: Option<String>,
 }
 
 /// Shared handle to the lab (cheap to clone; equal when it is the same lab).
@@ -52,16 +73,39 @@ impl Lab {
     /// Start the page: resume the run this tab had before a reload (sessionStorage), or begin a
     /// new one with the default settings (or `?seed=` from the URL).
     pub fn boot(view: UseReducerDispatcher<View>) -> Lab {
-        let stored = browser::session_get(browser::RUN_LOG_ITEM).and_then(|t| RunLog::decode(&t));
-        let (world, log) = match stored {
-            Some(mut log) => {
+        let mut boot = Boot::default();
+        let mut stored = browser::session_get(browser::RUN_LOG_ITEM).and_then(|t| RunLog::decode(&t));
+        let hash = browser::location_hash();
+        // A hash this tab wrote itself is its own run (a reload): the session log has it. Any
+        // other hash is a link to open.
+        let mut linked = None;
+        if !hash.is_empty() && browser::session_get(browser::HASH_ITEM).as_deref() != Some(hash.as_str()) {
+            stored = None;
+            match share::decode(&hash) {
+                Ok(Some(s)) => linked = Some(s),
+                Ok(None) => {}
+                Err(e) => boot.error = Some(e.0),
+            }
+        }
+        let (world, log) = match (linked, stored) {
+            (Some(shared), _) => {
+                let mut world = Adapter::replay(&shared.log);
+                world.clear_storage();
+                let mut log = shared.log;
+                log.reached(world.now(), world.events_run());
+                boot.from_link = true;
+                boot.projector = shared.projector;
+                boot.scenario = shared.scenario;
+                (world, log)
+            }
+            (None, Some(mut log)) => {
                 let mut world = Adapter::replay(&log);
                 // The page went away and came back: the tab's memory is gone, localStorage is not.
                 log.push(world.now(), world.events_run(), Command::ReloadTab);
                 world.apply(&Command::ReloadTab);
                 (world, log)
             }
-            None => {
+            (None, None) => {
                 let mut settings = Settings::default();
                 if let Some(seed) = browser::query_param("seed").and_then(|s| s.parse().ok()) {
                     settings.seed.value = seed;
@@ -89,7 +133,16 @@ impl Lab {
             refresh_pending: Cell::new(false),
             refresh_timer: RefCell::new(None),
             refreshed_at: Cell::new(0.0),
+            future: RefCell::new(None),
+            projector: Cell::new(boot.projector),
+            scenario: RefCell::new(boot.scenario.clone()),
+            boot,
         }))
+    }
+
+    /// What the URL hash said at start.
+    pub fn boot_info(&self) -> &Boot {
+        &self.0.boot
     }
 
     /// The settings the page should show at start (restored after a reload).
@@ -101,6 +154,7 @@ impl Lab {
 
     /// Apply `command` now, record it, and refresh the view.
     pub fn command(&self, command: Command) {
+        self.forget_future();
         {
             let mut world = self.0.world.borrow_mut();
             self.0
@@ -158,6 +212,7 @@ impl Lab {
         if dt == 0 {
             return;
         }
+        self.forget_future();
         let start = browser::wall_ms();
         let over_budget = move || browser::wall_ms() - start > TICK_BUDGET_MS;
         let moved = self.0.world.borrow_mut().advance_by(dt, &over_budget);
@@ -182,6 +237,7 @@ impl Lab {
 
     /// Advance to the next event.
     pub fn step(&self) {
+        self.forget_future();
         self.0.world.borrow_mut().step();
         self.refresh();
     }
@@ -204,5 +260,93 @@ impl Lab {
         let mut log = self.0.log.borrow_mut();
         log.reached(now, events);
         browser::session_set(browser::RUN_LOG_ITEM, &log.encode());
+        let hash = share::encode(&Shared {
+            log: log.clone(),
+            scenario: self.0.scenario.borrow().clone(),
+            projector: self.0.projector.get(),
+        });
+        browser::session_set(browser::HASH_ITEM, &hash);
+        browser::replace_hash(&hash);
+    }
+
+    /// The link that reproduces this run at this moment (the URL hash is brought up to date).
+    pub fn share_link(&self) -> String {
+        self.save_log();
+        browser::page_url()
+    }
+
+    /// Projector mode on or off, kept in the link.
+    pub fn set_projector(&self, on: bool) {
+        if self.0.projector.replace(on) != on {
+            self.save_log();
+        }
+    }
+
+    /// The scenario being shown (its stable id), kept in the link.
+    pub fn set_scenario(&self, id: Option<String>) {
+        *self.0.scenario.borrow_mut() = id;
+        self.save_log();
+    }
+
+    /// Playing, stepping or acting in the past starts a new branch: the recorded future goes.
+    fn forget_future(&self) {
+        if self.0.future.borrow().is_some() {
+            *self.0.future.borrow_mut() = None;
+        }
+    }
+
+    /// Move one event back (`back`) or forward through the recorded history, rebuilding the
+    /// world by deterministic replay. `false` when there is nowhere to go.
+    pub fn travel(&self, back: bool) -> bool {
+        let events = self.0.world.borrow().events_run();
+        let full = match self.0.future.borrow_mut().take() {
+            Some(f) => f,
+            None => {
+                let mut l = self.0.log.borrow().clone();
+                l.reached(self.0.world.borrow().now(), events);
+                l
+            }
+        };
+        let target = if back {
+            events.checked_sub(1)
+        } else {
+            (events < full.events).then_some(events + 1)
+        };
+        let Some(target) = target else {
+            *self.0.future.borrow_mut() = (full.events > events).then_some(full);
+            return false;
+        };
+        let log = if target == full.events {
+            full.clone()
+        } else {
+            let mut l = full.clone();
+            l.entries.retain(|e| e.after_events <= target);
+            l.now = l.entries.last().map_or(0, |e| e.at);
+            l.events = target;
+            l
+        };
+        let world = Adapter::replay(&log);
+        let mut log = log;
+        log.now = world.now();
+        *self.0.world.borrow_mut() = world;
+        *self.0.log.borrow_mut() = log;
+        if target < full.events {
+            *self.0.future.borrow_mut() = Some(full);
+        }
+        self.0.reset.set(true);
+        self.0.rev.set(self.0.rev.get() + 1);
+        self.refresh();
+        true
+    }
+
+    /// The run's history in the format `idem-lab replay <file>` reads.
+    pub fn export_json(&self) -> String {
+        // Plain data: serializing it cannot fail.
+        serde_json::to_string(&self.0.world.borrow().world().export()).unwrap_or_default()
+    }
+
+    /// Read the world (the timeline draws from it).
+    pub fn with_world<R>(&self, f: impl FnOnce(&Adapter) -> R) -> R {
+        f(&self.0.world.borrow())
     }
 }

@@ -71,6 +71,7 @@ fn faults(n: &NetworkSettings, s: &ServerSettings) -> Faults {
         slow_worker: if s.slow_worker { 1.0 } else { 0.0 },
         tab_reload: 0.0,
         reuse_key_other_cart: 0.0,
+        ..Faults::default()
     }
 }
 
@@ -154,6 +155,11 @@ impl Adapter {
         if self.world.next_event_at().is_none_or(|t| t > at) {
             self.world.run_until(at);
         }
+    }
+
+    /// The simulated world (read-only).
+    pub fn world(&self) -> &World {
+        &self.world
     }
 
     /// Virtual time.

@@ -6,3 +6,7 @@ pub mod fields;
 pub mod run_log;
 pub mod settings;
 pub mod view;
+pub mod keyboard;
+pub mod share;
+pub mod lab_race;
+pub mod timeline;

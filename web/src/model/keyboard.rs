@@ -1,0 +1,198 @@
+//! Classroom controls: which central tab is open, the help overlay, projector mode, and what
+//! each key does. Plain data, unit-tested natively; the listener lives in
+//! `components/keyboard.rs`.
+
+use std::rc::Rc;
+
+use yew::Reducible;
+
+/// A key's meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyAction {
+    /// Space: play or pause.
+    TogglePlay,
+    /// `.`: run the next event (presenter clickers send it).
+    Step,
+    /// `←`: one event back through the recorded history.
+    Back,
+    /// `→`: one event forward through the recorded history.
+    Forward,
+    /// `1`–`9`: the scenario at this index (0-based).
+    Scenario(usize),
+    /// `?`: show or hide the help overlay.
+    ToggleHelp,
+    /// `Escape`: close the help overlay.
+    CloseHelp,
+    /// `p`: projector mode on or off.
+    ToggleProjector,
+}
+
+/// What `key` (a `KeyboardEvent.key`) does, or `None`. Nothing fires while the user types in a
+/// field (`typing`) or holds Ctrl, Alt or Meta (browser shortcuts stay the browser's).
+pub fn key_action(key: &str, typing: bool, modifier: bool) -> Option<KeyAction> {
+    if typing || modifier {
+        return None;
+    }
+    Some(match key {
+        " " | "Spacebar" => KeyAction::TogglePlay,
+        "." => KeyAction::Step,
+        "ArrowLeft" => KeyAction::Back,
+        "ArrowRight" => KeyAction::Forward,
+        "?" => KeyAction::ToggleHelp,
+        "Escape" => KeyAction::CloseHelp,
+        "p" | "P" => KeyAction::ToggleProjector,
+        d if d.len() == 1 && ("1"..="9").contains(&d) => {
+            KeyAction::Scenario(usize::from(d.as_bytes()[0] - b'1'))
+        }
+        _ => return None,
+    })
+}
+
+/// Whether an element with this tag name (and `contenteditable`) takes typed text.
+pub fn is_typing_target(tag: &str, editable: bool) -> bool {
+    editable || matches!(tag, "INPUT" | "TEXTAREA" | "SELECT")
+}
+
+/// The central area's tabs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    /// Claim table and event feed.
+    Server,
+    /// One lane per checkout.
+    Timeline,
+    /// The three strategies side by side.
+    Lab,
+}
+
+impl Tab {
+    /// In the tab bar's order.
+    pub const ALL: [Tab; 3] = [Tab::Server, Tab::Timeline, Tab::Lab];
+
+    /// The `tab-<name>` hook's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tab::Server => "server",
+            Tab::Timeline => "timeline",
+            Tab::Lab => "lab",
+        }
+    }
+
+    /// What the tab says.
+    pub fn label(self) -> &'static str {
+        match self {
+            Tab::Server => "Server",
+            Tab::Timeline => "Timeline",
+            Tab::Lab => "Lab",
+        }
+    }
+}
+
+/// Tab, overlay and projector state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ui {
+    /// The open tab.
+    pub tab: Tab,
+    /// The help overlay is open.
+    pub help: bool,
+    /// Larger type, high contrast, fewer panels.
+    pub projector: bool,
+}
+
+impl Ui {
+    /// The page at start (`projector` from the link).
+    pub fn new(projector: bool) -> Ui {
+        Ui {
+            tab: Tab::Server,
+            help: false,
+            projector,
+        }
+    }
+}
+
+/// What changes the classroom controls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UiAction {
+    /// Open a tab.
+    Open(Tab),
+    /// Show or hide help.
+    ToggleHelp,
+    /// Hide help.
+    CloseHelp,
+    /// Projector mode on or off.
+    ToggleProjector,
+}
+
+impl Reducible for Ui {
+    type Action = UiAction;
+
+    fn reduce(self: Rc<Self>, action: UiAction) -> Rc<Self> {
+        let mut next = *self;
+        match action {
+            UiAction::Open(tab) => next.tab = tab,
+            UiAction::ToggleHelp => next.help = !next.help,
+            UiAction::CloseHelp => next.help = false,
+            UiAction::ToggleProjector => next.projector = !next.projector,
+        }
+        if next == *self {
+            self
+        } else {
+            Rc::new(next)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_map_to_actions() {
+        assert_eq!(key_action(" ", false, false), Some(KeyAction::TogglePlay));
+        assert_eq!(key_action(".", false, false), Some(KeyAction::Step));
+        assert_eq!(key_action("ArrowLeft", false, false), Some(KeyAction::Back));
+        assert_eq!(
+            key_action("ArrowRight", false, false),
+            Some(KeyAction::Forward)
+        );
+        assert_eq!(key_action("?", false, false), Some(KeyAction::ToggleHelp));
+        assert_eq!(key_action("Escape", false, false), Some(KeyAction::CloseHelp));
+        assert_eq!(
+            key_action("p", false, false),
+            Some(KeyAction::ToggleProjector)
+        );
+        assert_eq!(key_action("1", false, false), Some(KeyAction::Scenario(0)));
+        assert_eq!(key_action("9", false, false), Some(KeyAction::Scenario(8)));
+        for none in ["0", "a", "Enter", "12", "", "ArrowUp"] {
+            assert_eq!(key_action(none, false, false), None, "{none:?}");
+        }
+    }
+
+    #[test]
+    fn nothing_fires_while_typing_or_with_a_modifier() {
+        for key in [" ", ".", "ArrowLeft", "?", "p", "3"] {
+            assert_eq!(key_action(key, true, false), None);
+            assert_eq!(key_action(key, false, true), None);
+        }
+        assert!(is_typing_target("INPUT", false));
+        assert!(is_typing_target("SELECT", false));
+        assert!(is_typing_target("TEXTAREA", false));
+        assert!(is_typing_target("DIV", true));
+        assert!(!is_typing_target("BUTTON", false));
+        assert!(!is_typing_target("BODY", false));
+    }
+
+    #[test]
+    fn the_ui_reducer_toggles() {
+        let ui = Rc::new(Ui::new(false));
+        let ui = ui.reduce(UiAction::ToggleHelp);
+        assert!(ui.help);
+        let ui = ui.reduce(UiAction::CloseHelp);
+        assert!(!ui.help);
+        let ui = ui.reduce(UiAction::ToggleProjector);
+        assert!(ui.projector);
+        let ui = ui.reduce(UiAction::Open(Tab::Lab));
+        assert_eq!(ui.tab, Tab::Lab);
+        let same = ui.clone().reduce(UiAction::Open(Tab::Lab));
+        assert!(Rc::ptr_eq(&ui, &same), "no change, no re-render");
+    }
+}
