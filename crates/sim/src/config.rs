@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bug::Bug;
 
+pub use idem_store::ErrorPolicy;
+
 /// How a checkout page uses idempotency keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -51,6 +53,7 @@ pub enum HistoryDetail {
 /// - `latency_ms`: 20, `jitter_ms`: 10 (each message: latency + uniform 0..=jitter; reorders)
 /// - `crash_after_charge`: 0.0, `slow_worker`: 0.0
 /// - `tab_reload`: 0.0, `reuse_key_other_cart`: 0.0
+/// - `decline`: 0.0
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Faults {
@@ -72,6 +75,9 @@ pub struct Faults {
     pub tab_reload: f64,
     /// Probability a (buggy) page also submits a different cart under the checkout's key.
     pub reuse_key_other_cart: f64,
+    /// Probability PayCo declines a charge: the work fails and the server's
+    /// [`ServerConfig::on_error`] policy decides what happens to the claim.
+    pub decline: f64,
 }
 
 impl Default for Faults {
@@ -86,6 +92,7 @@ impl Default for Faults {
             slow_worker: 0.0,
             tab_reload: 0.0,
             reuse_key_other_cart: 0.0,
+            decline: 0.0,
         }
     }
 }
@@ -108,6 +115,7 @@ impl Faults {
 /// - `order_ms`: 5, `charge_ms`: 30, `save_ms`: 2 (virtual time of each step of the work)
 /// - `slow_extra_ms`: 1_000 (a slow worker's charge takes `lock_ms + 0..=slow_extra_ms` longer)
 /// - `claim_gap_ms`: 3 (SELECT-then-INSERT bug only: time between the check and the insert)
+/// - `on_error`: release-claim (a declined charge deletes the claim so a retry runs again)
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServerConfig {
@@ -125,6 +133,8 @@ pub struct ServerConfig {
     pub slow_extra_ms: u64,
     /// The SELECT-then-INSERT bug's window between the check and the insert.
     pub claim_gap_ms: u64,
+    /// What the store does with the claim when the work fails (PayCo declines).
+    pub on_error: ErrorPolicy,
 }
 
 impl Default for ServerConfig {
@@ -137,6 +147,7 @@ impl Default for ServerConfig {
             save_ms: 2,
             slow_extra_ms: 1_000,
             claim_gap_ms: 3,
+            on_error: ErrorPolicy::ReleaseClaim,
         }
     }
 }

@@ -33,4 +33,10 @@ pub struct Counters {
     pub paid: u64,
     /// Checkouts refused for good.
     pub rejected: u64,
+    /// Charges PayCo declined (the work failed).
+    #[serde(default)]
+    pub declines: u64,
+    /// Calls PayCo answered from its key table (no money moved).
+    #[serde(default)]
+    pub deduped: u64,
 }

@@ -37,15 +37,17 @@ pub mod lab;
 pub mod network;
 pub mod payco;
 pub mod presets;
+pub mod properties;
 pub mod queue;
 pub mod receipt;
 pub mod rng;
+pub mod scenario;
 pub mod world;
 
 pub use bug::Bug;
 pub use checker::{Verdict, Violation};
 pub use config::{
-    ClientConfig, Faults, HistoryDetail, ServerConfig, SimConfig, Strategy, Workload,
+    ClientConfig, ErrorPolicy, Faults, HistoryDetail, ServerConfig, SimConfig, Strategy, Workload,
 };
 pub use counters::Counters;
 pub use history::{
@@ -53,8 +55,10 @@ pub use history::{
 };
 pub use ids::{CheckoutId, OrderId};
 pub use payco::{Charge, ChargeId, ChargeKey, PayCo};
+pub use properties::{Breach, Properties, Property};
 pub use receipt::Receipt;
-pub use world::{Command, HistoryExport, Input, StoreOp, World};
+pub use scenario::{Effect, Pause, Scenario, ScenarioRun, SCENARIOS};
+pub use world::{op_name, Command, HistoryExport, Input, StoreOp, World};
 
 /// Errors at the simulator's boundary (bad names, bad config, a journal that refuses a key).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

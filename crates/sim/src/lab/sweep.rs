@@ -24,6 +24,7 @@ pub fn swarm_config(seed: u64, orders: u32, bugs: &[Bug]) -> SimConfig {
         slow_worker: r.fraction(0.0, 0.2),
         tab_reload: r.fraction(0.0, 0.2),
         reuse_key_other_cart: r.fraction(0.0, 0.1),
+        decline: 0.0,
     };
     let mut config = SimConfig {
         seed,

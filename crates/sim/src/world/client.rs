@@ -65,7 +65,8 @@ pub(super) struct Response {
     pub reply: Reply,
 }
 
-pub(super) fn op_name(c: CheckoutId) -> String {
+/// The operation name a same-key checkout's page journals under: `checkout:co_N`.
+pub fn op_name(c: CheckoutId) -> String {
     format!("checkout:{c}")
 }
 
@@ -508,8 +509,14 @@ impl World {
     }
 
     pub(super) fn on_other_cart(&mut self, c: CheckoutId) {
+        self.send_extra(c, 1);
+    }
+
+    /// Send a request outside the page's operation under the checkout's key, with the cart's
+    /// amount plus `extra` (0: the same request again; 1: another cart).
+    pub(super) fn send_extra(&mut self, c: CheckoutId, extra: u32) {
         let key = self.history.checkouts[c.0 as usize].key;
-        let amount = self.clients[c.0 as usize].amount + 1;
+        let amount = self.clients[c.0 as usize].amount + extra;
         self.post(c, OTHER_CART, key, amount, body_for(c, amount));
     }
 

@@ -33,7 +33,7 @@ use crate::queue::EventQueue;
 use crate::rng::SimRng;
 use crate::SimError;
 
-pub use client::body_for;
+pub use client::{body_for, op_name};
 pub use view::HistoryExport;
 
 use client::Client;
@@ -94,6 +94,19 @@ pub enum Command {
     SetServer(ServerConfig),
     /// New client policy (for checkouts started from now on).
     SetClient(ClientConfig),
+    /// The next worker dies after its charge, before its save.
+    CrashNextAfterCharge,
+    /// The next worker is slow: its charge comes after its lease went stale.
+    SlowNextWorker,
+    /// PayCo declines the next charge: the work fails.
+    DeclineNextCharge,
+    /// The page sends a request again under a checkout's key, now.
+    Resend {
+        /// Which checkout's key.
+        checkout: CheckoutId,
+        /// With a different cart (amount + 1): the store must answer 422.
+        other_cart: bool,
+    },
 }
 
 /// A control applied at virtual time `at`, after `after_events` events had run.
@@ -133,6 +146,16 @@ pub struct World {
     finished: bool,
     reproduce: Option<String>,
     trace: Option<Vec<StoreOp>>,
+    oneshot: OneShots,
+    props: crate::properties::Tracker,
+}
+
+/// Armed one-shot worker and PayCo faults.
+#[derive(Clone, Copy, Debug, Default)]
+struct OneShots {
+    crash: bool,
+    slow: bool,
+    decline: bool,
 }
 
 /// One store operation the handler performed, recorded (when asked) so the benchmark can replay
@@ -229,6 +252,8 @@ impl World {
             finished: false,
             reproduce: None,
             trace: None,
+            oneshot: OneShots::default(),
+            props: crate::properties::Tracker::default(),
             config,
         };
         if world.scripted_left > 0 {
@@ -280,6 +305,7 @@ impl World {
             Ev::Reloaded(c) => self.on_reloaded(c),
             Ev::OtherCart(c) => self.on_other_cart(c),
         }
+        self.track_properties();
         true
     }
 
@@ -308,6 +334,7 @@ impl World {
             self.reconcile();
             self.run();
             self.end_checks();
+            self.track_properties();
         }
         self.verdict()
     }
@@ -399,6 +426,53 @@ impl World {
     pub fn drop_next_response(&mut self) {
         self.record_input(Command::DropNextResponse);
         self.net.drop_next_response();
+    }
+
+    /// One-shot: the next worker crashes after PayCo charged, before it saves.
+    pub fn crash_next_after_charge(&mut self) {
+        self.record_input(Command::CrashNextAfterCharge);
+        self.oneshot.crash = true;
+    }
+
+    /// One-shot: the next worker is slow; its charge comes `lock_ms + slow_extra_ms` late, after
+    /// its lease went stale.
+    pub fn slow_next_worker(&mut self) {
+        self.record_input(Command::SlowNextWorker);
+        self.oneshot.slow = true;
+    }
+
+    /// One-shot: PayCo declines the next charge (the work fails; see `ServerConfig::on_error`).
+    pub fn decline_next_charge(&mut self) {
+        self.record_input(Command::DeclineNextCharge);
+        self.oneshot.decline = true;
+    }
+
+    /// Whether the one-shots (crash after charge, slow worker, decline) are armed.
+    pub fn armed_worker_faults(&self) -> (bool, bool, bool) {
+        (self.oneshot.crash, self.oneshot.slow, self.oneshot.decline)
+    }
+
+    /// The page sends the checkout's request again under its key, now (a double click).
+    pub fn resend_same_cart(&mut self, checkout: CheckoutId) -> Result<(), SimError> {
+        self.resend(checkout, false)
+    }
+
+    /// A buggy page sends a different cart (amount + 1) under the checkout's key, now: the store
+    /// answers 422 (or, with the no-fingerprint-check bug, replays the wrong answer).
+    pub fn resend_with_other_cart(&mut self, checkout: CheckoutId) -> Result<(), SimError> {
+        self.resend(checkout, true)
+    }
+
+    fn resend(&mut self, checkout: CheckoutId, other_cart: bool) -> Result<(), SimError> {
+        if checkout.0 as usize >= self.clients.len() {
+            return Err(SimError::NoSuchCheckout(checkout.0));
+        }
+        self.record_input(Command::Resend {
+            checkout,
+            other_cart,
+        });
+        self.send_extra(checkout, u32::from(other_cart));
+        Ok(())
     }
 
     /// New fault rates from now on.

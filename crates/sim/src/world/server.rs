@@ -356,7 +356,11 @@ impl World {
         }
         let mut delay = self.server.config.charge_ms;
         let p_slow = self.net.faults().slow_worker;
-        if self.rng.chance(p_slow) {
+        if std::mem::take(&mut self.oneshot.slow) {
+            // The one-shot is the worst case: it outlives its lease by the whole margin.
+            self.counters.slow_workers += 1;
+            delay += self.server.store.config().lock_ms + self.server.config.slow_extra_ms;
+        } else if self.rng.chance(p_slow) {
             self.counters.slow_workers += 1;
             delay += self.server.store.config().lock_ms
                 + self.rng.upto(self.server.config.slow_extra_ms);
@@ -365,6 +369,13 @@ impl World {
     }
 
     fn work_charge(&mut self, job: u32) {
+        let p_decline = self.net.faults().decline;
+        if self.server.jobs.get_mut(job).is_none() {
+            return;
+        }
+        if std::mem::take(&mut self.oneshot.decline) || self.rng.chance(p_decline) {
+            return self.work_failed(job);
+        }
         let Some(j) = self.server.jobs.get_mut(job) else {
             return;
         };
@@ -378,7 +389,7 @@ impl World {
             .charge(j.order, j.checkout, j.amount, key, self.now);
         j.charge = reply.id;
         let p_crash = self.net.faults().crash_after_charge;
-        if self.rng.chance(p_crash) {
+        if std::mem::take(&mut self.oneshot.crash) || self.rng.chance(p_crash) {
             // The worker dies: nothing saved, nothing answered; the claim stays in flight.
             self.counters.crashes += 1;
             self.server.jobs.take(job);
@@ -388,6 +399,32 @@ impl World {
             self.now + self.server.config.save_ms,
             Ev::Work(job, Phase::Save),
         );
+    }
+
+    /// PayCo declined: no money moved. The claim follows the server's error policy (released:
+    /// a retry runs again; saved: retries replay the 402), and the client gets the 402.
+    fn work_failed(&mut self, job: u32) {
+        let Some(j) = self.server.jobs.take(job) else {
+            return;
+        };
+        self.counters.declines += 1;
+        let now = self.now;
+        let body: &[u8] = br#"{"type":"https://idem.dev/problems/payment-declined","status":402}"#;
+        let kept = match &j.claim {
+            Claim::Unkeyed => true,
+            Claim::Leased { id, lease, .. } => {
+                let policy = self.server.config.on_error;
+                let response = SavedResponse::json(402, body.to_vec());
+                self.server
+                    .store
+                    .fail(now, id, lease, policy, response)
+                    .is_ok()
+            }
+        };
+        if !kept {
+            self.counters.fenced += 1;
+        }
+        self.answer(j.checkout, j.token, j.key, j.amount, 402, body, None);
     }
 
     fn work_save(&mut self, job: u32) {

@@ -15,6 +15,7 @@ use crate::history::{AttemptRecord, CheckoutRecord, History};
 use crate::ids::CheckoutId;
 use crate::network::NetStats;
 use crate::payco::PayCo;
+use crate::properties::{Breach, Properties, Property};
 use crate::receipt::Receipt;
 
 /// A run, exported: enough to re-run it (seed, config, interactive inputs) and to compare the
@@ -114,7 +115,15 @@ impl World {
 
     /// Running totals.
     pub fn counters(&self) -> Counters {
-        self.counters
+        Counters {
+            deduped: self.payco.deduped(),
+            ..self.counters
+        }
+    }
+
+    /// Answer-level violations the checker found so far, in order (capped at 50).
+    pub fn violations(&self) -> &[Violation] {
+        &self.checker.violations
     }
 
     /// What the network did.
@@ -237,6 +246,59 @@ impl World {
         }
     }
 
+    /// Note first breaches after an event (O(1) unless the checker found something new).
+    pub(super) fn track_properties(&mut self) {
+        if self.props.double.is_none() && self.payco.double_charged_count() > 0 {
+            // The charge that made an order's count reach two is the latest one.
+            if let Some(last) = self.payco.charges().last() {
+                self.props.double = Some(Breach {
+                    at: self.now,
+                    event: self.events_run,
+                    violation: Violation::DoubleCharge {
+                        checkout: last.checkout,
+                        charges: 2,
+                    },
+                });
+            }
+        }
+        let (now, events) = (self.now, self.events_run);
+        self.props.observe(&self.checker.violations, now, events);
+    }
+
+    /// The live properties with the moment each first broke. One pass over the claim table
+    /// for "stuck in flight"; the rest was tracked event by event.
+    pub fn properties(&self) -> Properties {
+        let mut stuck = self.props.stuck.clone();
+        if stuck.is_none() {
+            let lock_ms = self.server.store.config().lock_ms;
+            let window = self.client_cfg.retry_window_ms;
+            let now = self.now;
+            let mut first: Option<(u64, String)> = None;
+            self.server.store.table().for_each(&mut |id, r| {
+                if let Status::InFlight { lease } = &r.status {
+                    let since = lease.locked_at + lock_ms + window;
+                    if now >= since && first.as_ref().is_none_or(|(t, _)| since < *t) {
+                        first = Some((since, id.key.to_owned()));
+                    }
+                }
+            });
+            stuck = first.map(|(at, key)| Breach {
+                at,
+                event: self.events_run,
+                violation: Violation::StuckInFlight { key },
+            });
+        }
+        Properties {
+            one_charge: Property {
+                broke: self.props.double.clone(),
+            },
+            replays_identical: Property {
+                broke: self.props.replay.clone(),
+            },
+            none_stuck: Property { broke: stuck },
+        }
+    }
+
     /// The run as an exportable value (serialize it with serde_json).
     pub fn export(&self) -> HistoryExport {
         HistoryExport {
@@ -275,6 +337,15 @@ impl World {
                 super::Command::SetFaults(f) => world.set_faults(f.clone()),
                 super::Command::SetServer(s) => world.set_server(s.clone()),
                 super::Command::SetClient(c) => world.set_client(c.clone()),
+                super::Command::CrashNextAfterCharge => world.crash_next_after_charge(),
+                super::Command::SlowNextWorker => world.slow_next_worker(),
+                super::Command::DeclineNextCharge => world.decline_next_charge(),
+                super::Command::Resend {
+                    checkout,
+                    other_cart,
+                } => {
+                    let _ = world.resend(*checkout, *other_cart);
+                }
             }
         }
         if export.finished {

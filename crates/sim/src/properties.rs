@@ -1,0 +1,91 @@
+//! Live properties: the checker's invariants as three badges, each remembering the moment it
+//! first broke. Tracked incrementally: O(1) per event for charges and answers (only the
+//! checker's new violations are looked at); "stuck in flight" is one pass over the claim table,
+//! done when asked ([`crate::World::properties`]), not per event.
+
+use serde::{Deserialize, Serialize};
+
+use crate::checker::Violation;
+
+/// The moment a property first broke.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Breach {
+    /// Virtual time, in milliseconds.
+    pub at: u64,
+    /// Events the world had run when the breach was seen (seek there to watch it happen).
+    pub event: u64,
+    /// What broke.
+    pub violation: Violation,
+}
+
+/// One property: holds, or broke at a moment.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Property {
+    /// The first breach, if any.
+    pub broke: Option<Breach>,
+}
+
+impl Property {
+    /// True while the property holds.
+    pub fn ok(&self) -> bool {
+        self.broke.is_none()
+    }
+}
+
+/// The three live badges.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Properties {
+    /// At most one charge per order.
+    pub one_charge: Property,
+    /// Every answer under a key equals the first one, and answers the parameters sent.
+    pub replays_identical: Property,
+    /// No record stays in flight once nobody can come back for it: its lease has been stale
+    /// for a whole client retry window (or the end-of-run probe found it stuck).
+    pub none_stuck: Property,
+}
+
+impl Properties {
+    /// Names used by the demo's test hooks (`property-<name>`), in badge order.
+    pub const NAMES: [&'static str; 3] = ["one-charge", "replays-identical", "none-stuck"];
+
+    /// The properties in [`Properties::NAMES`] order.
+    pub fn all(&self) -> [&Property; 3] {
+        [&self.one_charge, &self.replays_identical, &self.none_stuck]
+    }
+}
+
+/// The world's running record of first breaches.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tracker {
+    pub double: Option<Breach>,
+    pub replay: Option<Breach>,
+    pub stuck: Option<Breach>,
+    /// Checker violations already looked at.
+    pub seen: usize,
+}
+
+impl Tracker {
+    /// Look at the checker's violations from `seen` on.
+    pub fn observe(&mut self, violations: &[Violation], at: u64, event: u64) {
+        if violations.len() <= self.seen {
+            return;
+        }
+        for v in &violations[self.seen..] {
+            let slot = match v {
+                Violation::ReplayDiffers { .. }
+                | Violation::WrongAnswer { .. }
+                | Violation::SavedAnswerDiffers { .. } => &mut self.replay,
+                Violation::StuckInFlight { .. } => &mut self.stuck,
+                _ => continue,
+            };
+            if slot.is_none() {
+                *slot = Some(Breach {
+                    at,
+                    event,
+                    violation: v.clone(),
+                });
+            }
+        }
+        self.seen = violations.len();
+    }
+}

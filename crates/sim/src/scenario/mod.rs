@@ -1,0 +1,147 @@
+//! Classroom scenarios as data: a world config, a short script of controls, the moment to
+//! pause at, and the effect that moment must show. Bug scenarios (and retention) carry a
+//! [`Fix`]: the same seed and script with the bug off, and the good result it shows instead.
+//!
+//! [`SCENARIOS`] has a stable order and stable ids (the demo's URL stores `scenario=<id>`;
+//! digit keys pick by index). [`ScenarioRun`] drives a world through a scenario and notices
+//! the pause; the world records every scripted control as an input, so `World::export` and
+//! `World::replay` reproduce a scenario run like any other.
+
+mod effect;
+mod run;
+mod table;
+
+pub use effect::{Effect, Pause};
+pub use run::ScenarioRun;
+pub use table::SCENARIOS;
+
+use crate::config::{HistoryDetail, SimConfig, Strategy, Workload};
+
+/// One scripted control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Start a checkout with this strategy and a fixed cart (amount 2599).
+    Start(Strategy),
+    /// Lose the next request.
+    DropNextRequest,
+    /// Lose the next response.
+    DropNextResponse,
+    /// The next worker crashes after its charge, before its save.
+    CrashNextAfterCharge,
+    /// The next worker is slow: it outlives its lease.
+    SlowNextWorker,
+    /// Send checkout `checkout`'s request again under its key (`other_cart`: amount + 1).
+    Resend {
+        /// The checkout's index.
+        checkout: u32,
+        /// A different cart under the same key.
+        other_cart: bool,
+    },
+}
+
+/// A control at a virtual time (applied after the events due at that millisecond).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// Virtual milliseconds.
+    pub at: u64,
+    /// What.
+    pub action: Action,
+}
+
+/// The second run of a scenario: same seed and script, the cause removed.
+#[derive(Clone, Copy, Debug)]
+pub struct Fix {
+    /// What the fix changes.
+    pub caption: &'static str,
+    /// What the fixed run shows at its pause.
+    pub after_pause: &'static str,
+    /// Undo the cause in the scenario's config.
+    pub setup: fn(&mut SimConfig),
+    /// Where the fixed run pauses.
+    pub pause: Pause,
+    /// What holds there.
+    pub expect: &'static [Effect],
+}
+
+/// One classroom scenario.
+#[derive(Clone, Copy, Debug)]
+pub struct Scenario {
+    /// Stable id (URL hash, test hooks `scenario-<id>`).
+    pub id: &'static str,
+    /// Short title for the menu.
+    pub title: &'static str,
+    /// What to watch, shown while it runs.
+    pub caption: &'static str,
+    /// What just happened, shown at the pause.
+    pub after_pause: &'static str,
+    /// The seed.
+    pub seed: u64,
+    /// Changes to the base config (bugs, retention, jitter).
+    pub setup: fn(&mut SimConfig),
+    /// The controls, in time order.
+    pub script: &'static [Step],
+    /// Where to pause.
+    pub pause: Pause,
+    /// What holds at the pause.
+    pub expect: &'static [Effect],
+    /// The fixed run, for bug scenarios.
+    pub fix: Option<Fix>,
+}
+
+/// Amount of every scripted checkout's cart, in cents.
+pub const CART_CENTS: u32 = 2599;
+
+impl Scenario {
+    /// The scenario with this id.
+    pub fn by_id(id: &str) -> Option<&'static Scenario> {
+        SCENARIOS.iter().find(|s| s.id == id)
+    }
+
+    /// Its index in [`SCENARIOS`].
+    pub fn index(&self) -> usize {
+        SCENARIOS.iter().position(|s| s.id == self.id).unwrap_or(0)
+    }
+
+    /// The world's config: a quiet network (no random faults, no scripted workload), the
+    /// scenario's changes, and with `fixed` the fix's.
+    pub fn config(&self, fixed: bool) -> SimConfig {
+        let mut c = SimConfig {
+            seed: self.seed,
+            workload: Workload {
+                orders: 0,
+                ..Workload::default()
+            },
+            history: HistoryDetail::Full,
+            ..SimConfig::default()
+        };
+        (self.setup)(&mut c);
+        if let (true, Some(fix)) = (fixed, &self.fix) {
+            (fix.setup)(&mut c);
+        }
+        c
+    }
+
+    /// Where a run pauses.
+    pub fn pause(&self, fixed: bool) -> Pause {
+        match (&self.fix, fixed) {
+            (Some(f), true) => f.pause,
+            _ => self.pause,
+        }
+    }
+
+    /// What holds at that pause.
+    pub fn expect(&self, fixed: bool) -> &'static [Effect] {
+        match (&self.fix, fixed) {
+            (Some(f), true) => f.expect,
+            _ => self.expect,
+        }
+    }
+
+    /// The caption shown at the pause.
+    pub fn after_pause(&self, fixed: bool) -> &'static str {
+        match (&self.fix, fixed) {
+            (Some(f), true) => f.after_pause,
+            _ => self.after_pause,
+        }
+    }
+}

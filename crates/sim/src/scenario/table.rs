@@ -1,0 +1,262 @@
+//! The scenarios, in menu order. Ids and order are stable: links and digit keys use them.
+
+use super::{Action, Effect, Fix, Pause, Scenario, Step};
+use crate::bug::Bug;
+use crate::config::{SimConfig, Strategy};
+
+const fn at(at: u64, action: Action) -> Step {
+    Step { at, action }
+}
+
+const PAY: Action = Action::Start(Strategy::SameKey);
+
+fn quiet(_: &mut SimConfig) {}
+
+fn no_bugs(c: &mut SimConfig) {
+    c.bugs.clear();
+}
+
+fn short_retention(c: &mut SimConfig) {
+    c.server.retention_ms = 500;
+}
+
+fn long_retention(c: &mut SimConfig) {
+    c.server.retention_ms = crate::config::ServerConfig::default().retention_ms;
+}
+
+fn new_key_per_attempt(c: &mut SimConfig) {
+    c.bugs.push(Bug::NewKeyPerAttempt);
+}
+
+fn select_then_insert(c: &mut SimConfig) {
+    // No jitter: the double click's two requests arrive in the same millisecond.
+    c.faults.jitter_ms = 0;
+    c.bugs.push(Bug::SelectThenInsert);
+}
+
+fn unfenced_writes(c: &mut SimConfig) {
+    c.bugs.push(Bug::UnfencedWrites);
+}
+
+fn key_only_at_top_hop(c: &mut SimConfig) {
+    c.bugs.push(Bug::KeyOnlyAtTopHop);
+}
+
+fn no_fingerprint_check(c: &mut SimConfig) {
+    c.bugs.push(Bug::NoFingerprintCheck);
+}
+
+const FIX_BUG: &str = "Same seed, same faults, the bug switched off.";
+
+/// Every scenario, in menu order.
+pub static SCENARIOS: [Scenario; 12] = [
+    Scenario {
+        id: "lost-response",
+        title: "Lost response",
+        caption: "The server charges and saves, but its answer is lost. Watch the retry: same key, so the store replays the saved answer.",
+        after_pause: "Replayed: the retry got the saved 201. PayCo charged once.",
+        seed: 1,
+        setup: quiet,
+        script: &[at(0, Action::DropNextResponse), at(0, PAY)],
+        pause: Pause::FirstReplay,
+        expect: &[Effect::Charges(1), Effect::Replayed, Effect::DoubleCharged(false)],
+        fix: None,
+    },
+    Scenario {
+        id: "lost-request",
+        title: "Lost request",
+        caption: "The first request never reaches the server. Watch the claim table: nothing ran, so the retry runs the work once.",
+        after_pause: "Paid on the retry: one claim, one charge.",
+        seed: 1,
+        setup: quiet,
+        script: &[at(0, Action::DropNextRequest), at(0, PAY)],
+        pause: Pause::Settled,
+        expect: &[Effect::Charges(1), Effect::AttemptsAtLeast(2), Effect::DoubleCharged(false)],
+        fix: None,
+    },
+    Scenario {
+        id: "crash-after-charge",
+        title: "Crash after the charge",
+        caption: "The worker charges PayCo, then dies before saving. Watch the claim stay in flight until its lease goes stale and a retry takes it over.",
+        after_pause: "Taken over: the new worker charged again with the downstream key charge:<order>, and PayCo deduped it. Still one charge.",
+        seed: 1,
+        setup: quiet,
+        script: &[at(0, Action::CrashNextAfterCharge), at(0, PAY)],
+        pause: Pause::Deduped,
+        expect: &[Effect::Charges(1), Effect::TakenOver, Effect::Deduped],
+        fix: None,
+    },
+    Scenario {
+        id: "double-click",
+        title: "Double click (409)",
+        caption: "Pay is clicked twice: two requests with one key, 5 ms apart. Watch the second one meet the first one's claim.",
+        after_pause: "409 Conflict: the second request found the claim in flight and was told to retry later. Only one worker runs.",
+        seed: 1,
+        setup: quiet,
+        script: &[
+            at(0, PAY),
+            at(5, Action::Resend { checkout: 0, other_cart: false }),
+        ],
+        pause: Pause::Conflict,
+        expect: &[Effect::Conflict, Effect::DoubleCharged(false)],
+        fix: None,
+    },
+    Scenario {
+        id: "other-cart",
+        title: "Same key, other cart (422)",
+        caption: "After paying, a buggy page sends a different cart under the same key. Watch the store compare fingerprints.",
+        after_pause: "422: same key, different request. Nothing ran; the first order keeps its one charge.",
+        seed: 1,
+        setup: quiet,
+        script: &[
+            at(0, PAY),
+            at(300, Action::Resend { checkout: 0, other_cart: true }),
+        ],
+        pause: Pause::Mismatch,
+        expect: &[Effect::Mismatch, Effect::Charges(1)],
+        fix: None,
+    },
+    Scenario {
+        id: "stale-lock",
+        title: "Slow worker, stale lock",
+        caption: "The worker is slower than lock_ms. Watch its lease go stale, a retry take the claim over, and the slow one come back.",
+        after_pause: "Fenced: the zombie's save carried a lost lease and was refused. PayCo deduped its charge; one charge.",
+        seed: 1,
+        setup: quiet,
+        script: &[at(0, Action::SlowNextWorker), at(0, PAY)],
+        pause: Pause::Fenced,
+        expect: &[Effect::TakenOver, Effect::Fenced, Effect::Charges(1)],
+        fix: None,
+    },
+    Scenario {
+        id: "short-retention",
+        title: "Retention < retry window",
+        caption: "Records are kept 500 ms, but the client retries after 1 s. Watch the answer get lost and the record get pruned before the retry.",
+        after_pause: "Charged twice: the pruned key looked new, so the retry ran the work again.",
+        seed: 1,
+        setup: short_retention,
+        script: &[at(0, Action::DropNextResponse), at(0, PAY)],
+        pause: Pause::DoubleCharge,
+        expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
+        fix: Some(Fix {
+            caption: "Same seed, retention back to 24 h: longer than any retry window.",
+            after_pause: "Replayed: the record was still there. One charge.",
+            setup: long_retention,
+            pause: Pause::FirstReplay,
+            expect: &[Effect::Charges(1), Effect::Replayed],
+        }),
+    },
+    Scenario {
+        id: "bug-new-key-per-attempt",
+        title: "Bug: new key per attempt",
+        caption: "The page mints a fresh key on every retry. Watch the lost answer's retry arrive as a stranger.",
+        after_pause: "Charged twice: each key was new to the store, so both attempts ran.",
+        seed: 1,
+        setup: new_key_per_attempt,
+        script: &[at(0, Action::DropNextResponse), at(0, PAY)],
+        pause: Pause::DoubleCharge,
+        expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
+        fix: Some(Fix {
+            caption: FIX_BUG,
+            after_pause: "One key kept across retries: the retry was replayed. One charge.",
+            setup: no_bugs,
+            pause: Pause::FirstReplay,
+            expect: &[Effect::Charges(1), Effect::Replayed],
+        }),
+    },
+    Scenario {
+        id: "bug-select-then-insert",
+        title: "Bug: SELECT then INSERT",
+        caption: "The claim reads, then inserts. A double click's two requests arrive together: watch both see nothing.",
+        after_pause: "Charged twice: both requests passed the check before either inserted.",
+        seed: 1,
+        setup: select_then_insert,
+        script: &[
+            at(0, PAY),
+            at(0, Action::Resend { checkout: 0, other_cart: false }),
+        ],
+        pause: Pause::DoubleCharge,
+        expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
+        fix: Some(Fix {
+            caption: FIX_BUG,
+            after_pause: "Insert-if-absent: the second request got 409. One charge.",
+            setup: no_bugs,
+            pause: Pause::Settled,
+            expect: &[Effect::Charges(1), Effect::Conflict, Effect::DoubleCharged(false)],
+        }),
+    },
+    Scenario {
+        id: "bug-unfenced-writes",
+        title: "Bug: unfenced save",
+        caption: "A slow worker loses its lease and a retry takes over. Its save is not fenced: watch the zombie come back.",
+        after_pause: "Wrong answer: the zombie overwrote the new owner's saved answer, and a client got a receipt that differs from the first.",
+        seed: 1,
+        setup: unfenced_writes,
+        script: &[
+            at(0, Action::SlowNextWorker),
+            at(0, PAY),
+            at(4_500, Action::Resend { checkout: 0, other_cart: false }),
+        ],
+        pause: Pause::WrongAnswer,
+        expect: &[Effect::WrongAnswer(true), Effect::Charges(1)],
+        fix: Some(Fix {
+            caption: FIX_BUG,
+            after_pause: "Fenced: the zombie's save was refused; the later replay is identical to the first answer.",
+            setup: no_bugs,
+            pause: Pause::At(4_600),
+            expect: &[Effect::Fenced, Effect::Replayed, Effect::WrongAnswer(false)],
+        }),
+    },
+    Scenario {
+        id: "bug-key-only-at-top-hop",
+        title: "Bug: key only at the top hop",
+        caption: "The server charges PayCo without a downstream key. The worker crashes after the charge: watch the takeover charge again.",
+        after_pause: "Charged twice: PayCo had no key to dedupe the takeover's charge.",
+        seed: 1,
+        setup: key_only_at_top_hop,
+        script: &[at(0, Action::CrashNextAfterCharge), at(0, PAY)],
+        pause: Pause::DoubleCharge,
+        expect: &[Effect::DoubleCharged(true), Effect::TakenOver],
+        fix: Some(Fix {
+            caption: "Same seed, same crash, the charge:<order> key sent to PayCo.",
+            after_pause: "PayCo deduped the takeover's charge on charge:<order>. One charge.",
+            setup: no_bugs,
+            pause: Pause::Deduped,
+            expect: &[Effect::Charges(1), Effect::Deduped, Effect::DoubleCharged(false)],
+        }),
+    },
+    Scenario {
+        id: "bug-no-fingerprint-check",
+        title: "Bug: replay on different params",
+        caption: "No fingerprint check. After paying, a page sends another cart under the same key: watch what comes back.",
+        after_pause: "Wrong answer: the other cart got the first cart's receipt, replayed as if it were its own.",
+        seed: 1,
+        setup: no_fingerprint_check,
+        script: &[
+            at(0, PAY),
+            at(300, Action::Resend { checkout: 0, other_cart: true }),
+        ],
+        pause: Pause::WrongAnswer,
+        expect: &[Effect::WrongAnswer(true), Effect::Charges(1)],
+        fix: Some(Fix {
+            caption: FIX_BUG,
+            after_pause: "422: the fingerprint differs, the store refuses. No wrong answer.",
+            setup: no_bugs,
+            pause: Pause::Mismatch,
+            expect: &[Effect::Mismatch, Effect::WrongAnswer(false)],
+        }),
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_kebab_case() {
+        for (i, s) in SCENARIOS.iter().enumerate() {
+            assert!(s.id.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'));
+            assert_eq!(Scenario::by_id(s.id).map(Scenario::index), Some(i));
+        }
+    }
+}
