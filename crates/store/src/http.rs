@@ -195,33 +195,37 @@ fn problem_response(
 }
 
 /// Parse an `Idempotency-Key` header value: the IETF draft's structured-field string
-/// (`"abc"`, with `\"` and `\\` escapes, parameters after it ignored) or a bare token as
-/// Stripe sends it (`abc`). Surrounding spaces and tabs are ignored. The key inside must
-/// be a valid [`crate::IdempotencyKey`]; borrowed unless it had escapes.
+/// (`"abc"`, with `\"` and `\\` escapes, RFC 8941 §3.3.3) or a bare token as Stripe sends
+/// it (`abc`). Surrounding spaces and tabs are ignored. The key inside must be a valid
+/// [`crate::IdempotencyKey`]; borrowed unless it had escapes.
+///
+/// A structured-field string may carry parameters (`"abc";v=1`, RFC 8941 §3.1.2): they
+/// must be well formed (a lowercase key, optionally `=` and a bare item) and are ignored.
+/// A bare token is taken whole, up to the trimmed ends: `abc;v=1` is the key `abc;v=1`,
+/// as Stripe would read it.
 pub fn parse_key_header(value: &str) -> Result<Cow<'_, str>, RequestError> {
     let value = value.trim_matches([' ', '\t']);
     let Some(rest) = value.strip_prefix('"') else {
         return key::validate(value).map(Cow::Borrowed);
     };
-    let key = parse_sf_string(rest)?;
+    let (key, tail) = parse_sf_string(rest)?;
+    check_parameters(tail)?;
     key::validate(&key)?;
     Ok(key)
 }
 
-/// The rest of a structured-field string after its opening quote.
-fn parse_sf_string(rest: &str) -> Result<Cow<'_, str>, RequestError> {
+/// The rest of a structured-field string after its opening quote: the unescaped string
+/// and what follows its closing quote.
+fn parse_sf_string(rest: &str) -> Result<(Cow<'_, str>, &str), RequestError> {
     let bytes = rest.as_bytes();
     let mut owned: Option<String> = None;
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
             b'"' => {
-                let tail = &rest[i + 1..];
-                // An sf-item may carry parameters (`;a=1`); the key ignores them.
-                if !(tail.is_empty() || tail.starts_with(';')) {
-                    return Err(RequestError::MalformedHeader);
-                }
-                return Ok(owned.map_or(Cow::Borrowed(&rest[..i]), Cow::Owned));
+                // `i` is the closing quote, an ASCII byte: both cuts are char boundaries.
+                let (text, tail) = (&rest[..i], &rest[i + 1..]);
+                return Ok((owned.map_or(Cow::Borrowed(text), Cow::Owned), tail));
             }
             b'\\' => {
                 let escaped = match bytes.get(i + 1) {
@@ -244,6 +248,69 @@ fn parse_sf_string(rest: &str) -> Result<Cow<'_, str>, RequestError> {
     }
     // No closing quote.
     Err(RequestError::MalformedHeader)
+}
+
+/// Check what follows the key's closing quote: nothing, or RFC 8941 parameters
+/// (`*( ";" *SP key [ "=" bare-item ] )`, §3.1.2).
+fn check_parameters(mut tail: &str) -> Result<(), RequestError> {
+    while let Some(rest) = tail.strip_prefix(';') {
+        let rest = rest.trim_start_matches(' ');
+        tail = sf_key(rest).ok_or(RequestError::MalformedHeader)?;
+        if let Some(value) = tail.strip_prefix('=') {
+            tail = sf_bare_item(value).ok_or(RequestError::MalformedHeader)?;
+        }
+    }
+    if tail.is_empty() {
+        Ok(())
+    } else {
+        Err(RequestError::MalformedHeader)
+    }
+}
+
+/// What follows a parameter key (`( lcalpha / "*" ) *( lcalpha / DIGIT / "_" / "-" / "." /
+/// "*" )`), or `None` if `s` does not start with one.
+fn sf_key(s: &str) -> Option<&str> {
+    let rest = s.strip_prefix(|c: char| c.is_ascii_lowercase() || c == '*')?;
+    Some(rest.trim_start_matches(|c: char| {
+        c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-' | '.' | '*')
+    }))
+}
+
+/// What follows a bare item (integer, decimal, string, token, byte sequence or boolean,
+/// RFC 8941 §3.3), or `None` if `s` does not start with one.
+fn sf_bare_item(s: &str) -> Option<&str> {
+    if let Some(rest) = s.strip_prefix('"') {
+        return parse_sf_string(rest).ok().map(|(_, tail)| tail);
+    }
+    if let Some(rest) = s.strip_prefix('?') {
+        return rest.strip_prefix(['0', '1']);
+    }
+    if let Some(rest) = s.strip_prefix(':') {
+        let rest =
+            rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || "+/=".contains(c));
+        return rest.strip_prefix(':');
+    }
+    if let Some(rest) = s.strip_prefix(|c: char| c.is_ascii_alphabetic() || c == '*') {
+        let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~:/".contains(c);
+        return Some(rest.trim_start_matches(tchar));
+    }
+    sf_number(s.strip_prefix('-').unwrap_or(s))
+}
+
+/// What follows an unsigned integer (1 to 15 digits) or decimal (1 to 12 digits, `.`, 1 to
+/// 3 digits).
+fn sf_number(s: &str) -> Option<&str> {
+    fn skip_digits(s: &str) -> &str {
+        s.trim_start_matches(|c: char| c.is_ascii_digit())
+    }
+    let rest = skip_digits(s);
+    let int = s.len() - rest.len();
+    let Some(fraction) = rest.strip_prefix('.') else {
+        return (1..=15).contains(&int).then_some(rest);
+    };
+    let after = skip_digits(fraction);
+    let frac = fraction.len() - after.len();
+    ((1..=12).contains(&int) && (1..=3).contains(&frac)).then_some(after)
 }
 
 /// Format `key` as a structured-field string, the draft's form of the header value.
@@ -279,6 +346,78 @@ mod tests {
         assert_eq!(parse_key_header("  \"abc\"\t"), Ok(Cow::Borrowed("abc")));
         assert_eq!(parse_key_header("\"a b\""), Ok(Cow::Borrowed("a b")));
         assert_eq!(parse_key_header("\"abc\";v=1"), Ok(Cow::Borrowed("abc")));
+    }
+
+    #[test]
+    fn ignores_well_formed_parameters() {
+        for value in [
+            r#""abc";v=1"#,
+            r#""abc";v"#,
+            r#""abc"; v=1;  w=?0"#,
+            r#""abc";*x.y_z-1=-12.345"#,
+            r#""abc";a=123456789012345;b=-0.1"#,
+            r#""abc";a="x\"y\\z";b=tok:en/1;c=*t;d=:aGk=:;e=?1"#,
+            "\"abc\";v=1 \t",
+        ] {
+            assert_eq!(parse_key_header(value), Ok(Cow::Borrowed("abc")), "{value}");
+        }
+    }
+
+    #[test]
+    fn rejects_malformed_parameters() {
+        for value in [
+            r#""abc";"#,
+            r#""abc";;v=1"#,
+            r#""abc" ;v=1"#,
+            r#""abc";V=1"#,
+            r#""abc";1v"#,
+            r#""abc";v="#,
+            r#""abc";v=1,2"#,
+            r#""abc";v=1234567890123456"#,
+            r#""abc";v=1234567890123.1"#,
+            r#""abc";v=1.1234"#,
+            r#""abc";v=1."#,
+            r#""abc";v=-"#,
+            r#""abc";v=?2"#,
+            r#""abc";v=:aGk="#,
+            r#""abc";v="x"#,
+            r#""abc";v="\n""#,
+            r#""abc";v="é""#,
+            r#""abc";v=é"#,
+            r#""abc";v=1;"#,
+            r#""abc";v=1 w"#,
+        ] {
+            assert_eq!(
+                parse_key_header(value),
+                Err(RequestError::MalformedHeader),
+                "{value}"
+            );
+        }
+    }
+
+    /// Every short header value over the characters the parser branches on: no panic, and
+    /// every accepted key is a valid [`IdempotencyKey`].
+    #[test]
+    fn any_short_header_parses_without_panicking() {
+        const ALPHABET: [char; 12] = ['"', '\\', ';', '=', 'a', 'é', ' ', ':', '?', '1', '.', '-'];
+        let mut value = String::new();
+        for n in 0..ALPHABET.len().pow(5) {
+            value.clear();
+            let mut n = n;
+            for _ in 0..5 {
+                value.push(ALPHABET[n % ALPHABET.len()]);
+                n /= ALPHABET.len();
+            }
+            if let Ok(key) = parse_key_header(&value) {
+                assert!(IdempotencyKey::parse(&key).is_ok(), "{value:?} -> {key:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_bare_token_is_taken_whole() {
+        assert_eq!(parse_key_header("abc;v=1"), Ok(Cow::Borrowed("abc;v=1")));
+        assert_eq!(parse_key_header(r#"a"b"#), Ok(Cow::Borrowed(r#"a"b"#)));
     }
 
     #[test]
