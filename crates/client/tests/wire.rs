@@ -1,0 +1,103 @@
+//! The client reads each response of the shared wire table (`crates/store/tests/common/wire.rs`,
+//! which the store's tests check it writes) as the retry rules intend: the same header names,
+//! `Retry-After` in milliseconds, the replay marker, the problem `type`, and the classification.
+#![cfg(not(target_arch = "wasm32"))]
+
+#[allow(dead_code)]
+#[path = "../../store/tests/common/wire.rs"]
+mod wire;
+
+use idem_client::{
+    is_replayed_header, parse_retry_after, Action, MemoryJournal, Operation, OperationSpec,
+    OutcomeKind, Problem, Reply, RetryPolicy, REPLAYED_HEADER, RETRY_AFTER_HEADER,
+};
+use rand_core::RngCore;
+use serde_json::json;
+use uuid::Uuid;
+
+struct Zero;
+
+impl RngCore for Zero {
+    fn next_u32(&mut self) -> u32 {
+        0
+    }
+    fn next_u64(&mut self) -> u64 {
+        0
+    }
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        dst.fill(0)
+    }
+}
+
+/// The reply as the fetch driver builds it from a response.
+fn reply(case: &wire::WireCase) -> Reply {
+    let header = |name: &str| {
+        case.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| *v)
+    };
+    Reply {
+        status: case.status,
+        retry_after_ms: header(RETRY_AFTER_HEADER).and_then(parse_retry_after),
+        replayed: header(REPLAYED_HEADER).is_some_and(is_replayed_header),
+        body: case.body.as_bytes().to_vec(),
+    }
+}
+
+#[test]
+fn the_client_reads_the_shared_wire_table() {
+    for case in wire::CASES {
+        let reply = reply(case);
+        assert_eq!(reply.retry_after_ms, case.retry_after_ms, "{}", case.name);
+        assert_eq!(reply.replayed, case.replayed, "{}", case.name);
+        let problem = Problem::parse(&reply.body).filter(|p| p.kind.is_some());
+        assert_eq!(
+            problem.as_ref().and_then(|p| p.kind.as_deref()),
+            case.problem_type,
+            "{}",
+            case.name
+        );
+        if let Some(p) = &problem {
+            assert_eq!(p.status, Some(case.status), "{}", case.name);
+            assert!(p.title.is_some() && p.detail.is_some(), "{}", case.name);
+        }
+
+        // What the operation makes of it.
+        let mut journal = MemoryJournal::new();
+        let spec = OperationSpec::post("checkout:wire", json!({ "amount": 1 }));
+        let mut op = Operation::start(spec, RetryPolicy::default(), 0, &mut journal, &mut || {
+            Uuid::from_u128(1)
+        })
+        .unwrap();
+        assert!(matches!(
+            op.poll(0, &mut journal, &mut Zero),
+            Action::Send(_)
+        ));
+        op.handle_reply(10, reply);
+        let next = op.poll(10, &mut journal, &mut Zero);
+        match (case.status, next) {
+            (409, Action::WaitUntil(at)) => {
+                assert_eq!(Some(at - 10), case.retry_after_ms, "{}", case.name)
+            }
+            (400..=499, Action::Finished(outcome)) => match outcome.kind {
+                OutcomeKind::Rejected {
+                    status, problem, ..
+                } => {
+                    assert_eq!(status, case.status, "{}", case.name);
+                    assert_eq!(problem.and_then(|p| p.kind).as_deref(), case.problem_type);
+                }
+                other => panic!("{}: {other:?}", case.name),
+            },
+            (200..=299, Action::Finished(outcome)) => {
+                assert!(
+                    matches!(outcome.kind, OutcomeKind::Replayed { .. }),
+                    "{}: {:?}",
+                    case.name,
+                    outcome.kind
+                );
+            }
+            (_, other) => panic!("{}: {other:?}", case.name),
+        }
+    }
+}
