@@ -42,13 +42,17 @@ impl Reply {
 /// Parses a `Retry-After` value given in delay-seconds (`"3"`) into milliseconds.
 ///
 /// The HTTP-date form is not parsed: it needs a wall clock, which this crate does not read; a
-/// date yields `None` and the operation falls back to its backoff.
+/// date yields `None` and the operation falls back to its backoff. A delay too large for a
+/// `u64` saturates: the server asked for longer than any retry window, so the operation gives
+/// up (unknown outcome) rather than retry sooner than asked.
 pub fn parse_retry_after(value: &str) -> Option<u64> {
     let value = value.trim();
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    value.parse::<u64>().ok().map(|s| s.saturating_mul(1000))
+    // Only digits are left, so the parse fails on overflow alone.
+    let seconds = value.parse::<u64>().unwrap_or(u64::MAX);
+    Some(seconds.saturating_mul(1000))
 }
 
 /// Whether an `Idempotent-Replayed` header value means "replayed".
@@ -67,6 +71,18 @@ mod tests {
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
         assert_eq!(parse_retry_after("-1"), None);
         assert_eq!(parse_retry_after(""), None);
+        assert_eq!(parse_retry_after("1.5"), None);
+        assert_eq!(parse_retry_after("+3"), None);
+    }
+
+    #[test]
+    fn retry_after_too_large_saturates() {
+        assert_eq!(
+            parse_retry_after("18446744073709551"),
+            Some(18_446_744_073_709_551_000)
+        );
+        assert_eq!(parse_retry_after("18446744073709552"), Some(u64::MAX));
+        assert_eq!(parse_retry_after("99999999999999999999999"), Some(u64::MAX));
     }
 
     #[test]

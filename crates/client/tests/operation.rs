@@ -177,6 +177,17 @@ fn too_many_requests_waits_retry_after() {
 }
 
 #[test]
+fn a_retry_after_beyond_the_window_gives_up_instead_of_retrying_sooner() {
+    let mut h = Harness::new(no_jitter());
+    h.expect_send(0);
+    let huge = idem_client::parse_retry_after("99999999999999999999").unwrap();
+    h.op.handle_reply(10, Reply::new(503, "").with_retry_after_ms(huge));
+    let outcome = h.expect_finished(10);
+    assert!(matches!(outcome.kind, OutcomeKind::Unknown { .. }));
+    assert_eq!(outcome.attempts, 1);
+}
+
+#[test]
 fn unprocessable_is_rejected_with_its_problem_and_never_retried() {
     let mut h = Harness::new(RetryPolicy::default());
     h.expect_send(0);
