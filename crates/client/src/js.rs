@@ -11,7 +11,7 @@ use web_sys::StorageEvent;
 use crate::driver::fetch::{self, Endpoint};
 use crate::driver::{lock, now_ms};
 use crate::journal::local_storage::{LocalStorageJournal, DEFAULT_PREFIX};
-use crate::journal::{self, Journal, JournalError, Record, RecordState};
+use crate::journal::{Journal, JournalError, Record, RecordState};
 use crate::{
     CanonicalPayload, Durability, Failure, KeyUse, Method, Operation, OperationSpec, Outcome,
     OutcomeKind, Persistence, Problem, RandomKeys, RetryPolicy, StartError,
@@ -126,7 +126,9 @@ impl IdempotentClient {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "ClientOptions")] options: JsValue,
     ) -> Result<IdempotentClient, JsValue> {
-        let config = read_options(&options).map_err(|message| error("invalidOptions", &message))?;
+        let config = read_options(&options)
+            .and_then(|config| check_endpoint(&config.endpoint).map(|()| config))
+            .map_err(|message| error("invalidOptions", &message))?;
         Ok(IdempotentClient {
             config: Rc::new(config),
         })
@@ -154,12 +156,17 @@ impl IdempotentClient {
     #[wasm_bindgen(unchecked_return_type = "PendingOperation[]")]
     pub fn pending(&self) -> Result<JsValue, JsValue> {
         let journal = self.config.journal();
-        let records = journal::pending(&journal).map_err(|e| journal_error("unavailable", &e))?;
-        let names = journal.names().unwrap_or_default();
-        let list: Array = records
-            .into_iter()
-            .zip(names)
-            .map(|(record, name)| pending_object(&name, record))
+        // One listing, each record read under its own name: zipping `journal::pending` with a
+        // second `names()` paired records with the wrong names once another tab removed one.
+        let names = journal
+            .names()
+            .map_err(|e| journal_error("unavailable", &e))?;
+        let list: Array = names
+            .iter()
+            .filter_map(|name| {
+                let record = journal.load(name).transpose()?;
+                Some(pending_object(name, record))
+            })
             .collect();
         Ok(list.into())
     }
@@ -350,6 +357,23 @@ fn read_options(options: &JsValue) -> Result<Config, String> {
     })
 }
 
+/// Checks that `fetch` can send to `endpoint` at all: a URL the `Request` constructor parses
+/// and headers it accepts. Otherwise every attempt would fail the same way, be reported as a
+/// network error and be retried until the window closes.
+fn check_endpoint(endpoint: &Endpoint) -> Result<(), String> {
+    let headers = web_sys::Headers::new().map_err(|_| "cannot build request headers")?;
+    for (name, value) in &endpoint.headers {
+        headers
+            .append(name, value)
+            .map_err(|_| ["options.headers has an invalid header: ", name.as_str()].concat())?;
+    }
+    let init = web_sys::RequestInit::new();
+    init.set_headers(&headers);
+    web_sys::Request::new_with_str_and_init(&endpoint.url, &init)
+        .map_err(|_| "options.endpoint is not a URL fetch accepts")?;
+    Ok(())
+}
+
 /// `object[name]`, `None` when it is `undefined` (or cannot be read).
 fn member(object: &JsValue, name: &str) -> Option<JsValue> {
     Reflect::get(object, &JsValue::from_str(name))
@@ -501,4 +525,85 @@ fn start_error(e: StartError) -> JsValue {
         StartError::Unreadable(_) => "unreadable",
     };
     error(code, &e.message())
+}
+
+#[cfg(test)]
+mod tests {
+    use wasm_bindgen_test::{wasm_bindgen_test as test, wasm_bindgen_test_configure};
+
+    use super::*;
+    use crate::journal::{encode, FORMAT_VERSION};
+
+    wasm_bindgen_test_configure!(run_in_browser);
+
+    fn options(endpoint: &str, headers: &[(&str, &str)], prefix: &str) -> JsValue {
+        let object = Object::new();
+        set(&object, "endpoint", &JsValue::from_str(endpoint));
+        set(&object, "storagePrefix", &JsValue::from_str(prefix));
+        let h = Object::new();
+        for (name, value) in headers {
+            set(&h, name, &JsValue::from_str(value));
+        }
+        set(&object, "headers", &h);
+        object.into()
+    }
+
+    fn code(error: &JsValue) -> Option<String> {
+        Reflect::get(error, &JsValue::from_str("code"))
+            .ok()?
+            .as_string()
+    }
+
+    #[test]
+    fn options_fetch_would_refuse_are_rejected_at_construction() {
+        let good = options("/api/checkout", &[("Authorization", "Bearer x")], "t:");
+        assert!(IdempotentClient::new(good).is_ok());
+        for bad in [
+            options("/api/checkout", &[("bad header", "x")], "t:"),
+            options("/api/checkout", &[("X-Note", "a\nb")], "t:"),
+            options("http://[::1/api", &[], "t:"),
+        ] {
+            let e = IdempotentClient::new(bad).err().expect("refused");
+            assert_eq!(code(&e).as_deref(), Some("invalidOptions"));
+        }
+    }
+
+    #[test]
+    fn pending_lists_each_record_under_its_own_name() {
+        let prefix = "test-js-pending:";
+        let storage = web_sys::window().unwrap().local_storage().unwrap().unwrap();
+        let body = r#"{"amount":1}"#.to_owned();
+        let record = Record {
+            version: FORMAT_VERSION,
+            name: "a".into(),
+            key: uuid::Uuid::from_u128(7),
+            method: Method::Post,
+            fingerprint: crate::payload::fingerprint(body.as_bytes()),
+            body,
+            attempts: 1,
+            created_at: 5,
+            state: RecordState::Pending,
+        };
+        storage
+            .set_item(&[prefix, "a"].concat(), &encode(&record))
+            .unwrap();
+        storage
+            .set_item(&[prefix, "b"].concat(), "not json")
+            .unwrap();
+        let client = IdempotentClient::new(options("/api", &[], prefix)).unwrap();
+        let list: Array = client.pending().unwrap().unchecked_into();
+        let field =
+            |i: u32, name: &str| Reflect::get(&list.get(i), &JsValue::from_str(name)).unwrap();
+        assert_eq!(list.length(), 2);
+        assert_eq!(field(0, "name").as_string().as_deref(), Some("a"));
+        assert_eq!(
+            field(0, "key").as_string().as_deref(),
+            Some("00000000-0000-0000-0000-000000000007")
+        );
+        assert_eq!(field(1, "name").as_string().as_deref(), Some("b"));
+        assert!(field(1, "error").as_string().is_some());
+        assert!(field(1, "key").is_undefined());
+        storage.remove_item(&[prefix, "a"].concat()).unwrap();
+        storage.remove_item(&[prefix, "b"].concat()).unwrap();
+    }
 }
