@@ -274,7 +274,7 @@ impl Operation {
             ));
         }
         let memory_only = spec.persistence == Persistence::AllowMemoryOnly;
-        match journal.load(&spec.name) {
+        let loaded = match journal.load(&spec.name) {
             Ok(Some(record)) => {
                 if record.fingerprint != payload.fingerprint || record.method != spec.method {
                     return Err(StartError::PendingWithDifferentPayload {
@@ -282,43 +282,26 @@ impl Operation {
                         key: key_string(record.key),
                     });
                 }
-                Ok(Operation::from_record(record, policy))
+                return Ok(Operation::from_record(record, policy));
             }
-            Ok(None) => {
-                let key = keys.mint();
-                let op = Operation::new(
-                    spec.name,
-                    Some(key),
-                    spec.method,
-                    payload,
-                    now,
-                    policy,
-                    Durability::Journaled,
-                );
-                match journal.save(&op.record()) {
-                    Ok(()) => Ok(op),
-                    Err(_) if memory_only => Ok(op.in_memory_only()),
-                    Err(error) => Err(StartError::NotPersisted(error)),
-                }
-            }
-            Err(
-                error @ (JournalError::Corrupt { .. }
-                | JournalError::UnsupportedVersion { .. }
-                | JournalError::Outdated { .. }),
-            ) => Err(StartError::Unreadable(error)),
-            Err(_) if memory_only => {
-                let key = keys.mint();
-                let op = Operation::new(
-                    spec.name,
-                    Some(key),
-                    spec.method,
-                    payload,
-                    now,
-                    policy,
-                    Durability::Journaled,
-                );
-                Ok(op.in_memory_only())
-            }
+            Ok(None) => Ok(()),
+            // Something is there that we cannot read: never mint a key over it.
+            Err(error) if is_unreadable(&error) => return Err(StartError::Unreadable(error)),
+            Err(error) => Err(error),
+        };
+        let op = Operation::new(
+            spec.name,
+            Some(keys.mint()),
+            spec.method,
+            payload,
+            now,
+            policy,
+            Durability::Journaled,
+        );
+        // Persisted before any `Send` can exist, or not sent (unless memory-only is allowed).
+        match loaded.and_then(|()| journal.save(&op.record())) {
+            Ok(()) => Ok(op),
+            Err(_) if memory_only => Ok(op.in_memory_only()),
             Err(error) => Err(StartError::NotPersisted(error)),
         }
     }
@@ -334,11 +317,7 @@ impl Operation {
         match journal.load(name) {
             Ok(Some(record)) => Ok(Some(Operation::from_record(record, policy))),
             Ok(None) => Ok(None),
-            Err(
-                error @ (JournalError::Corrupt { .. }
-                | JournalError::UnsupportedVersion { .. }
-                | JournalError::Outdated { .. }),
-            ) => Err(StartError::Unreadable(error)),
+            Err(error) if is_unreadable(&error) => Err(StartError::Unreadable(error)),
             Err(error) => Err(StartError::NotPersisted(error)),
         }
     }
@@ -672,6 +651,17 @@ impl Operation {
             _ => journal.remove(&self.name),
         };
     }
+}
+
+/// Whether a journal read failed on what is stored (corrupt, foreign, another format version)
+/// rather than on reaching the storage.
+fn is_unreadable(error: &JournalError) -> bool {
+    matches!(
+        error,
+        JournalError::Corrupt { .. }
+            | JournalError::UnsupportedVersion { .. }
+            | JournalError::Outdated { .. }
+    )
 }
 
 /// A key as the hyphenated lowercase text the header carries (without `core::fmt`).
