@@ -4,7 +4,7 @@
 //! idem-lab --seed 1 --orders 100 [--preset lesson] [--bug NAME]... [--config FILE] [--json]
 //! idem-lab sweep --seeds 1000 --orders 100 [--first-seed 1] [--bug NAME]... [--json]
 //! idem-lab bench [--checkouts 1000000] [--batch 100000] [--json]
-//! idem-lab replay history.json
+//! idem-lab replay history.json [--json]
 //! ```
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -83,6 +83,9 @@ mod cli {
         Replay {
             /// The exported history.
             file: String,
+            /// Print the counts and the verdict as JSON.
+            #[arg(long)]
+            json: bool,
         },
     }
 
@@ -184,27 +187,82 @@ mod cli {
                 }
                 Ok(r.double_charged == 0)
             }
-            Some(Sub::Replay { file }) => {
+            Some(Sub::Replay { file, json }) => {
                 let text = std::fs::read_to_string(&file)
                     .map_err(|e| format!("cannot read {file}: {e}"))?;
                 let export: HistoryExport = serde_json::from_str(&text)
                     .map_err(|e| format!("invalid history {file}: {e}"))?;
                 let world = World::replay(&export);
-                let hash = world.history_hash();
-                if hash == export.hash {
-                    println!(
-                        "replayed seed {}: identical history ({hash})",
-                        export.config.seed
-                    );
-                    Ok(true)
+                let report = ReplayReport::of(&export, &world);
+                if json {
+                    println!("{}", to_json(&report)?);
                 } else {
-                    println!(
-                        "replayed seed {}: history differs (export {}, replay {hash})",
-                        export.config.seed, export.hash
-                    );
-                    Ok(false)
+                    print!("{}", report.render());
                 }
+                Ok(report.identical)
             }
+        }
+    }
+
+    /// What `replay` reports: whether the history is identical, the replayed run's counts and
+    /// the checker's verdict (with the invariants' names, so a page can compare its badges).
+    #[derive(serde::Serialize)]
+    struct ReplayReport {
+        seed: u64,
+        identical: bool,
+        hash: String,
+        export_hash: String,
+        events_run: u64,
+        finished: bool,
+        counters: idem_sim::Counters,
+        charges: usize,
+        double_charged: u64,
+        clean: bool,
+        violations: Vec<&'static str>,
+        verdict: idem_sim::Verdict,
+    }
+
+    impl ReplayReport {
+        fn of(export: &HistoryExport, world: &World) -> ReplayReport {
+            let verdict = world.verdict();
+            let hash = world.history_hash();
+            ReplayReport {
+                seed: export.config.seed,
+                identical: hash == export.hash,
+                hash,
+                export_hash: export.hash.clone(),
+                events_run: world.events_run(),
+                finished: export.finished,
+                counters: world.counters(),
+                charges: world.charges(),
+                double_charged: world.double_charged(),
+                clean: verdict.is_clean(),
+                violations: verdict.violations.iter().map(|v| v.name()).collect(),
+                verdict,
+            }
+        }
+
+        fn render(&self) -> String {
+            let c = &self.counters;
+            let mut out = if self.identical {
+                format!("replayed seed {}: identical history ({})\n", self.seed, self.hash)
+            } else {
+                format!(
+                    "replayed seed {}: history differs (export {}, replay {})\n",
+                    self.seed, self.export_hash, self.hash
+                )
+            };
+            out.push_str(&format!(
+                "events {} · checkouts {} · attempts {} · charges {} · double-charged orders {} · 409 {} · 422 {} · takeovers {} · fenced {} · unknown {}\n",
+                self.events_run, c.checkouts, c.attempts, self.charges, self.double_charged,
+                c.conflicts, c.mismatches, c.takeovers, c.fenced, c.unknown
+            ));
+            if self.clean {
+                out.push_str("invariants: all hold (≤ 1 charge per order, replays identical, nothing stuck)\n");
+            } else {
+                out.push_str(&format!("invariants broken: {}\n", self.violations.join(", ")));
+            }
+            out
         }
     }
 
