@@ -1,0 +1,82 @@
+//! The page's keyboard shortcuts (see `model/keyboard.rs` for the map): one `keydown` listener
+//! on the window, ignored while the user types in a field.
+
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use web_sys::{HtmlElement, KeyboardEvent};
+use yew::prelude::*;
+
+use crate::lab::Lab;
+use crate::model::clock::{Clock, ClockAction};
+use crate::model::keyboard::{is_typing_target, key_action, KeyAction, Ui, UiAction};
+
+/// Provided by the scenario picker so digit keys `1`–`9` start scenarios by index (0-based),
+/// in its stable order. Without it, digits do nothing.
+#[derive(Clone, PartialEq)]
+pub struct ScenarioKeys(pub Callback<usize>);
+
+/// Listen for the shortcuts while the page is mounted.
+#[hook]
+pub fn use_keyboard(
+    lab: &Lab,
+    clock: &UseReducerHandle<Clock>,
+    ui: &UseReducerHandle<Ui>,
+    scenarios: Option<ScenarioKeys>,
+) {
+    let (lab, clock, ui) = (lab.clone(), clock.clone(), ui.clone());
+    let deps = (clock.playing, *ui);
+    use_effect_with(deps, move |_| {
+        let listener = Closure::<dyn Fn(KeyboardEvent)>::new(move |e: KeyboardEvent| {
+            let target = e.target().and_then(|t| t.dyn_into::<HtmlElement>().ok());
+            let (tag, editable) = target
+                .as_ref()
+                .map_or((String::new(), false), |t| (t.tag_name(), t.is_content_editable()));
+            let key = e.key();
+            // Space on a focused button presses that button: leave it to the button.
+            if key == " " && (tag == "BUTTON" || tag == "SUMMARY") {
+                return;
+            }
+            let modifier = e.ctrl_key() || e.meta_key() || e.alt_key();
+            let Some(action) = key_action(&key, is_typing_target(&tag, editable), modifier) else {
+                return;
+            };
+            e.prevent_default();
+            match action {
+                KeyAction::TogglePlay => clock.dispatch(if clock.playing {
+                    ClockAction::Pause
+                } else {
+                    ClockAction::Play
+                }),
+                KeyAction::Step => {
+                    clock.dispatch(ClockAction::Pause);
+                    lab.step();
+                }
+                KeyAction::Back | KeyAction::Forward => {
+                    clock.dispatch(ClockAction::Pause);
+                    lab.travel(action == KeyAction::Back);
+                }
+                KeyAction::Scenario(i) => {
+                    if let Some(s) = &scenarios {
+                        s.0.emit(i);
+                    }
+                }
+                KeyAction::ToggleHelp => ui.dispatch(UiAction::ToggleHelp),
+                KeyAction::CloseHelp => ui.dispatch(UiAction::CloseHelp),
+                KeyAction::ToggleProjector => ui.dispatch(UiAction::ToggleProjector),
+            }
+        });
+        let window = web_sys::window();
+        if let Some(w) = &window {
+            let _ = w.add_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
+        }
+        move || {
+            if let Some(w) = &window {
+                let _ = w.remove_event_listener_with_callback(
+                    "keydown",
+                    listener.as_ref().unchecked_ref(),
+                );
+            }
+            drop(listener);
+        }
+    });
+}
