@@ -8,12 +8,18 @@ use yew::prelude::*;
 use crate::browser;
 use crate::components::checkout::Checkout;
 use crate::components::header::Header;
+use crate::components::help::Help;
+use crate::components::keyboard::{use_keyboard, ScenarioKeys};
+use crate::components::lab_view::LabView;
+use crate::components::share_bar::ShareBar;
+use crate::components::timeline::Timeline;
 use crate::components::ledger::Ledger;
 use crate::components::network::Network;
 use crate::components::server::Server;
 use crate::components::storage_record::StorageRecordPanel;
 use crate::lab::Lab;
 use crate::model::clock::Clock;
+use crate::model::keyboard::{Tab, Ui};
 use crate::model::settings::Settings;
 use crate::model::view::View;
 
@@ -32,7 +38,34 @@ pub fn App() -> Html {
         let lab = lab.clone();
         use_reducer(move || lab.initial_settings())
     };
-    let clock = use_reducer(Clock::default);
+    // A link opens paused at its moment; a fresh run plays.
+    let from_link = lab.boot_info().from_link;
+    let clock = use_reducer(move || Clock {
+        playing: !from_link,
+        ..Clock::default()
+    });
+    let ui = {
+        let projector = lab.boot_info().projector;
+        use_reducer(move || Ui::new(projector))
+    };
+    {
+        let lab = lab.clone();
+        use_effect_with(ui.projector, move |on| lab.set_projector(*on));
+    }
+    {
+        // The last tick may have advanced the world without a refresh (they are throttled):
+        // show exactly where time stopped.
+        let lab = lab.clone();
+        use_effect_with(clock.playing, move |playing| {
+            if !*playing {
+                lab.refresh();
+            }
+        });
+    }
+    // Scenario hook: digits 1–9 emit the scenario index to this callback once the scenario
+    // picker provides one (`ScenarioKeys(Callback<usize>)`); `None` means digits do nothing.
+    let scenario_keys: Option<ScenarioKeys> = None;
+    use_keyboard(&lab, &clock, &ui, scenario_keys);
 
     use_first_snapshot_and_save_on_leave(&lab);
     use_settings_sync(&lab, &settings);
@@ -49,7 +82,8 @@ pub fn App() -> Html {
         <ContextProvider<UseReducerHandle<Settings>> context={settings}>
         <ContextProvider<UseReducerHandle<Clock>> context={clock}>
             // Above 5×, row flashes would only be noise (and style work every frame): off.
-            <div class={classes!("app", fast.then_some("fast"))}>
+            <ContextProvider<UseReducerHandle<Ui>> context={ui.clone()}>
+            <div class={classes!("app", fast.then_some("fast"), ui.projector.then_some("projector"))}>
                 <Header />
                 <main class="layout">
                     <div class="col left">
@@ -58,13 +92,20 @@ pub fn App() -> Html {
                         <Network />
                     </div>
                     <div class="col mid">
-                        <Server />
+                        <ShareBar />
+                        { match ui.tab {
+                            Tab::Server => html! { <Server /> },
+                            Tab::Timeline => html! { <Timeline /> },
+                            Tab::Lab => html! { <LabView /> },
+                        } }
                     </div>
                     <div class="col right">
                         <Ledger />
                     </div>
                 </main>
+                if ui.help { <Help /> }
             </div>
+            </ContextProvider<UseReducerHandle<Ui>>>
         </ContextProvider<UseReducerHandle<Clock>>>
         </ContextProvider<UseReducerHandle<Settings>>>
         </ContextProvider<UseReducerHandle<View>>>

@@ -282,12 +282,6 @@ impl Lab {
         }
     }
 
-    /// The scenario being shown (its stable id), kept in the link.
-    pub fn set_scenario(&self, id: Option<String>) {
-        *self.0.scenario.borrow_mut() = id;
-        self.save_log();
-    }
-
     /// Playing, stepping or acting in the past starts a new branch: the recorded future goes.
     fn forget_future(&self) {
         if self.0.future.borrow().is_some() {
@@ -295,9 +289,22 @@ impl Lab {
         }
     }
 
-    /// Move one event back (`back`) or forward through the recorded history, rebuilding the
-    /// world by deterministic replay. `false` when there is nowhere to go.
+    /// Move one event back (`back`) or forward through the recorded history. `false` when
+    /// there is nowhere to go.
     pub fn travel(&self, back: bool) -> bool {
+        let events = self.0.world.borrow().events_run();
+        let target = if back {
+            events.checked_sub(1)
+        } else {
+            events.checked_add(1)
+        };
+        target.is_some_and(|t| self.seek(t))
+    }
+
+    /// Rebuild the world as it was after `target` events of the recorded history (deterministic
+    /// replay from the seed), keeping the rest of the recording for `→`. A target past the end
+    /// of the recording is refused (`false`).
+    pub fn seek(&self, target: u64) -> bool {
         let events = self.0.world.borrow().events_run();
         let full = match self.0.future.borrow_mut().take() {
             Some(f) => f,
@@ -307,15 +314,10 @@ impl Lab {
                 l
             }
         };
-        let target = if back {
-            events.checked_sub(1)
-        } else {
-            (events < full.events).then_some(events + 1)
-        };
-        let Some(target) = target else {
+        if target == events || target > full.events {
             *self.0.future.borrow_mut() = (full.events > events).then_some(full);
             return false;
-        };
+        }
         let log = if target == full.events {
             full.clone()
         } else {
@@ -343,6 +345,11 @@ impl Lab {
     pub fn export_json(&self) -> String {
         // Plain data: serializing it cannot fail.
         serde_json::to_string(&self.0.world.borrow().world().export()).unwrap_or_default()
+    }
+
+    /// Read the run log (the timeline's fault windows come from its settings).
+    pub fn with_log<R>(&self, f: impl FnOnce(&RunLog) -> R) -> R {
+        f(&self.0.log.borrow())
     }
 
     /// Read the world (the timeline draws from it).

@@ -162,6 +162,23 @@ impl Adapter {
         &self.world
     }
 
+    /// The config `idem-lab` runs for this seed and the settings in force, with `orders`
+    /// scripted checkouts per strategy (the side-by-side lab).
+    pub fn lab_config(&self, orders: u32) -> SimConfig {
+        SimConfig {
+            seed: self.seed(),
+            workload: Workload {
+                orders,
+                ..Workload::default()
+            },
+            faults: faults(&self.network, &self.server),
+            server: server_config(&self.server),
+            client: ClientConfig::default(),
+            bugs: Vec::new(),
+            history: HistoryDetail::Outcomes,
+        }
+    }
+
     /// Virtual time.
     pub fn now(&self) -> u64 {
         self.world.now()

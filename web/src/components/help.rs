@@ -4,16 +4,8 @@ use yew::prelude::*;
 
 use crate::model::keyboard::{Ui, UiAction};
 
-const KEYS: [(&str, &str); 8] = [
-    ("Space", "play / pause"),
-    (".", "next event (presenter clickers send it)"),
-    ("←", "one event back through the recorded history"),
-    ("→", "one event forward through the recorded history"),
-    ("1 – 9", "pick a scenario"),
-    ("p", "projector mode: larger type, fewer panels"),
-    ("?", "this help"),
-    ("Esc", "close this help"),
-];
+/// The shortcuts, as fixed HTML (no node or callback per line).
+const KEYS: &str = "<dl class=\"keys\"><dt><kbd>Space</kbd></dt><dd>play / pause</dd><dt><kbd>.</kbd></dt><dd>next event (presenter clickers send it)</dd><dt><kbd>←</kbd></dt><dd>one event back through the recorded history</dd><dt><kbd>→</kbd></dt><dd>one event forward through the recorded history</dd><dt><kbd>1 – 9</kbd></dt><dd>pick a scenario</dd><dt><kbd>p</kbd></dt><dd>projector mode: larger type, fewer panels</dd><dt><kbd>?</kbd></dt><dd>this help</dd><dt><kbd>Esc</kbd></dt><dd>close this help</dd></dl>";
 
 /// The overlay (rendered only while open).
 #[function_component]
@@ -27,11 +19,7 @@ pub fn Help() -> Html {
         <div class="overlay" role="dialog" aria-modal="true" aria-labelledby="h-help" data-testid="help">
             <div class="panel help">
                 <h2 id="h-help">{ "Keyboard shortcuts" }</h2>
-                <dl class="keys">
-                    { for KEYS.iter().map(|(k, what)| html! {
-                        <><dt><kbd>{ *k }</kbd></dt><dd>{ *what }</dd></>
-                    }) }
-                </dl>
+                { Html::from_html_unchecked(AttrValue::Static(KEYS)) }
                 <p class="muted">{ "Shortcuts do nothing while you type in a field. The link (Copy link) holds the whole run: seed, settings, every action and the moment in time." }</p>
                 <button class="btn primary" data-testid="help-close" onclick={close}>{ "Close" }</button>
             </div>

@@ -50,18 +50,18 @@ fn chart_and_table(rows: &Rows, orders: u32) -> String {
         .unwrap_or(0)
         .max(u64::from(orders))
         .max(1);
-    const W: u64 = 300;
+    const W: u64 = 330;
     let len = |v: u64| (v.min(max) * W / max).to_string();
     let mut s = String::with_capacity(4096);
-    s.push_str("<svg class=\"lab-chart\" viewBox=\"0 0 460 132\" role=\"img\" data-testid=\"lab-chart\" aria-label=\"Charges and double-charged orders per strategy\"><defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#D55E00\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#fff\" stroke-width=\"2\"/></pattern></defs>");
+    s.push_str("<svg class=\"lab-chart\" viewBox=\"0 0 640 132\" role=\"img\" data-testid=\"lab-chart\" aria-label=\"Charges and double-charged orders per strategy\"><defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#D55E00\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#fff\" stroke-width=\"2\"/></pattern></defs>");
     for (i, (st, r)) in rows.iter().enumerate() {
         let y = i as u64 * 42 + 4;
         let (c, d) = (r.charges.to_string(), r.double_charged.to_string());
         push(&mut s, &["<text x=\"0\" y=\"", &(y + 12).to_string(), "\" class=\"lab-chart-label\">", short(*st), "</text>",
-            "<rect x=\"110\" y=\"", &y.to_string(), "\" height=\"14\" width=\"", &len(r.charges), "\" fill=\"#0072B2\"/>",
-            "<text x=\"", &(114 + r.charges.min(max) * W / max).to_string(), "\" y=\"", &(y + 12).to_string(), "\" class=\"lab-chart-num\">", &c, " charges</text>",
-            "<rect x=\"110\" y=\"", &(y + 17).to_string(), "\" height=\"14\" width=\"", &len(r.double_charged), "\" fill=\"url(#hatch)\"/>",
-            "<text x=\"", &(114 + r.double_charged.min(max) * W / max).to_string(), "\" y=\"", &(y + 29).to_string(), "\" class=\"lab-chart-num\">", &d, " double-charged</text>"]);
+            "<rect x=\"140\" y=\"", &y.to_string(), "\" height=\"14\" width=\"", &len(r.charges), "\" fill=\"#0072B2\"/>",
+            "<text x=\"", &(146 + r.charges.min(max) * W / max).to_string(), "\" y=\"", &(y + 12).to_string(), "\" class=\"lab-chart-num\">", &c, " charges</text>",
+            "<rect x=\"140\" y=\"", &(y + 17).to_string(), "\" height=\"14\" width=\"", &len(r.double_charged), "\" fill=\"url(#hatch)\"/>",
+            "<text x=\"", &(146 + r.double_charged.min(max) * W / max).to_string(), "\" y=\"", &(y + 29).to_string(), "\" class=\"lab-chart-num\">", &d, " double-charged</text>"]);
     }
     s.push_str("</svg><table class=\"lab-table\"><thead><tr><th>strategy</th><th>charges</th><th>double-charged orders</th><th>attempts</th><th>409s</th><th>422s</th><th>takeovers</th><th>fenced</th><th>unknown</th></tr></thead><tbody>");
     for (st, r) in rows {

@@ -101,10 +101,10 @@ pub fn ShareBar() -> Html {
                 <span class="tabs-gap" />
                 <span class="position mono" data-testid="position" data-events={events.clone()} data-ms={view.now.to_string()}
                     title="Events run so far (← → step through them)">{ "event " }{ events }</span>
-                <button class="btn" data-testid="copy-link" onclick={copy} title="Copy a link that reproduces this run at this moment">{ "🔗 Copy link" }</button>
-                <button class="btn" data-testid="export" onclick={export} title="Download the history; idem-lab replay <file> re-runs it">{ "⭳ Export history" }</button>
+                <button class="btn" data-testid="copy-link" onclick={copy} title="Copy a link that reproduces this run at this moment">{ "Copy link" }</button>
+                <button class="btn" data-testid="export" onclick={export} title="Download the history; idem-lab replay <file> re-runs it">{ "Export history" }</button>
                 <button class={classes!("btn", ui.projector.then_some("active"))} data-testid="projector" onclick={projector}
-                    aria-pressed={ui.projector.to_string()} title="Projector mode (p)">{ "▣ Projector" }</button>
+                    aria-pressed={ui.projector.to_string()} title="Projector mode (p)">{ "Projector" }</button>
                 <button class="btn" data-testid="help-open" onclick={help} title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts">{ "?" }</button>
             </div>
             if let Some(url) = (*link).clone() {

@@ -37,14 +37,22 @@ fn push(out: &mut String, parts: &[&str]) {
 }
 
 /// The lanes in `range` and the fault windows, as HTML.
-fn body_html(lanes: &[timeline::Lane], faults: &[timeline::FaultWindow], first: usize, span: u64, sel: Option<(u32, u32)>) -> String {
+fn body_html(
+    lanes: &[timeline::Lane],
+    faults: &[timeline::FaultWindow],
+    first: usize,
+    (t0, t1): (u64, u64),
+    sel: Option<(u32, u32)>,
+) -> String {
+    let span = t1.saturating_sub(t0).max(1);
     let mut s = String::with_capacity(512 + lanes.len() * 400);
     s.push_str("<div class=\"tl-faults\" aria-hidden=\"true\">");
     for f in faults {
         push(&mut s, &["<div class=\"tl-fault ", f.kind, "\" data-testid=\"fault-window\" data-kind=\"", f.kind, "\" title=\"", f.kind, "\" style=\"left:"]);
-        pct(&mut s, f.from, span);
+        let (from, to) = (f.from.clamp(t0, t1), f.to.clamp(t0, t1));
+        pct(&mut s, from - t0, span);
         s.push_str(";width:");
-        pct(&mut s, f.to - f.from, span);
+        pct(&mut s, (to - from).max(span / 400), span);
         s.push_str("\"></div>");
     }
     s.push_str("</div>");
@@ -62,7 +70,7 @@ fn body_html(lanes: &[timeline::Lane], faults: &[timeline::FaultWindow], first: 
             push(&mut s, &["<button class=\"tl-bar ", kind, if b.open { " open" } else { "" }, if sel == Some((lane.checkout, b.n)) { " sel" } else { "" },
                 "\" data-testid=\"timeline-attempt\" data-outcome=\"", kind, "\" data-c=\"", &c, "\" data-n=\"", &n, "\" data-open=\"", if b.open { "true" } else { "false" },
                 "\" title=\"co_", &c, " attempt ", &n, ": ", &b.label, "\" aria-label=\"co_", &c, " attempt ", &n, ": ", &b.label, "\" style=\"left:"]);
-            pct(&mut s, b.from, span);
+            pct(&mut s, b.from.saturating_sub(t0), span);
             s.push_str(";width:");
             pct(&mut s, b.to.saturating_sub(b.from), span);
             push(&mut s, &["\">", glyph, "</button>"]);
@@ -80,10 +88,10 @@ pub fn Timeline() -> Html {
     let selected = use_state(|| None::<(u32, u32)>);
     let total = lab.with_world(|a| a.world().checkouts().len());
     let win = use_window(total, LANE_PX);
-    let span = view.now.max(1);
+    let domain = lab.with_world(|a| timeline::domain(a.world()));
     let lanes = lab.with_world(|a| timeline::lanes(a.world(), win.range.clone()));
     let faults = lab.with_log(|log| timeline::fault_windows(log, view.now));
-    let body = body_html(&lanes, &faults, win.range.start, span, *selected);
+    let body = body_html(&lanes, &faults, win.range.start, domain, *selected);
     let details = selected.and_then(|(c, n)| lab.with_world(|a| timeline::details(a.world(), c, n)));
     let onclick = {
         let selected = selected.clone();
@@ -112,7 +120,7 @@ pub fn Timeline() -> Html {
                 <span class="tl-key unknown">{ "? unknown" }</span>
                 <span class="tl-key unknown open">{ "still out" }</span>
                 <span class="tl-key fault">{ "fault window" }</span>
-                <span class="tl-axis mono">{ "0 → " }{ view.now }{ " ms" }</span>
+                <span class="tl-axis mono" data-testid="timeline-axis">{ domain.0 }{ " → " }{ domain.1 }{ " ms" }</span>
             </div>
             <div class="tl-scroll" ref={win.node.clone()} onscroll={win.onscroll.clone()} tabindex="0"
                 aria-label="Timeline lanes (scroll)">

@@ -154,6 +154,31 @@ pub fn lanes(world: &World, range: std::ops::Range<usize>) -> Vec<Lane> {
         .collect()
 }
 
+/// The stretch of virtual time the lanes show: from the first checkout's start to the last
+/// attempt's end (or now, while a checkout is pending), so bars keep a readable width however
+/// long the run has idled since.
+pub fn domain(world: &World) -> (u64, u64) {
+    let now = world.now();
+    let checkouts = world.checkouts();
+    let Some(start) = checkouts.iter().map(|c| c.started_at).min() else {
+        return (0, now.max(1));
+    };
+    let pending = checkouts
+        .iter()
+        .any(|c| c.outcome == CheckoutOutcome::Pending);
+    let last = world
+        .history()
+        .attempts
+        .iter()
+        .map(|a| a.ended_at)
+        .max()
+        .unwrap_or(start);
+    let end = if pending { now } else { last.min(now) };
+    // A little room after the last bar.
+    let end = end + (end - start) / 50 + 1;
+    (start, end)
+}
+
 /// When each fault was on, from the run log's settings, up to `now`; one-shot drops are
 /// 1 ms marks.
 pub fn fault_windows(log: &RunLog, now: u64) -> Vec<FaultWindow> {
