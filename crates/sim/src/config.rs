@@ -261,10 +261,71 @@ impl Default for SimConfig {
     }
 }
 
+/// The longest duration a config may name: one year of virtual milliseconds. Sums of a few of
+/// them stay far from `u64::MAX`, so virtual time never overflows.
+pub const MAX_DURATION_MS: u64 = 365 * 24 * 60 * 60 * 1000;
+
+fn invalid(field: &str, why: &str) -> crate::SimError {
+    crate::SimError::Config(format!("{field} {why}"))
+}
+
 impl SimConfig {
     /// Parse a config from JSON; unknown fields are errors, missing ones take their defaults.
     pub fn from_json(text: &str) -> Result<SimConfig, crate::SimError> {
-        serde_json::from_str(text).map_err(|e| crate::SimError::Config(e.to_string()))
+        let config: SimConfig =
+            serde_json::from_str(text).map_err(|e| crate::SimError::Config(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Refuse values the world cannot run with: a probability outside `0.0..=1.0` (or NaN),
+    /// a duration longer than [`MAX_DURATION_MS`] (virtual time would overflow), an empty
+    /// amount range. Configs come from files and URLs, so this is an error, never a panic.
+    pub fn validate(&self) -> Result<(), crate::SimError> {
+        let f = &self.faults;
+        let probabilities = [
+            ("faults.drop_request", f.drop_request),
+            ("faults.drop_response", f.drop_response),
+            ("faults.duplicate", f.duplicate),
+            ("faults.crash_after_charge", f.crash_after_charge),
+            ("faults.slow_worker", f.slow_worker),
+            ("faults.tab_reload", f.tab_reload),
+            ("faults.reuse_key_other_cart", f.reuse_key_other_cart),
+            ("faults.decline", f.decline),
+        ];
+        for (name, p) in probabilities {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(invalid(name, "must be a probability between 0 and 1"));
+            }
+        }
+        let (s, c, w) = (&self.server, &self.client, &self.workload);
+        let durations = [
+            ("faults.latency_ms", f.latency_ms),
+            ("faults.jitter_ms", f.jitter_ms),
+            ("server.lock_ms", s.lock_ms),
+            ("server.retention_ms", s.retention_ms),
+            ("server.order_ms", s.order_ms),
+            ("server.charge_ms", s.charge_ms),
+            ("server.save_ms", s.save_ms),
+            ("server.slow_extra_ms", s.slow_extra_ms),
+            ("server.claim_gap_ms", s.claim_gap_ms),
+            ("client.timeout_ms", c.timeout_ms),
+            ("client.backoff_base_ms", c.backoff_base_ms),
+            ("client.backoff_cap_ms", c.backoff_cap_ms),
+            ("client.retry_window_ms", c.retry_window_ms),
+            ("client.reload_ms", c.reload_ms),
+            ("client.think_ms", c.think_ms),
+            ("workload.spacing_ms", w.spacing_ms),
+        ];
+        for (name, ms) in durations {
+            if ms > MAX_DURATION_MS {
+                return Err(invalid(name, "is longer than a year of virtual time"));
+            }
+        }
+        if w.min_amount > w.max_amount {
+            return Err(invalid("workload.min_amount", "must not exceed max_amount"));
+        }
+        Ok(())
     }
 
     /// True when `bug` is switched on.
@@ -291,6 +352,24 @@ mod tests {
         assert_eq!(SimConfig::from_json(&text).unwrap(), c);
         assert!(SimConfig::from_json(r#"{"faults":{"drop_everything":1}}"#).is_err());
         assert!(SimConfig::from_json("{").is_err());
+    }
+
+    #[test]
+    fn refuses_values_the_world_cannot_run_with() {
+        for bad in [
+            r#"{"faults":{"drop_request":1.5}}"#,
+            r#"{"faults":{"duplicate":-0.1}}"#,
+            r#"{"faults":{"latency_ms":18446744073709551615}}"#,
+            r#"{"server":{"lock_ms":40000000000}}"#,
+            r#"{"workload":{"min_amount":5,"max_amount":1}}"#,
+        ] {
+            let err = SimConfig::from_json(bad).expect_err(bad).to_string();
+            assert!(err.contains('.'), "{bad}: the error names the field: {err}");
+        }
+        let mut edge = SimConfig::default();
+        edge.faults.drop_request = 1.0;
+        edge.server.retention_ms = MAX_DURATION_MS;
+        assert!(edge.validate().is_ok());
     }
 
     #[test]

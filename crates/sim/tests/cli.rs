@@ -54,6 +54,13 @@ fn malformed_config_is_an_error() {
     fails_cleanly(&lab(&["--config", bad.to_str().unwrap()]), "invalid config");
     std::fs::write(&bad, "{\"faults\": {\"drop_everything\": 1}}").unwrap();
     fails_cleanly(&lab(&["--config", bad.to_str().unwrap()]), "unknown field");
+    // Well-formed JSON the world cannot run with: a panic in the generator or an overflow of
+    // virtual time without validation.
+    std::fs::write(&bad, "{\"faults\": {\"latency_ms\": 18446744073709551615}}").unwrap();
+    fails_cleanly(
+        &lab(&["--config", bad.to_str().unwrap()]),
+        "faults.latency_ms is longer than a year",
+    );
     std::fs::remove_file(&bad).ok();
     fails_cleanly(
         &lab(&["--config", "/nonexistent/idem.json"]),

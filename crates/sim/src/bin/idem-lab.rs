@@ -192,6 +192,10 @@ mod cli {
                     .map_err(|e| format!("cannot read {file}: {e}"))?;
                 let export: HistoryExport = serde_json::from_str(&text)
                     .map_err(|e| format!("invalid history {file}: {e}"))?;
+                export
+                    .config
+                    .validate()
+                    .map_err(|e| format!("invalid history {file}: {e}"))?;
                 let world = World::replay(&export);
                 let report = ReplayReport::of(&export, &world);
                 if json {
