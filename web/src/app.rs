@@ -15,11 +15,13 @@ use crate::components::share_bar::ShareBar;
 use crate::components::timeline::Timeline;
 use crate::components::ledger::Ledger;
 use crate::components::network::Network;
+use crate::components::scenario_bar::ScenarioBar;
 use crate::components::server::Server;
 use crate::components::storage_record::StorageRecordPanel;
 use crate::lab::Lab;
-use crate::model::clock::Clock;
+use crate::model::clock::{Clock, ClockAction};
 use crate::model::keyboard::{Tab, Ui};
+use crate::model::scenario::{ScenarioAction, ScenarioMenu};
 use crate::model::settings::Settings;
 use crate::model::view::View;
 
@@ -64,7 +66,12 @@ pub fn App() -> Html {
     }
     // Scenario hook: digits 1–9 emit the scenario index to this callback once the scenario
     // picker provides one (`ScenarioKeys(Callback<usize>)`); `None` means digits do nothing.
-    let scenario_keys: Option<ScenarioKeys> = None;
+    let scenarios = use_reducer(ScenarioMenu::default);
+    let scenario_keys = {
+        let m = scenarios.clone();
+        Some(ScenarioKeys(Callback::from(move |i: usize| m.dispatch(ScenarioAction::Run(i)))))
+    };
+    use_scenarios(&lab, &scenarios, &clock, &view);
     use_keyboard(&lab, &clock, &ui, scenario_keys);
 
     use_first_snapshot_and_save_on_leave(&lab);
@@ -85,6 +92,9 @@ pub fn App() -> Html {
             <ContextProvider<UseReducerHandle<Ui>> context={ui.clone()}>
             <div class={classes!("app", fast.then_some("fast"), ui.projector.then_some("projector"))}>
                 <Header />
+                <ContextProvider<UseReducerHandle<ScenarioMenu>> context={scenarios.clone()}>
+                    <ScenarioBar />
+                </ContextProvider<UseReducerHandle<ScenarioMenu>>>
                 <main class="layout">
                     <div class="col left">
                         <Checkout />
@@ -110,6 +120,42 @@ pub fn App() -> Html {
         </ContextProvider<UseReducerHandle<Settings>>>
         </ContextProvider<UseReducerHandle<View>>>
         </ContextProvider<Lab>>
+    }
+}
+
+/// Run the picked scenario (and play); stop the clock at its pause; let time run again on play.
+#[hook]
+fn use_scenarios(
+    lab: &Lab,
+    menu: &UseReducerHandle<ScenarioMenu>,
+    clock: &UseReducerHandle<Clock>,
+    view: &UseReducerHandle<View>,
+) {
+    {
+        let (lab, clock, m) = (lab.clone(), clock.clone(), **menu);
+        use_effect_with(menu.rev, move |rev| {
+            if let (true, Some(i)) = (*rev > 0, m.selected) {
+                lab.start_scenario(i, m.fixed);
+                clock.dispatch(ClockAction::Play);
+            }
+        });
+    }
+    {
+        let clock = clock.clone();
+        let paused = view.live.scenario.and_then(|s| s.paused_at);
+        use_effect_with(paused, move |p| {
+            if p.is_some() {
+                clock.dispatch(ClockAction::Pause);
+            }
+        });
+    }
+    {
+        let lab = lab.clone();
+        use_effect_with(clock.playing, move |playing| {
+            if *playing {
+                lab.release_hold();
+            }
+        });
     }
 }
 

@@ -202,9 +202,40 @@ impl Lab {
         self.0.world.borrow_mut().clear_storage();
         *self.0.world.borrow_mut() = Adapter::fresh(&log);
         *self.0.log.borrow_mut() = log;
+        *self.0.scenario.borrow_mut() = None;
         self.0.reset.set(true);
         self.0.rev.set(self.0.rev.get() + 1);
         self.refresh();
+    }
+
+    /// Set up and run a classroom scenario (its fixed run with `fixed`) from time 0: a fresh
+    /// world built from the scenario's config, an empty log that names it, the scenario id in
+    /// the link. The page's network and server settings stay as they are.
+    pub fn start_scenario(&self, index: usize, fixed: bool) {
+        let Some(s) = idem_sim::SCENARIOS.get(index) else {
+            return;
+        };
+        self.forget_future();
+        let name = crate::model::scenario::pick_text(s, fixed);
+        let log = {
+            let world = self.0.world.borrow();
+            let old = self.0.log.borrow();
+            let mut log = RunLog::new(s.seed, old.strategy, world.network().clone(), world.server().clone());
+            log.scenario = Some(name.clone());
+            log
+        };
+        self.0.world.borrow_mut().clear_storage();
+        *self.0.world.borrow_mut() = Adapter::fresh(&log);
+        *self.0.log.borrow_mut() = log;
+        *self.0.scenario.borrow_mut() = Some(name);
+        self.0.reset.set(true);
+        self.0.rev.set(self.0.rev.get() + 1);
+        self.refresh();
+    }
+
+    /// Time may run again after a scenario's pause (the page pressed play).
+    pub fn release_hold(&self) {
+        self.0.world.borrow_mut().release_hold();
     }
 
     /// Advance the world by `dt` virtual milliseconds, or less if the tick's budget runs out.

@@ -10,8 +10,8 @@ use std::rc::Rc;
 use idem_client::journal::decode;
 use idem_client::{Journal, RecordState};
 use idem_sim::{
-    CheckoutId, CheckoutOutcome, ClientConfig, Faults, HistoryDetail, ServerConfig, SimConfig,
-    Strategy as SimStrategy, Workload, World,
+    CheckoutId, CheckoutOutcome, ClientConfig, ErrorPolicy, Faults, HistoryDetail, Properties,
+    ScenarioRun, ServerConfig, SimConfig, Strategy as SimStrategy, Workload, World,
 };
 use idem_store::{EventKind as StoreEvent, Rejection, RowState};
 
@@ -19,7 +19,8 @@ use crate::components::checkout::cart_total;
 use crate::journal::PageJournal;
 use crate::model::fields::FULL;
 use crate::model::run_log::{Command, RunLog};
-use crate::model::settings::{NetworkSettings, ServerSettings, Strategy};
+use crate::model::scenario::{self, Live, ScenarioStatus};
+use crate::model::settings::{NetworkSettings, Policy, ServerSettings, Strategy};
 use crate::model::view::{
     merge_claims, merge_ledger, ClaimRow, ClaimStatus, EventKind, EventRow, LedgerRow, ShownClaim,
     Snapshot, Stats, StorageRecord, FEED_CAP,
@@ -48,6 +49,11 @@ pub struct Adapter {
     seq: u64,
     /// What the page itself did since the last snapshot, for the feed.
     notes: Vec<EventRow>,
+    /// The classroom scenario driving the world, if any (every step goes through it).
+    scenario: Option<ScenarioRun>,
+    /// The scenario paused: time stands still until the page plays again.
+    hold: bool,
+    properties: Rc<Properties>,
 }
 
 fn sim_strategy(s: Strategy) -> SimStrategy {
@@ -84,6 +90,10 @@ fn server_config(s: &ServerSettings) -> ServerConfig {
     ServerConfig {
         lock_ms: s.lock_ms,
         retention_ms: s.retention_ms,
+        on_error: match s.policy {
+            Policy::ReleaseClaim => ErrorPolicy::ReleaseClaim,
+            Policy::SaveResponse => ErrorPolicy::SaveResponse,
+        },
         ..ServerConfig::default()
     }
 }
@@ -103,8 +113,19 @@ impl Adapter {
             bugs: Vec::new(),
             history: HistoryDetail::Full,
         };
+        let picked = log.scenario.as_deref().and_then(scenario::pick);
+        let (scenario, world) = match picked {
+            Some((s, fixed)) => {
+                let (run, world) = ScenarioRun::start(s, fixed);
+                (Some(run), world)
+            }
+            None => (None, World::new(config)),
+        };
         Adapter {
-            world: World::new(config),
+            world,
+            scenario,
+            hold: false,
+            properties: Rc::default(),
             journal: PageJournal::new(),
             network: log.network.clone(),
             server: log.server.clone(),
@@ -151,7 +172,16 @@ impl Adapter {
 
     /// Run exactly `events` events, then let the clock reach `at` if no event is due by then.
     fn reach(&mut self, at: u64, events: u64) {
-        while self.world.events_run() < events && self.world.step() {}
+        if let Some(run) = self.scenario.as_mut() {
+            while self.world.events_run() < events && run.step(&mut self.world) {}
+            while run.script_due(&self.world, at) {
+                run.step(&mut self.world);
+            }
+            // A replay passes the pause the page already saw: do not stop there again.
+            run.take_pause();
+        } else {
+            while self.world.events_run() < events && self.world.step() {}
+        }
         if self.world.next_event_at().is_none_or(|t| t > at) {
             self.world.run_until(at);
         }
@@ -266,6 +296,14 @@ impl Adapter {
                     "the next response will be lost".into(),
                 );
             }
+            Command::DeclineNextCharge => {
+                self.world.decline_next_charge();
+                self.note(
+                    EventKind::Fault,
+                    String::new(),
+                    "PayCo will decline the next charge".into(),
+                );
+            }
             Command::ReuseKeyOtherCart => {
                 // The simulator draws "a buggy page reuses the key for another cart" per
                 // checkout; certainty for one Pay is the same draw with probability 1.
@@ -283,7 +321,9 @@ impl Adapter {
             }
             Command::Server(s) => {
                 let old = std::mem::replace(&mut self.server, s.clone());
-                if (old.lock_ms, old.retention_ms) != (s.lock_ms, s.retention_ms) {
+                if (old.lock_ms, old.retention_ms, old.policy)
+                    != (s.lock_ms, s.retention_ms, s.policy)
+                {
                     self.world.set_server(server_config(s));
                 }
                 if (old.crash_after_charge, old.slow_worker)
@@ -343,6 +383,30 @@ impl Adapter {
     /// Advance by `dt` virtual ms, stopping between events when `over_budget()` says so.
     pub fn advance_by(&mut self, dt: u64, over_budget: &dyn Fn() -> bool) -> bool {
         let target = self.world.now() + dt;
+        if let Some(run) = self.scenario.as_mut() {
+            if self.hold {
+                // Nothing moves, but report a change so the page refreshes and learns about
+                // the pause (its clock then stops ticking).
+                return true;
+            }
+            let mut n = 0u32;
+            while run.next_due(&self.world).is_some_and(|t| t <= target) {
+                run.step(&mut self.world);
+                n += 1;
+                if run.take_pause() {
+                    self.hold = true;
+                    return true;
+                }
+                if n.is_multiple_of(BUDGET_EVERY) && over_budget() {
+                    return true;
+                }
+            }
+            run.run_until(&mut self.world, target, true);
+            if run.take_pause() {
+                self.hold = true;
+            }
+            return true;
+        }
         let mut n = 0u32;
         while self.world.next_event_at().is_some_and(|t| t <= target) {
             self.world.step();
@@ -357,7 +421,29 @@ impl Adapter {
 
     /// Run the next event.
     pub fn step(&mut self) {
-        self.world.step();
+        match self.scenario.as_mut() {
+            Some(run) => {
+                run.step(&mut self.world);
+                run.take_pause();
+            }
+            None => {
+                self.world.step();
+            }
+        }
+    }
+
+    /// Let time run again after a scenario's pause (the page pressed play).
+    pub fn release_hold(&mut self) {
+        self.hold = false;
+    }
+
+    /// The scenario's state, if the world runs one.
+    pub fn scenario_status(&self) -> Option<ScenarioStatus> {
+        self.scenario.as_ref().map(|r| ScenarioStatus {
+            index: r.scenario().index(),
+            fixed: r.fixed(),
+            paused_at: r.paused_at(),
+        })
     }
 
     /// Remove the page's localStorage records (a new run).
@@ -407,6 +493,18 @@ impl Adapter {
             paying,
             reset: false,
             log_rev: 0,
+            live: self.live(),
+        }
+    }
+
+    fn live(&mut self) -> Live {
+        let props = self.world.properties();
+        if *self.properties != props {
+            self.properties = Rc::new(props);
+        }
+        Live {
+            scenario: self.scenario_status(),
+            properties: self.properties.clone(),
         }
     }
 
@@ -613,10 +711,7 @@ impl Adapter {
     }
 }
 
-/// idem-sim's operation name for checkout `c` (what its same-key pages journal under).
-pub fn op_name(c: CheckoutId) -> String {
-    format!("checkout:{c}")
-}
+pub use idem_sim::op_name;
 
 /// `201` → `"201 Created"`.
 fn status_text(status: u16) -> String {

@@ -12,6 +12,8 @@ pub mod lab_view;
 pub mod invariant;
 pub mod ledger;
 pub mod network;
+pub mod properties;
+pub mod scenario_bar;
 pub mod server;
 pub mod server_controls;
 pub mod share_bar;

@@ -4,6 +4,8 @@ use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use super::field::NumberField;
+use crate::lab::Lab;
+use crate::model::run_log::Command;
 use crate::model::settings::{FieldId, Policy, Settings, SettingsAction};
 
 /// Controls above the claim table.
@@ -28,6 +30,10 @@ pub fn ServerControls() -> Html {
         let settings = settings.clone();
         Callback::from(move |_: Event| settings.dispatch(make(!on)))
     };
+    let decline = {
+        let lab = use_context::<Lab>().expect("Lab context is provided by App");
+        Callback::from(move |_: MouseEvent| lab.command(Command::DeclineNextCharge))
+    };
     let s = &*settings;
     html! {
         <div class="server-controls" role="group" aria-label="Server controls">
@@ -35,15 +41,17 @@ pub fn ServerControls() -> Html {
                 error={s.lock_ms.error.clone().map(AttrValue::from)} on_edit={edit(FieldId::LockMs)} inputmode="numeric" />
             <NumberField label="retention" unit="ms" testid="retention" text={s.retention_ms.text.clone()}
                 error={s.retention_ms.error.clone().map(AttrValue::from)} on_edit={edit(FieldId::RetentionMs)} inputmode="numeric" />
-            // idem-sim's checkout work never fails (a crash is not an error answer) and its route's
-            // policy is fixed, so this choice has nothing to act on yet: shown, not pretended.
-            <label class="select-field" title="What the store does when the work fails. The simulated work never fails, so the simulator fixes it at release claim.">
-                <span>{ "on error (fixed in sim)" }</span>
-                <select data-testid="error-policy" onchange={on_policy} disabled=true>
+            <label class="select-field" title="What the store does when PayCo declines and the work fails: release the claim (a retry runs again) or save the 402 (retries replay it).">
+                <span>{ "on error" }</span>
+                <select data-testid="error-policy" onchange={on_policy}>
                     <option value={Policy::ReleaseClaim.value()} selected={s.policy == Policy::ReleaseClaim}>{ "release claim" }</option>
                     <option value={Policy::SaveResponse.value()} selected={s.policy == Policy::SaveResponse}>{ "save response" }</option>
                 </select>
             </label>
+            <button class="btn small" data-testid="decline-next" onclick={decline}
+                title="One-shot: PayCo declines the next charge, so the work fails and the error policy applies.">
+                { "decline next charge" }
+            </button>
             <label class="check">
                 <input type="checkbox" data-testid="crash-after-charge" checked={s.crash_after_charge}
                     onchange={toggle(SettingsAction::CrashAfterCharge, s.crash_after_charge)} />

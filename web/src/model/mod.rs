@@ -4,6 +4,7 @@
 pub mod clock;
 pub mod fields;
 pub mod run_log;
+pub mod scenario;
 pub mod settings;
 pub mod view;
 pub mod keyboard;

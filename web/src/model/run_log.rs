@@ -28,6 +28,8 @@ pub enum Command {
     DropNextResponse,
     /// A buggy page sends another cart under the pending checkout's key (the store answers 422).
     ReuseKeyOtherCart,
+    /// PayCo declines the next charge: the work fails and the server's error policy applies.
+    DeclineNextCharge,
     /// New network settings.
     Network(NetworkSettings),
     /// New server settings.
@@ -65,6 +67,10 @@ pub struct RunLog {
     pub now: u64,
     /// Events run when the log was last saved.
     pub events: u64,
+    /// The classroom scenario the world was built from (`<id>` or `<id>_fix`, see
+    /// `model::scenario::pick`); its config and script replace the settings' world.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
 }
 
 impl RunLog {
@@ -84,6 +90,7 @@ impl RunLog {
             entries: Vec::new(),
             now: 0,
             events: 0,
+            scenario: None,
         }
     }
 

@@ -104,6 +104,7 @@ fn command_text(out: &mut String, c: &Command) {
         Command::DropNextRequest => out.push('q'),
         Command::DropNextResponse => out.push('s'),
         Command::ReuseKeyOtherCart => out.push('u'),
+        Command::DeclineNextCharge => out.push('d'),
         Command::Network(n) => {
             out.push('n');
             network_text(out, n);
@@ -248,6 +249,7 @@ fn command_from(text: &str) -> Result<Command, ShareError> {
         "q" => bare(Command::DropNextRequest),
         "s" => bare(Command::DropNextResponse),
         "u" => bare(Command::ReuseKeyOtherCart),
+        "d" => bare(Command::DeclineNextCharge),
         "n" => Ok(Command::Network(network_from(rest)?)),
         "v" => Ok(Command::Server(server_from(rest)?)),
         _ => Err(ShareError("unknown command in the link")),
@@ -344,6 +346,7 @@ pub fn decode(hash: &str) -> Result<Option<Shared>, ShareError> {
     log.entries = entries;
     log.now = now;
     log.events = events;
+    log.scenario = scenario.clone();
     Ok(Some(Shared {
         log,
         scenario,
@@ -373,6 +376,8 @@ mod tests {
         srv.slow_worker = true;
         log.push(210, 13, Command::Server(srv));
         log.reached(9_000, 400);
+        // A decoded log names its scenario too, so the world is rebuilt from it.
+        log.scenario = Some("lost-response".into());
         Shared {
             log,
             scenario: Some("lost-response".into()),

@@ -228,6 +228,8 @@ pub struct Snapshot {
     pub reset: bool,
     /// Bumped whenever the run log gains a command (the page saves it then).
     pub log_rev: u32,
+    /// The scenario's state and the property badges.
+    pub live: super::scenario::Live,
 }
 
 /// Most events the feed keeps.
@@ -258,6 +260,8 @@ pub struct View {
     pub paying: bool,
     /// Bumped whenever the run log gains a command.
     pub log_rev: u32,
+    /// The scenario's state and the property badges.
+    pub live: super::scenario::Live,
 }
 
 /// What the world reports.
@@ -311,6 +315,7 @@ impl Reducible for View {
             cart: snap.cart,
             paying: snap.paying,
             log_rev: snap.log_rev,
+            live: snap.live,
         })
     }
 }

@@ -70,6 +70,13 @@ impl ScenarioRun {
         }
     }
 
+    /// True when the next scripted control is due at or before `t` and comes before the next
+    /// event (what [`ScenarioRun::step`] would apply).
+    pub fn script_due(&self, world: &World, t: u64) -> bool {
+        self.next_step()
+            .is_some_and(|s| s.at <= t && world.next_event_at().is_none_or(|e| e > s.at))
+    }
+
     /// Apply the next due control, or run the next event; then look for the pause. False when
     /// nothing is left.
     pub fn step(&mut self, world: &mut World) -> bool {
