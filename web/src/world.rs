@@ -871,6 +871,30 @@ mod tests {
     }
 
     #[test]
+    fn a_scenario_holds_at_its_pause_and_a_saved_log_rebuilds_it() {
+        let s = idem_sim::Scenario::by_id("stale-lock").unwrap();
+        let mut run = Run::new(1);
+        run.log.scenario = Some(scenario::pick_text(s, false));
+        run.world = Adapter::fresh(&run.log);
+        // Ticks of 40 virtual ms: the pause lands inside one and time stops there.
+        for _ in 0..200 {
+            run.world.advance_by(40, &|| false);
+        }
+        let status = run.world.scenario_status().expect("a scenario runs");
+        let (at, events) = status.paused_at.expect("paused");
+        assert_eq!((run.world.now(), run.world.events_run()), (at, events), "held");
+        let paused = summary(&mut run.world);
+        assert_eq!(paused.4.fenced, 1);
+        run.log.reached(run.world.now(), run.world.events_run());
+        let mut again = Adapter::replay(&run.log);
+        assert_eq!(summary(&mut again), paused);
+        // Play again: time runs on past the pause.
+        run.world.release_hold();
+        run.world.advance_by(500, &|| false);
+        assert!(run.world.now() > at);
+    }
+
+    #[test]
     fn the_key_is_stored_before_the_first_send_and_survives_a_tab_reload() {
         let mut run = Run::new(5);
         run.command(Command::Network(network(10_000)));
