@@ -41,6 +41,9 @@ pub fn query_param(name: &str) -> Option<String> {
 /// a different hash is a link to open).
 pub const HASH_ITEM: &str = "idem-demo:hash";
 
+/// sessionStorage item holding the hash written before [`HASH_ITEM`]'s.
+pub const PREV_HASH_ITEM: &str = "idem-demo:hash-prev";
+
 /// The URL's hash without `#` (empty when there is none).
 pub fn location_hash() -> String {
     let hash = web_sys::window()

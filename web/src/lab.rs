@@ -79,7 +79,10 @@ impl Lab {
         // A hash this tab wrote itself is its own run (a reload): the session log has it. Any
         // other hash is a link to open.
         let mut linked = None;
-        if !hash.is_empty() && browser::session_get(browser::HASH_ITEM).as_deref() != Some(hash.as_str()) {
+        // The URL a reload navigates to may carry the hash written just before the last save
+        // (the one on `pagehide`), so both the last and the one before count as this tab's.
+        let own = |item| browser::session_get(item).as_deref() == Some(hash.as_str());
+        if !hash.is_empty() && !own(browser::HASH_ITEM) && !own(browser::PREV_HASH_ITEM) {
             stored = None;
             match share::decode(&hash) {
                 Ok(Some(s)) => linked = Some(s),
@@ -296,6 +299,9 @@ impl Lab {
             scenario: self.0.scenario.borrow().clone(),
             projector: self.0.projector.get(),
         });
+        if let Some(old) = browser::session_get(browser::HASH_ITEM).filter(|old| *old != hash) {
+            browser::session_set(browser::PREV_HASH_ITEM, &old);
+        }
         browser::session_set(browser::HASH_ITEM, &hash);
         browser::replace_hash(&hash);
     }
