@@ -16,22 +16,21 @@ const LABELS: [&str; 3] = [
     "no record stuck in flight",
 ];
 
+/// What broke, in words (string pieces, not `format!`: the bundle stays lean).
 fn what(v: &Violation) -> String {
-    match v {
-        Violation::DoubleCharge { checkout, .. } => format!("{checkout} charged twice"),
-        Violation::ReplayDiffers { checkout, .. } => format!("{checkout} got a different answer"),
-        Violation::WrongAnswer {
-            checkout,
-            sent,
-            answered,
-        } => {
-            format!("{checkout} sent {sent}, got the answer for {answered}")
+    let (who, text) = match v {
+        Violation::DoubleCharge { checkout, .. } => (checkout.to_string(), " charged twice"),
+        Violation::ReplayDiffers { checkout, .. } => (
+            checkout.to_string(),
+            " got an answer that differs from the first",
+        ),
+        Violation::WrongAnswer { checkout, .. } => {
+            (checkout.to_string(), " got the answer for other parameters")
         }
-        Violation::StuckInFlight { key } => {
-            format!("{} stuck in flight", key.get(..8).unwrap_or(key))
-        }
-        other => other.name().to_string(),
-    }
+        Violation::StuckInFlight { key } => (key.chars().take(8).collect(), " stuck in flight"),
+        other => (String::new(), other.name()),
+    };
+    who + text
 }
 
 /// The three badges.
@@ -42,11 +41,22 @@ pub fn PropertyBadges() -> Html {
     let lab = use_context::<Lab>().expect("Lab context is provided by App");
     let props: &Properties = &view.live.properties;
     let badge = |i: usize, p: &Property| {
-        let name = Properties::NAMES[i];
         let ok = p.ok();
-        let (at, event, detail) = match &p.broke {
-            Some(b) => (b.at.to_string(), b.event.to_string(), what(&b.violation)),
-            None => (String::new(), String::new(), String::new()),
+        let (at, event, title) = match &p.broke {
+            Some(b) => {
+                let (at, ev) = (b.at.to_string(), b.event.to_string());
+                let title = [
+                    "broke at t=",
+                    &at,
+                    " ms (event ",
+                    &ev,
+                    "): ",
+                    &what(&b.violation),
+                ]
+                .concat();
+                (at, ev, title)
+            }
+            None => (String::new(), String::new(), "holds".to_string()),
         };
         let onclick = {
             let (clock, lab) = (clock.clone(), lab.clone());
@@ -58,19 +68,15 @@ pub fn PropertyBadges() -> Html {
                 }
             })
         };
-        let title = if ok {
-            "holds".to_string()
-        } else {
-            format!("broke at t={at} ms (event {event}): {detail}")
-        };
         html! {
-            <button class={classes!("prop", if ok { "ok" } else { "broken" })} data-testid={format!("property-{name}")}
-                data-ok={ok.to_string()} data-at={at.clone()} data-event={event.clone()} title={title}
-                onclick={onclick} disabled={ok}>
+            <button class={classes!("prop", if ok { "ok" } else { "broken" })}
+                data-testid={["property-", Properties::NAMES[i]].concat()}
+                data-ok={if ok { "true" } else { "false" }} data-at={at.clone()} data-event={event.clone()}
+                title={title} onclick={onclick} disabled={ok}>
                 <span aria-hidden="true">{ if ok { "✓" } else { "✗" } }</span>
                 { LABELS[i] }
                 if !ok {
-                    <span class="prop-when">{ format!(" @ {at} ms · #{event}") }</span>
+                    <span class="prop-when">{ " @ " }{ at }{ " ms · #" }{ event }</span>
                 }
             </button>
         }

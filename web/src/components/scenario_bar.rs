@@ -61,13 +61,13 @@ pub fn ScenarioBar() -> Html {
             <div class="scn-buttons" role="group" aria-label="Run a scenario">
                 { for SCENARIOS.iter().enumerate().map(|(i, s)| html! {
                     <button class={classes!("scn-btn", (selected == Some(i)).then_some("on"))}
-                        data-testid={format!("scenario-{}", s.id)} title={s.title} onclick={run(i)}>
+                        data-testid={["scenario-", s.id].concat()} title={s.title} onclick={run(i)}>
                         { (i + 1).to_string() }
                     </button>
                 }) }
             </div>
             <p class={classes!("scn-caption", paused.then_some("paused"))} data-testid="scenario-caption"
-                data-scenario={id} data-paused={paused.to_string()} data-fixed={fixed.to_string()}
+                data-scenario={id} data-paused={if paused { "true" } else { "false" }} data-fixed={if fixed { "true" } else { "false" }}
                 aria-live="polite">
                 if paused {
                     <strong class="scn-tag">{ "Paused" }</strong>
@@ -76,7 +76,7 @@ pub fn ScenarioBar() -> Html {
                 }
                 { caption }
                 if let Some((at, ev)) = paused_at {
-                    <span class="scn-when">{ format!(" · t={at} ms, event {ev}") }</span>
+                    <span class="scn-when">{ " · t=" }{ at }{ " ms, event " }{ ev }</span>
                 }
             </p>
             <super::properties::PropertyBadges />
