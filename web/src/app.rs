@@ -11,13 +11,13 @@ use crate::components::header::Header;
 use crate::components::help::Help;
 use crate::components::keyboard::{use_keyboard, ScenarioKeys};
 use crate::components::lab_view::LabView;
-use crate::components::share_bar::ShareBar;
-use crate::components::timeline::Timeline;
 use crate::components::ledger::Ledger;
 use crate::components::network::Network;
 use crate::components::scenario_bar::ScenarioBar;
 use crate::components::server::Server;
+use crate::components::share_bar::ShareBar;
 use crate::components::storage_record::StorageRecordPanel;
+use crate::components::timeline::Timeline;
 use crate::lab::Lab;
 use crate::model::clock::{Clock, ClockAction};
 use crate::model::keyboard::{Tab, Ui};
@@ -69,7 +69,9 @@ pub fn App() -> Html {
     let scenarios = use_reducer(ScenarioMenu::default);
     let scenario_keys = {
         let m = scenarios.clone();
-        Some(ScenarioKeys(Callback::from(move |i: usize| m.dispatch(ScenarioAction::Run(i)))))
+        Some(ScenarioKeys(Callback::from(move |i: usize| {
+            m.dispatch(ScenarioAction::Run(i))
+        })))
     };
     use_scenarios(&lab, &scenarios, &clock, &view);
     use_keyboard(&lab, &clock, &ui, scenario_keys);

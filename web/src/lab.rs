@@ -13,8 +13,8 @@ use yew::prelude::*;
 
 use crate::browser;
 use crate::model::run_log::{Command, RunLog};
-use crate::model::share::{self, Shared};
 use crate::model::settings::{NetworkSettings, ServerSettings, Settings, Strategy};
+use crate::model::share::{self, Shared};
 use crate::model::view::{View, ViewAction};
 use crate::world::Adapter;
 
@@ -74,7 +74,8 @@ impl Lab {
     /// new one with the default settings (or `?seed=` from the URL).
     pub fn boot(view: UseReducerDispatcher<View>) -> Lab {
         let mut boot = Boot::default();
-        let mut stored = browser::session_get(browser::RUN_LOG_ITEM).and_then(|t| RunLog::decode(&t));
+        let mut stored =
+            browser::session_get(browser::RUN_LOG_ITEM).and_then(|t| RunLog::decode(&t));
         let hash = browser::location_hash();
         // A hash this tab wrote itself is its own run (a reload): the session log has it. Any
         // other hash is a link to open.
@@ -223,7 +224,12 @@ impl Lab {
         let log = {
             let world = self.0.world.borrow();
             let old = self.0.log.borrow();
-            let mut log = RunLog::new(s.seed, old.strategy, world.network().clone(), world.server().clone());
+            let mut log = RunLog::new(
+                s.seed,
+                old.strategy,
+                world.network().clone(),
+                world.server().clone(),
+            );
             log.scenario = Some(name.clone());
             log
         };

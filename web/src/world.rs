@@ -882,7 +882,11 @@ mod tests {
         }
         let status = run.world.scenario_status().expect("a scenario runs");
         let (at, events) = status.paused_at.expect("paused");
-        assert_eq!((run.world.now(), run.world.events_run()), (at, events), "held");
+        assert_eq!(
+            (run.world.now(), run.world.events_run()),
+            (at, events),
+            "held"
+        );
         let paused = summary(&mut run.world);
         assert_eq!(paused.4.fenced, 1);
         run.log.reached(run.world.now(), run.world.events_run());

@@ -28,9 +28,9 @@ pub fn use_keyboard(
     use_effect_with(deps, move |_| {
         let listener = Closure::<dyn Fn(KeyboardEvent)>::new(move |e: KeyboardEvent| {
             let target = e.target().and_then(|t| t.dyn_into::<HtmlElement>().ok());
-            let (tag, editable) = target
-                .as_ref()
-                .map_or((String::new(), false), |t| (t.tag_name(), t.is_content_editable()));
+            let (tag, editable) = target.as_ref().map_or((String::new(), false), |t| {
+                (t.tag_name(), t.is_content_editable())
+            });
             let key = e.key();
             // Space on a focused button presses that button: leave it to the button.
             if key == " " && (tag == "BUTTON" || tag == "SUMMARY") {
@@ -67,7 +67,8 @@ pub fn use_keyboard(
         });
         let window = web_sys::window();
         if let Some(w) = &window {
-            let _ = w.add_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
+            let _ =
+                w.add_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
         }
         move || {
             if let Some(w) = &window {

@@ -57,20 +57,94 @@ fn chart_and_table(rows: &Rows, orders: u32) -> String {
     for (i, (st, r)) in rows.iter().enumerate() {
         let y = i as u64 * 42 + 4;
         let (c, d) = (r.charges.to_string(), r.double_charged.to_string());
-        push(&mut s, &["<text x=\"0\" y=\"", &(y + 12).to_string(), "\" class=\"lab-chart-label\">", short(*st), "</text>",
-            "<rect x=\"140\" y=\"", &y.to_string(), "\" height=\"14\" width=\"", &len(r.charges), "\" fill=\"#0072B2\"/>",
-            "<text x=\"", &(146 + r.charges.min(max) * W / max).to_string(), "\" y=\"", &(y + 12).to_string(), "\" class=\"lab-chart-num\">", &c, " charges</text>",
-            "<rect x=\"140\" y=\"", &(y + 17).to_string(), "\" height=\"14\" width=\"", &len(r.double_charged), "\" fill=\"url(#hatch)\"/>",
-            "<text x=\"", &(146 + r.double_charged.min(max) * W / max).to_string(), "\" y=\"", &(y + 29).to_string(), "\" class=\"lab-chart-num\">", &d, " double-charged</text>"]);
+        push(
+            &mut s,
+            &[
+                "<text x=\"0\" y=\"",
+                &(y + 12).to_string(),
+                "\" class=\"lab-chart-label\">",
+                short(*st),
+                "</text>",
+                "<rect x=\"140\" y=\"",
+                &y.to_string(),
+                "\" height=\"14\" width=\"",
+                &len(r.charges),
+                "\" fill=\"#0072B2\"/>",
+                "<text x=\"",
+                &(146 + r.charges.min(max) * W / max).to_string(),
+                "\" y=\"",
+                &(y + 12).to_string(),
+                "\" class=\"lab-chart-num\">",
+                &c,
+                " charges</text>",
+                "<rect x=\"140\" y=\"",
+                &(y + 17).to_string(),
+                "\" height=\"14\" width=\"",
+                &len(r.double_charged),
+                "\" fill=\"url(#hatch)\"/>",
+                "<text x=\"",
+                &(146 + r.double_charged.min(max) * W / max).to_string(),
+                "\" y=\"",
+                &(y + 29).to_string(),
+                "\" class=\"lab-chart-num\">",
+                &d,
+                " double-charged</text>",
+            ],
+        );
     }
     s.push_str("</svg><table class=\"lab-table\"><thead><tr><th>strategy</th><th>charges</th><th>double-charged orders</th><th>attempts</th><th>409s</th><th>422s</th><th>takeovers</th><th>fenced</th><th>unknown</th></tr></thead><tbody>");
     for (st, r) in rows {
-        let cells = [r.charges, r.double_charged, r.attempts, r.conflicts, r.mismatches, r.takeovers, r.fenced, r.unknown].map(|v| v.to_string());
-        push(&mut s, &["<tr data-testid=\"lab-row\" data-strategy=\"", st.value(), "\" data-charges=\"", &cells[0], "\" data-double=\"", &cells[1],
-            "\" data-done=\"", if r.done { "true" } else { "false" }, "\"", if r.double_charged > 0 { " class=\"double\"" } else { "" },
-            "><th scope=\"row\">", short(*st), "</th>"]);
+        let cells = [
+            r.charges,
+            r.double_charged,
+            r.attempts,
+            r.conflicts,
+            r.mismatches,
+            r.takeovers,
+            r.fenced,
+            r.unknown,
+        ]
+        .map(|v| v.to_string());
+        push(
+            &mut s,
+            &[
+                "<tr data-testid=\"lab-row\" data-strategy=\"",
+                st.value(),
+                "\" data-charges=\"",
+                &cells[0],
+                "\" data-double=\"",
+                &cells[1],
+                "\" data-done=\"",
+                if r.done { "true" } else { "false" },
+                "\"",
+                if r.double_charged > 0 {
+                    " class=\"double\""
+                } else {
+                    ""
+                },
+                "><th scope=\"row\">",
+                short(*st),
+                "</th>",
+            ],
+        );
         for (i, v) in cells.iter().enumerate() {
-            push(&mut s, &["<td class=\"num\">", if i == 1 { if r.double_charged > 0 { "✗ " } else { "✓ " } } else { "" }, v, "</td>"]);
+            push(
+                &mut s,
+                &[
+                    "<td class=\"num\">",
+                    if i == 1 {
+                        if r.double_charged > 0 {
+                            "✗ "
+                        } else {
+                            "✓ "
+                        }
+                    } else {
+                        ""
+                    },
+                    v,
+                    "</td>",
+                ],
+            );
         }
         s.push_str("</tr>");
     }

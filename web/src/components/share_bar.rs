@@ -59,7 +59,10 @@ pub fn ShareBar() -> Html {
         let lab = lab.clone();
         Callback::from(move |_| {
             let seed = lab.with_world(|a| a.seed());
-            download(&["idem-history-seed-", &seed.to_string(), ".json"].concat(), &lab.export_json());
+            download(
+                &["idem-history-seed-", &seed.to_string(), ".json"].concat(),
+                &lab.export_json(),
+            );
         })
     };
     let projector = {

@@ -48,7 +48,18 @@ fn body_html(
     let mut s = String::with_capacity(512 + lanes.len() * 400);
     s.push_str("<div class=\"tl-faults\" aria-hidden=\"true\">");
     for f in faults {
-        push(&mut s, &["<div class=\"tl-fault ", f.kind, "\" data-testid=\"fault-window\" data-kind=\"", f.kind, "\" title=\"", f.kind, "\" style=\"left:"]);
+        push(
+            &mut s,
+            &[
+                "<div class=\"tl-fault ",
+                f.kind,
+                "\" data-testid=\"fault-window\" data-kind=\"",
+                f.kind,
+                "\" title=\"",
+                f.kind,
+                "\" style=\"left:",
+            ],
+        );
         let (from, to) = (f.from.clamp(t0, t1), f.to.clamp(t0, t1));
         pct(&mut s, from - t0, span);
         s.push_str(";width:");
@@ -58,7 +69,24 @@ fn body_html(
     s.push_str("</div>");
     for (i, lane) in lanes.iter().enumerate() {
         let c = lane.checkout.to_string();
-        push(&mut s, &["<div class=\"tl-lane\" data-testid=\"timeline-lane\" data-checkout=\"co_", &c, "\" data-state=\"", lane.state, "\" style=\"top:", &((first + i) * LANE_PX).to_string(), "px\"><span class=\"tl-label mono\" title=\"", lane.strategy, "\">co_", &c, " <span class=\"muted\">", lane.state, "</span></span><div class=\"tl-track\">"]);
+        push(
+            &mut s,
+            &[
+                "<div class=\"tl-lane\" data-testid=\"timeline-lane\" data-checkout=\"co_",
+                &c,
+                "\" data-state=\"",
+                lane.state,
+                "\" style=\"top:",
+                &((first + i) * LANE_PX).to_string(),
+                "px\"><span class=\"tl-label mono\" title=\"",
+                lane.strategy,
+                "\">co_",
+                &c,
+                " <span class=\"muted\">",
+                lane.state,
+                "</span></span><div class=\"tl-track\">",
+            ],
+        );
         for b in &lane.bars {
             let n = b.n.to_string();
             let kind = b.outcome.value();
@@ -67,9 +95,40 @@ fn body_html(
                 Outcome::Fail => "✗",
                 Outcome::Unknown => "?",
             };
-            push(&mut s, &["<button class=\"tl-bar ", kind, if b.open { " open" } else { "" }, if sel == Some((lane.checkout, b.n)) { " sel" } else { "" },
-                "\" data-testid=\"timeline-attempt\" data-outcome=\"", kind, "\" data-c=\"", &c, "\" data-n=\"", &n, "\" data-open=\"", if b.open { "true" } else { "false" },
-                "\" title=\"co_", &c, " attempt ", &n, ": ", &b.label, "\" aria-label=\"co_", &c, " attempt ", &n, ": ", &b.label, "\" style=\"left:"]);
+            push(
+                &mut s,
+                &[
+                    "<button class=\"tl-bar ",
+                    kind,
+                    if b.open { " open" } else { "" },
+                    if sel == Some((lane.checkout, b.n)) {
+                        " sel"
+                    } else {
+                        ""
+                    },
+                    "\" data-testid=\"timeline-attempt\" data-outcome=\"",
+                    kind,
+                    "\" data-c=\"",
+                    &c,
+                    "\" data-n=\"",
+                    &n,
+                    "\" data-open=\"",
+                    if b.open { "true" } else { "false" },
+                    "\" title=\"co_",
+                    &c,
+                    " attempt ",
+                    &n,
+                    ": ",
+                    &b.label,
+                    "\" aria-label=\"co_",
+                    &c,
+                    " attempt ",
+                    &n,
+                    ": ",
+                    &b.label,
+                    "\" style=\"left:",
+                ],
+            );
             pct(&mut s, b.from.saturating_sub(t0), span);
             s.push_str(";width:");
             pct(&mut s, b.to.saturating_sub(b.from), span);
@@ -92,7 +151,8 @@ pub fn Timeline() -> Html {
     let lanes = lab.with_world(|a| timeline::lanes(a.world(), win.range.clone()));
     let faults = lab.with_log(|log| timeline::fault_windows(log, view.now));
     let body = body_html(&lanes, &faults, win.range.start, domain, *selected);
-    let details = selected.and_then(|(c, n)| lab.with_world(|a| timeline::details(a.world(), c, n)));
+    let details =
+        selected.and_then(|(c, n)| lab.with_world(|a| timeline::details(a.world(), c, n)));
     let onclick = {
         let selected = selected.clone();
         Callback::from(move |e: MouseEvent| {

@@ -155,7 +155,10 @@ mod tests {
             Some(KeyAction::Forward)
         );
         assert_eq!(key_action("?", false, false), Some(KeyAction::ToggleHelp));
-        assert_eq!(key_action("Escape", false, false), Some(KeyAction::CloseHelp));
+        assert_eq!(
+            key_action("Escape", false, false),
+            Some(KeyAction::CloseHelp)
+        );
         assert_eq!(
             key_action("p", false, false),
             Some(KeyAction::ToggleProjector)

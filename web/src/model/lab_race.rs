@@ -167,7 +167,10 @@ mod tests {
                 assert!(r.done);
             }
             if loss > 0.0 {
-                assert!(rows[0].1.double_charged > 0, "no key double-charges at seed {seed}");
+                assert!(
+                    rows[0].1.double_charged > 0,
+                    "no key double-charges at seed {seed}"
+                );
                 assert_eq!(rows[2].1.double_charged, 0, "same key never does");
             }
         }

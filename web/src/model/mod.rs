@@ -3,11 +3,11 @@
 
 pub mod clock;
 pub mod fields;
+pub mod keyboard;
+pub mod lab_race;
 pub mod run_log;
 pub mod scenario;
 pub mod settings;
-pub mod view;
-pub mod keyboard;
 pub mod share;
-pub mod lab_race;
 pub mod timeline;
+pub mod view;

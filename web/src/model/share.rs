@@ -165,14 +165,17 @@ fn num(text: &str) -> Result<u64, ShareError> {
     if text.is_empty() || text.len() > 20 || !text.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ShareError("a number in the link is not a whole number"));
     }
-    text.parse().map_err(|_| ShareError("a number in the link is too large"))
+    text.parse()
+        .map_err(|_| ShareError("a number in the link is too large"))
 }
 
 fn nums<const N: usize>(text: &str) -> Result<[u64; N], ShareError> {
     let mut out = [0u64; N];
     let mut parts = text.split('x');
     for slot in &mut out {
-        *slot = num(parts.next().ok_or(ShareError("a setting in the link is cut short"))?)?;
+        *slot = num(parts
+            .next()
+            .ok_or(ShareError("a setting in the link is cut short"))?)?;
     }
     if parts.next().is_some() {
         return Err(ShareError("a setting in the link has too many parts"));
@@ -259,7 +262,9 @@ fn command_from(text: &str) -> Result<Command, ShareError> {
 fn entry_from(text: &str) -> Result<Entry, ShareError> {
     let mut parts = text.splitn(3, '.');
     let at = num(parts.next().unwrap_or(""))?;
-    let after_events = num(parts.next().ok_or(ShareError("a command has no position"))?)?;
+    let after_events = num(parts
+        .next()
+        .ok_or(ShareError("a command has no position"))?)?;
     let command = command_from(parts.next().ok_or(ShareError("a command is missing"))?)?;
     Ok(Entry {
         at,
@@ -340,7 +345,9 @@ pub fn decode(hash: &str) -> Result<Option<Shared>, ShareError> {
         })
         .sum();
     if checkouts > MAX_CHECKOUTS || events > MAX_EVENTS {
-        return Err(ShareError("the link asks for a larger run than the page replays"));
+        return Err(ShareError(
+            "the link asks for a larger run than the page replays",
+        ));
     }
     let mut log = RunLog::new(seed, strategy, network, server);
     log.entries = entries;

@@ -252,14 +252,24 @@ pub fn details(world: &World, checkout: u32, n: u32) -> Option<Details> {
     let rec = world.checkout(id)?;
     let lane = lanes(world, checkout as usize..checkout as usize + 1).pop()?;
     let bar = lane.bars.iter().find(|b| b.n == n)?.clone();
-    let attempt = world.attempts_of(id).into_iter().find(|a| a.n == n).copied();
+    let attempt = world
+        .attempts_of(id)
+        .into_iter()
+        .find(|a| a.n == n)
+        .copied();
     let key = attempt.and_then(|a| a.key).or(rec.key);
     let key_text = key.map(|k| k.to_string());
     let title = format!("{id}, attempt {n}");
     let knew = match attempt.map(|a| a.result) {
-        Some(AttemptResult::Ok { status, replayed, .. }) => format!(
+        Some(AttemptResult::Ok {
+            status, replayed, ..
+        }) => format!(
             "{status}{}: paid, receipt in hand.",
-            if replayed { " (Idempotent-Replayed)" } else { "" }
+            if replayed {
+                " (Idempotent-Replayed)"
+            } else {
+                ""
+            }
         ),
         Some(AttemptResult::Fail { status }) => {
             format!("{status}: a definite refusal; this attempt changed nothing.")
@@ -328,7 +338,11 @@ pub fn details(world: &World, checkout: u32, n: u32) -> Option<Details> {
         _ => {}
     }
     really.push(format!("Checkout {}: {}.", id, lane.state));
-    Some(Details { title, knew, really })
+    Some(Details {
+        title,
+        knew,
+        really,
+    })
 }
 
 #[cfg(test)]

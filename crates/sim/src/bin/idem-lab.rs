@@ -249,7 +249,10 @@ mod cli {
         fn render(&self) -> String {
             let c = &self.counters;
             let mut out = if self.identical {
-                format!("replayed seed {}: identical history ({})\n", self.seed, self.hash)
+                format!(
+                    "replayed seed {}: identical history ({})\n",
+                    self.seed, self.hash
+                )
             } else {
                 format!(
                     "replayed seed {}: history differs (export {}, replay {})\n",
@@ -264,7 +267,10 @@ mod cli {
             if self.clean {
                 out.push_str("invariants: all hold (≤ 1 charge per order, replays identical, nothing stuck)\n");
             } else {
-                out.push_str(&format!("invariants broken: {}\n", self.violations.join(", ")));
+                out.push_str(&format!(
+                    "invariants broken: {}\n",
+                    self.violations.join(", ")
+                ));
             }
             out
         }
