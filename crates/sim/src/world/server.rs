@@ -275,6 +275,7 @@ impl World {
             created_at: now,
             expires_at: now + retention,
         };
+        let token = lease.token;
         table.put(
             IdRef {
                 scope: SCOPE,
@@ -282,6 +283,9 @@ impl World {
             },
             record,
         );
+        // The bug's INSERT bypassed the store: note it where the store's events go.
+        let text = format!("INSERT after a SELECT that saw nothing: lease #{token}, the work runs");
+        self.server.store.push_event(now, SCOPE, Some(k), text);
         // A hyphenated UUID is always a valid key; were it not, the job would just not run.
         let Ok(parsed) = idem_store::IdempotencyKey::parse(k) else {
             return;
@@ -445,6 +449,11 @@ impl World {
                 let response = SavedResponse::json(201, body.clone());
                 if self.bugs.unfenced_writes {
                     let retention = self.server.store.config().retention_ms;
+                    let key = id.as_ref().key.to_owned();
+                    // Did a fence have something to refuse? Another lease holds the record now.
+                    let overwrote = self.server.store.table().get(id.as_ref()).is_some_and(|r| {
+                        !matches!(&r.status, Status::InFlight { lease: l } if l.token == lease.token)
+                    });
                     let record = Record {
                         fingerprint: j.fingerprint,
                         status: Status::Done { response },
@@ -452,6 +461,16 @@ impl World {
                         expires_at: now + retention,
                     };
                     self.server.store.table_mut().put(id.as_ref(), record);
+                    // The write bypassed the store, so note it where the store's events go.
+                    let text = if overwrote {
+                        format!(
+                            "unfenced save by lost lease #{}: overwrote the new owner's record",
+                            lease.token
+                        )
+                    } else {
+                        format!("unfenced save by lease #{}", lease.token)
+                    };
+                    self.server.store.push_event(now, SCOPE, Some(&key), text);
                     true
                 } else if self.bugs.two_step_write {
                     self.server.store.save(now, id, lease, response).is_ok()
