@@ -59,6 +59,7 @@ pub fn Ledger() -> Html {
         <section class="panel ledger" aria-labelledby="h-ledger">
             <h2 id="h-ledger">{ "PayCo ledger" } <span class="sub">{ "the card network" }</span></h2>
             <Invariant />
+            <super::properties::PropertyBadges />
             <dl class="stats">
                 <div><dt>{ "checkouts" }</dt><dd data-testid="stat-checkouts">{ s.checkouts }</dd></div>
                 <div><dt>{ "pending" }</dt><dd data-testid="stat-pending">{ s.pending }</dd></div>

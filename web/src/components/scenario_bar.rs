@@ -79,7 +79,6 @@ pub fn ScenarioBar() -> Html {
                     <span class="scn-when">{ " · t=" }{ at }{ " ms, event " }{ ev }</span>
                 }
             </p>
-            <super::properties::PropertyBadges />
             if has_fix {
                 <button class="scn-fix" data-testid="scenario-fix" onclick={on_fix} disabled={fixed}>
                     { if fixed { "fix applied" } else { "now with the fix" } }
