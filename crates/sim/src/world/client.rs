@@ -1,7 +1,9 @@
 //! Client actors: naive pages (no key, a key per attempt) and same-key pages, which drive
 //! idem-client's `Operation` (the world only carries its `Action`s; it never re-implements them).
 
-use idem_client::{backoff_delay_ms, Action, Operation, OperationSpec, OutcomeKind, Reply};
+use idem_client::{
+    backoff_delay_ms, Action, CanonicalPayload, Operation, OperationSpec, OutcomeKind, Reply,
+};
 use uuid::Uuid;
 
 use super::{Ev, World};
@@ -109,10 +111,12 @@ impl World {
             s => s,
         };
         let op = if effective == Strategy::SameKey {
-            let spec = OperationSpec::post(
-                op_name(id),
-                serde_json::json!({ "cart": format!("{id}"), "amount": amount }),
-            );
+            // `body_for` is the canonical JSON the SDK makes of `{"cart": .., "amount": ..}` (a test
+            // pins it), so the page hands it over canonical, as the JS bindings do: the demo's wasm
+            // then needs no JSON canonicaliser.
+            let body = String::from_utf8(body_for(id, amount)).unwrap_or_default();
+            let spec =
+                OperationSpec::post_canonical(op_name(id), CanonicalPayload::from_canonical(body));
             let rng = &mut self.rng;
             let op = Operation::start(
                 spec,
