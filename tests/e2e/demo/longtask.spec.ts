@@ -6,15 +6,22 @@ import { fastest, open, runBatch, shot } from './helpers';
 declare global {
   interface Window {
     __longtasks: number[];
+    __longtaskAt: number[];
     __frameGaps: number[];
+    __phases: [string, number][];
   }
 }
 
 test('1,000 claim rows at the fastest speed: no long task over 50 ms', async ({ page }, testInfo) => {
   await page.addInitScript(() => {
     window.__longtasks = [];
+    window.__longtaskAt = [];
+    window.__phases = [];
     new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) window.__longtasks.push(e.duration);
+      for (const e of list.getEntries()) {
+        window.__longtasks.push(e.duration);
+        window.__longtaskAt.push(e.startTime);
+      }
     }).observe({ type: 'longtask', buffered: true });
     // Gaps between animation frames: an upper bound on any task that ran in between.
     window.__frameGaps = [];
@@ -33,14 +40,19 @@ test('1,000 claim rows at the fastest speed: no long task over 50 ms', async ({ 
   // Load done: measure from here on (the wasm compile at start-up is not the table's cost).
   await page.evaluate(() => {
     window.__longtasks = [];
+    window.__longtaskAt = [];
     window.__frameGaps = [];
   });
+  // Phase marks, so a long task can be told apart: which step of the run was it in?
+  const phase = (name: string) => page.evaluate((n) => window.__phases.push([n, performance.now()]), name);
+  await phase('batch 1000');
   await runBatch(page, 1000);
   await expect(page.getByTestId('claim-count')).toHaveAttribute('data-total', '1000', { timeout: 60_000 });
   await expect(page.getByTestId('claim-table')).toHaveAttribute('data-rows', '1000');
   // The table is windowed: only the rows in view are in the DOM.
   expect(await page.getByTestId('claim-row').count()).toBeLessThan(100);
   // Scroll through the whole table at full speed too.
+  await phase('scroll');
   await page.getByTestId('claim-table').locator('.cscroll').evaluate(async (el) => {
     for (let y = 0; y <= el.scrollHeight; y += 600) {
       el.scrollTop = y;
@@ -49,17 +61,27 @@ test('1,000 claim rows at the fastest speed: no long task over 50 ms', async ({ 
   });
   await expect(page.getByTestId('claim-row').last()).toBeVisible();
   // Keep running at the fastest speed with the full table for a while.
+  await phase('hold');
   await page.waitForTimeout(3000);
+  await phase('batch 50');
   await runBatch(page, 50);
+  await phase('hold');
   await page.waitForTimeout(2000);
   const tasks = await page.evaluate(() => window.__longtasks);
+  // Each long task with the phase it started in.
+  const where = await page.evaluate(() =>
+    window.__longtaskAt.map((at, i) => {
+      const ph = window.__phases.filter(([, t]) => t <= at).pop();
+      return `${window.__longtasks[i].toFixed(0)} ms in "${ph ? ph[0] : 'start'}" (+${ph ? (at - ph[1]).toFixed(0) : at.toFixed(0)} ms)`;
+    }),
+  );
   const gaps = await page.evaluate(() => window.__frameGaps);
   const max = tasks.length ? Math.max(...tasks) : 0;
   const sorted = [...gaps].sort((a, b) => a - b);
   const p = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
   console.log(
     `long tasks (PerformanceObserver 'longtask', reports tasks > 50 ms): count=${tasks.length}` +
-      ` max=${max.toFixed(1)} ms [${tasks.map((t) => t.toFixed(0)).join(', ')}];` +
+      ` max=${max.toFixed(1)} ms [${where.join('; ')}];` +
       ` frame gaps over ${gaps.length} frames: median=${p(0.5).toFixed(1)} ms p99=${p(0.99).toFixed(1)} ms max=${p(1).toFixed(1)} ms`,
   );
   await shot(page, testInfo, 'longtask-1000-rows');

@@ -7,12 +7,16 @@ use yew::prelude::*;
 
 use crate::model::view::{ClaimStatus, ShownClaim};
 
+/// Virtual ms after a change during which a row scrolled into view still flashes.
+pub const RECENT_MS: u64 = 1_000;
+
 /// Props of [`ClaimRowView`].
 #[derive(Properties)]
 pub struct ClaimRowProps {
     /// The record.
     pub claim: Rc<ShownClaim>,
-    /// Virtual time, for the lease countdown and the flash.
+    /// Virtual time, for the lease countdown and the flash (`u64::MAX` for a settled row: see
+    /// `claim_table::row_clock`).
     pub now: u64,
     /// Offset in the windowed list, px.
     pub top: usize,
@@ -34,7 +38,7 @@ pub fn ClaimRowView(props: &ClaimRowProps) -> Html {
     // Alternate two identical animations so every change restarts the flash. A row scrolled
     // into view mounts fresh: it flashes only if it changed in the last moments.
     let mounted_version = use_state(|| c.version);
-    let recent = c.changed_at + 1_000 >= props.now;
+    let recent = c.changed_at + RECENT_MS >= props.now;
     let flash = if c.version != *mounted_version || recent {
         if c.version.is_multiple_of(2) {
             "flash-a"

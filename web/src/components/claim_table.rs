@@ -4,12 +4,27 @@
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use super::claim_row::ClaimRowView;
+use super::claim_row::{ClaimRowView, RECENT_MS};
 use super::window::use_window;
-use crate::model::view::{ClaimStatus, View};
+use crate::model::view::{ClaimStatus, ShownClaim, View};
 
 /// Height of one row, px (matches `.crow` in style.css).
 pub const ROW_PX: usize = 24;
+
+/// The time a row is drawn at. Only an in-flight row (its lease counts down) or one that changed
+/// in the last second (its flash) depends on the clock; every other row gets a constant, so its
+/// props stay equal and it skips re-rendering while time runs (at the fastest speed a refresh
+/// then redraws a handful of rows, not all forty in view).
+fn row_clock(c: &ShownClaim, now: u64) -> u64 {
+    if c.row.status == ClaimStatus::InFlight || c.changed_at + RECENT_MS >= now {
+        now
+    } else {
+        SETTLED
+    }
+}
+
+/// The clock a settled row is drawn at (see [`row_clock`]): never "recent".
+const SETTLED: u64 = u64::MAX;
 
 /// The claim table.
 #[function_component]
@@ -72,7 +87,7 @@ pub fn ClaimTable() -> Html {
                     <div role="rowgroup" class="cbody" style={format!("height:{}px", win.height)}>
                         { for win.range.clone().map(|i| {
                             let c = shown[i];
-                            html! { <ClaimRowView key={c.row.key.as_str()} claim={c.clone()} now={now} top={i * ROW_PX} /> }
+                            html! { <ClaimRowView key={c.row.key.as_str()} claim={c.clone()} now={row_clock(c, now)} top={i * ROW_PX} /> }
                         }) }
                     </div>
                 </div>

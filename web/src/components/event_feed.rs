@@ -45,9 +45,30 @@ pub fn EventFeed() -> Html {
                 <span class="chip k-takeover" data-testid="count-takeover" data-count={view.stats.takeovers.to_string()}>{ format!("takeover × {}", view.stats.takeovers) }</span>
                 <span class="chip k-fenced" data-testid="count-fenced" data-count={view.stats.fenced.to_string()}>{ format!("fenced × {}", view.stats.fenced) }</span>
             </div>
-            <ol class="feed-list" data-testid="event-feed" aria-live="off">
-                { for view.events.iter().rev().map(|e| html! { <EventLine key={e.seq.to_string()} event={e.clone()} /> }) }
-            </ol>
+            <FeedList events={view.events.clone()} />
         </div>
+    }
+}
+
+/// Props of [`FeedList`].
+#[derive(Properties)]
+struct FeedListProps {
+    events: Rc<Vec<Rc<EventRow>>>,
+}
+
+impl PartialEq for FeedListProps {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.events, &other.events)
+    }
+}
+
+/// The lines. The view keeps the same list while no event arrives, so a refresh without new
+/// events skips the 200 keyed lines altogether.
+#[function_component]
+fn FeedList(props: &FeedListProps) -> Html {
+    html! {
+        <ol class="feed-list" data-testid="event-feed" aria-live="off">
+            { for props.events.iter().rev().map(|e| html! { <EventLine key={e.seq} event={e.clone()} /> }) }
+        </ol>
     }
 }

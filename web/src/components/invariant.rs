@@ -2,24 +2,30 @@
 
 use yew::prelude::*;
 
-use crate::model::view::View;
+/// Props of [`Invariant`]: plain values, so the badge skips re-rendering while they hold.
+#[derive(Properties, PartialEq)]
+pub struct InvariantProps {
+    /// Orders charged more than once.
+    pub broken: u32,
+    /// Seed of the run.
+    pub seed: u64,
+}
 
 /// The badge.
 #[function_component]
-pub fn Invariant() -> Html {
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
-    let broken = view.stats.double_charged;
+pub fn Invariant(props: &InvariantProps) -> Html {
+    let (broken, seed) = (props.broken, props.seed);
     let ok = broken == 0;
     html! {
         <div class={classes!("invariant", if ok { "ok" } else { "broken" })} data-testid="invariant"
-            data-ok={ok.to_string()} data-seed={view.seed.to_string()} role="status">
+            data-ok={ok.to_string()} data-seed={seed.to_string()} role="status">
             <span class="inv-icon" aria-hidden="true">{ if ok { "✓" } else { "✗" } }</span>
             <span class="inv-text">
                 <strong>{ "≤ 1 charge per order" }</strong>
                 if ok {
                     <span>{ "holds" }</span>
                 } else {
-                    <span>{ format!("broken: {broken} order{} charged twice · seed {}", if broken == 1 { "" } else { "s" }, view.seed) }</span>
+                    <span>{ format!("broken: {broken} order{} charged twice · seed {}", if broken == 1 { "" } else { "s" }, seed) }</span>
                 }
             </span>
         </div>

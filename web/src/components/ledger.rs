@@ -7,6 +7,7 @@ use yew::prelude::*;
 
 use super::checkout::euros;
 use super::invariant::Invariant;
+use super::properties::PropertyBadges;
 use super::window::use_window;
 use crate::model::view::{LedgerRow, View};
 
@@ -58,8 +59,8 @@ pub fn Ledger() -> Html {
     html! {
         <section class="panel ledger" aria-labelledby="h-ledger">
             <h2 id="h-ledger">{ "PayCo ledger" } <span class="sub">{ "the card network" }</span></h2>
-            <Invariant />
-            <super::properties::PropertyBadges />
+            <Invariant broken={s.double_charged} seed={view.seed} />
+            <PropertyBadges properties={view.live.properties.clone()} />
             <dl class="stats">
                 <div><dt>{ "checkouts" }</dt><dd data-testid="stat-checkouts">{ s.checkouts }</dd></div>
                 <div><dt>{ "pending" }</dt><dd data-testid="stat-pending">{ s.pending }</dd></div>

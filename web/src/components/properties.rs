@@ -2,13 +2,14 @@
 //! first broke; clicking it pauses and seeks back to that event (the rest of the run stays
 //! recorded: `→` steps forward through it).
 
+use std::rc::Rc;
+
 use yew::prelude::*;
 
 use idem_sim::{Properties, Property, Violation};
 
 use crate::lab::Lab;
 use crate::model::clock::{Clock, ClockAction};
-use crate::model::view::View;
 
 const LABELS: [&str; 3] = [
     "≤ 1 charge per order",
@@ -33,13 +34,26 @@ fn what(v: &Violation) -> String {
     who + text
 }
 
+/// Props of [`PropertyBadges`]. The world keeps the same `Rc` while the properties stay the
+/// same, so the badges skip re-rendering on every refresh in between.
+#[derive(Properties)]
+pub struct PropertyBadgesProps {
+    /// The live properties.
+    pub properties: Rc<Properties>,
+}
+
+impl PartialEq for PropertyBadgesProps {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.properties, &other.properties) || self.properties == other.properties
+    }
+}
+
 /// The three badges.
 #[function_component]
-pub fn PropertyBadges() -> Html {
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
+pub fn PropertyBadges(badges: &PropertyBadgesProps) -> Html {
     let clock = use_context::<UseReducerHandle<Clock>>().expect("Clock context is provided by App");
     let lab = use_context::<Lab>().expect("Lab context is provided by App");
-    let props: &Properties = &view.live.properties;
+    let props: &Properties = &badges.properties;
     let badge = |i: usize, p: &Property| {
         let ok = p.ok();
         let (at, event, title) = match &p.broke {
