@@ -77,10 +77,11 @@ pub fn App() -> Html {
     use_keyboard(&lab, &clock, &ui, scenario_keys);
 
     use_first_snapshot_and_save_on_leave(&lab);
-    use_settings_sync(&lab, &settings);
+    let save_soon = use_save_soon(&lab);
+    use_settings_sync(&lab, &settings, &save_soon);
     {
-        let lab = lab.clone();
-        use_effect_with(view.log_rev, move |_| lab.save_log());
+        let save_soon = save_soon.clone();
+        use_effect_with(view.log_rev, move |_| save_soon.emit(()));
     }
     use_driver(&lab, *clock);
     let fast = clock.factor() > 5.0;
@@ -161,13 +162,48 @@ fn use_scenarios(
     }
 }
 
-/// Show the world once mounted, and save the run log when the page goes away (a reload), so
-/// the next load rebuilds the same world up to this moment.
+/// Save the run log (session item and URL hash) in a task of its own: `history.replaceState`
+/// and the storage writes cost milliseconds, so they never share a task with a render (the
+/// refresh after a batch of a thousand checkouts was the longest task of a run with them).
+/// Several saves before the task runs cost one. The first save waits until the first frame is
+/// painted: the page shows before it writes anything.
+#[hook]
+fn use_save_soon(lab: &Lab) -> Callback<()> {
+    let timer = use_mut_ref(|| None::<gloo_timers::callback::Timeout>);
+    let painted = use_mut_ref(|| false);
+    {
+        let painted = painted.clone();
+        use_effect_with((), move |_| {
+            browser::after_paint(move || *painted.borrow_mut() = true)
+        });
+    }
+    let lab = lab.clone();
+    use_callback((), move |_, _| {
+        let lab = lab.clone();
+        let painted = painted.clone();
+        let save = move || {
+            if *painted.borrow() {
+                lab.save_log();
+            } else {
+                browser::after_paint(move || lab.save_log());
+            }
+        };
+        // Dropping the timer not yet run cancels it: the later save writes the later state.
+        *timer.borrow_mut() = Some(gloo_timers::callback::Timeout::new(0, save));
+    })
+}
+
+/// Show the world once the first frame is painted (the page first, then the world's first
+/// snapshot), and save the run log when the page goes away (a reload), so the next load
+/// rebuilds the same world up to this moment.
 #[hook]
 fn use_first_snapshot_and_save_on_leave(lab: &Lab) {
     let lab = lab.clone();
     use_effect_with((), move |_| {
-        lab.refresh();
+        {
+            let lab = lab.clone();
+            browser::after_paint(move || lab.refresh());
+        }
         let on_leave = {
             let lab = lab.clone();
             Closure::<dyn Fn(web_sys::Event)>::new(move |_| lab.save_log())
@@ -191,7 +227,7 @@ fn use_first_snapshot_and_save_on_leave(lab: &Lab) {
 
 /// Tell the world about every valid settings change; a new seed starts a new run.
 #[hook]
-fn use_settings_sync(lab: &Lab, settings: &UseReducerHandle<Settings>) {
+fn use_settings_sync(lab: &Lab, settings: &UseReducerHandle<Settings>, save_soon: &Callback<()>) {
     {
         let (lab, s) = (lab.clone(), settings.clone());
         use_effect_with(settings.seed.value, move |seed| lab.restart(*seed, &s));
@@ -205,10 +241,10 @@ fn use_settings_sync(lab: &Lab, settings: &UseReducerHandle<Settings>) {
         use_effect_with(settings.server(), move |s| lab.set_server(s.clone()));
     }
     {
-        let lab = lab.clone();
+        let (lab, save_soon) = (lab.clone(), save_soon.clone());
         use_effect_with(settings.strategy, move |s| {
             lab.set_strategy(*s);
-            lab.save_log();
+            save_soon.emit(());
         });
     }
 }

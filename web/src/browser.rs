@@ -26,6 +26,17 @@ pub fn wall_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
+/// Run `f` in a task of its own once the next frame is painted (a frame callback, then a
+/// zero-delay timer): start-up work the first frame does not need waits behind it.
+pub fn after_paint(f: impl FnOnce() + 'static) {
+    use wasm_bindgen::JsCast;
+    let Some(w) = web_sys::window() else { return };
+    let then = wasm_bindgen::closure::Closure::once_into_js(move || {
+        gloo_timers::callback::Timeout::new(0, f).forget();
+    });
+    let _ = w.request_animation_frame(then.unchecked_ref());
+}
+
 /// The page's query string parameter `name` (e.g. `?seed=7`).
 pub fn query_param(name: &str) -> Option<String> {
     let search = web_sys::window()?.location().search().ok()?;
