@@ -12,7 +12,26 @@ declare global {
   }
 }
 
-test('1,000 claim rows at the fastest speed: no long task over 50 ms', async ({ page }, testInfo) => {
+/** The longest main-thread task in a Chromium trace ('toplevel' category), in ms: the figure
+ *  below 50 ms that the longtask API does not report. The renderer main thread that ran the
+ *  most is the page's. */
+function longestTraceTask(trace: Buffer): { maxMs: number; over16: number } {
+  const events: { ph: string; name: string; pid: number; tid: number; dur?: number; args?: { name?: string } }[] =
+    JSON.parse(trace.toString()).traceEvents;
+  const mains = new Set(
+    events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`),
+  );
+  const byThread = new Map<string, number[]>();
+  for (const e of events) {
+    const t = `${e.pid}:${e.tid}`;
+    if (e.ph !== 'X' || e.name !== 'ThreadControllerImpl::RunTask' || !mains.has(t)) continue;
+    byThread.set(t, [...(byThread.get(t) ?? []), (e.dur ?? 0) / 1000]);
+  }
+  const busiest = [...byThread.values()].sort((a, b) => b.reduce((x, y) => x + y, 0) - a.reduce((x, y) => x + y, 0))[0] ?? [];
+  return { maxMs: busiest.length ? Math.max(...busiest) : 0, over16: busiest.filter((d) => d > 16.7).length };
+}
+
+test('1,000 claim rows at the fastest speed: no long task over 50 ms', async ({ page, browser }, testInfo) => {
   await page.addInitScript(() => {
     window.__longtasks = [];
     window.__longtaskAt = [];
@@ -45,6 +64,11 @@ test('1,000 claim rows at the fastest speed: no long task over 50 ms', async ({ 
   });
   // Phase marks, so a long task can be told apart: which step of the run was it in?
   const phase = (name: string) => page.evaluate((n) => window.__phases.push([n, performance.now()]), name);
+  // A light trace ('toplevel' only) for the longest task whatever its length (reporting only).
+  const tracing = await browser.startTracing(page, { categories: ['toplevel'] }).then(
+    () => true,
+    () => false,
+  );
   await phase('batch 1000');
   await runBatch(page, 1000);
   await expect(page.getByTestId('claim-count')).toHaveAttribute('data-total', '1000', { timeout: 60_000 });
@@ -67,6 +91,7 @@ test('1,000 claim rows at the fastest speed: no long task over 50 ms', async ({ 
   await runBatch(page, 50);
   await phase('hold');
   await page.waitForTimeout(2000);
+  const traced = tracing ? longestTraceTask(await browser.stopTracing()) : null;
   const tasks = await page.evaluate(() => window.__longtasks);
   // Each long task with the phase it started in.
   const where = await page.evaluate(() =>
@@ -82,7 +107,8 @@ test('1,000 claim rows at the fastest speed: no long task over 50 ms', async ({ 
   console.log(
     `long tasks (PerformanceObserver 'longtask', reports tasks > 50 ms): count=${tasks.length}` +
       ` max=${max.toFixed(1)} ms [${where.join('; ')}];` +
-      ` frame gaps over ${gaps.length} frames: median=${p(0.5).toFixed(1)} ms p99=${p(0.99).toFixed(1)} ms max=${p(1).toFixed(1)} ms`,
+      ` frame gaps over ${gaps.length} frames: median=${p(0.5).toFixed(1)} ms p99=${p(0.99).toFixed(1)} ms max=${p(1).toFixed(1)} ms` +
+      (traced ? `; longest task in the trace: ${traced.maxMs.toFixed(1)} ms (${traced.over16} over 16.7 ms)` : ''),
   );
   await shot(page, testInfo, 'longtask-1000-rows');
   expect(max).toBeLessThan(50);
