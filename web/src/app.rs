@@ -162,34 +162,24 @@ fn use_scenarios(
     }
 }
 
-/// Save the run log (session item and URL hash) in a task of its own: `history.replaceState`
-/// and the storage writes cost milliseconds, so they never share a task with a render (the
-/// refresh after a batch of a thousand checkouts was the longest task of a run with them).
-/// Several saves before the task runs cost one. The first save waits until the first frame is
-/// painted: the page shows before it writes anything.
+/// Save the run log (session item and URL hash) in a task of its own after the next paint:
+/// `history.replaceState` and the storage writes cost milliseconds, so they never share a task
+/// with a render (the refresh after a batch of a thousand checkouts was the longest task of a
+/// run with them), and at start-up the page shows before it writes anything. Several saves
+/// asked for before it runs cost one; a reload in between still saves on `pagehide`.
 #[hook]
 fn use_save_soon(lab: &Lab) -> Callback<()> {
-    let timer = use_mut_ref(|| None::<gloo_timers::callback::Timeout>);
-    let painted = use_mut_ref(|| false);
-    {
-        let painted = painted.clone();
-        use_effect_with((), move |_| {
-            browser::after_paint(move || *painted.borrow_mut() = true)
-        });
-    }
+    let pending = use_mut_ref(|| false);
     let lab = lab.clone();
     use_callback((), move |_, _| {
-        let lab = lab.clone();
-        let painted = painted.clone();
-        let save = move || {
-            if *painted.borrow() {
-                lab.save_log();
-            } else {
-                browser::after_paint(move || lab.save_log());
-            }
-        };
-        // Dropping the timer not yet run cancels it: the later save writes the later state.
-        *timer.borrow_mut() = Some(gloo_timers::callback::Timeout::new(0, save));
+        if pending.replace(true) {
+            return;
+        }
+        let (lab, pending) = (lab.clone(), pending.clone());
+        browser::after_paint(Box::new(move || {
+            *pending.borrow_mut() = false;
+            lab.save_log();
+        }));
     })
 }
 
@@ -202,7 +192,7 @@ fn use_first_snapshot_and_save_on_leave(lab: &Lab) {
     use_effect_with((), move |_| {
         {
             let lab = lab.clone();
-            browser::after_paint(move || lab.refresh());
+            browser::after_paint(Box::new(move || lab.refresh()));
         }
         let on_leave = {
             let lab = lab.clone();

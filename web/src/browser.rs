@@ -27,8 +27,9 @@ pub fn wall_ms() -> f64 {
 }
 
 /// Run `f` in a task of its own once the next frame is painted (a frame callback, then a
-/// zero-delay timer): start-up work the first frame does not need waits behind it.
-pub fn after_paint(f: impl FnOnce() + 'static) {
+/// zero-delay timer): start-up work the first frame does not need waits behind it, and work
+/// that must not share a task with a render gets its own. Boxed: one copy in the bundle.
+pub fn after_paint(f: Box<dyn FnOnce()>) {
     use wasm_bindgen::JsCast;
     let Some(w) = web_sys::window() else { return };
     let then = wasm_bindgen::closure::Closure::once_into_js(move || {
