@@ -19,7 +19,9 @@ pub struct Receipt {
     pub served_at: u64,
 }
 
-fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+/// Append `v` in decimal, without the formatting machinery (request and response bodies are
+/// written on the hot path).
+pub(crate) fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     loop {

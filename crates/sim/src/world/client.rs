@@ -11,7 +11,7 @@ use crate::config::Strategy;
 use crate::history::{AttemptRecord, AttemptResult, CheckoutOutcome, CheckoutRecord, InfoCause};
 use crate::ids::CheckoutId;
 use crate::network::{Direction, Verdict};
-use crate::receipt::Receipt;
+use crate::receipt::{push_u64, Receipt};
 use crate::SimError;
 
 /// Token of a buggy page's other-cart request (never an attempt of the operation).
@@ -77,25 +77,11 @@ pub fn op_name(c: CheckoutId) -> String {
 pub fn body_for(c: CheckoutId, amount: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(40);
     out.extend_from_slice(b"{\"amount\":");
-    push_num(&mut out, u64::from(amount));
+    push_u64(&mut out, u64::from(amount));
     out.extend_from_slice(b",\"cart\":\"co_");
-    push_num(&mut out, u64::from(c.0));
+    push_u64(&mut out, u64::from(c.0));
     out.extend_from_slice(b"\"}");
     out
-}
-
-fn push_num(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
 }
 
 impl World {
