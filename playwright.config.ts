@@ -4,8 +4,8 @@
 // - demo:   the Yew demo, from `trunk build --release` output in dist/
 // - client: a plain HTML checkout page embedding the idem-client JS package
 import { defineConfig } from '@playwright/test';
+import { chromiumLaunchOptions } from './tests/e2e/chromium';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const DEMO_PORT = 4173;
 const CLIENT_PORT = 4174;
 
@@ -20,17 +20,7 @@ export default defineConfig({
   use: {
     headless: true,
     viewport: { width: 1366, height: 768 },
-    launchOptions: {
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    },
+    launchOptions: chromiumLaunchOptions,
   },
   projects: [
     { name: 'demo', testDir: 'tests/e2e/demo', use: { baseURL: `http://127.0.0.1:${DEMO_PORT}` } },

@@ -4,8 +4,8 @@
 // static server on 127.0.0.1, and measured in the same run in Debian's Chromium with the e2e
 // launch options.
 import { defineConfig } from '@playwright/test';
+import { chromiumLaunchOptions } from '../e2e/chromium';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 export const DEMO_PORT = 4373;
 export const MINIMAL_PORT = 4374;
 
@@ -20,17 +20,7 @@ export default defineConfig({
   use: {
     headless: true,
     viewport: { width: 1366, height: 768 },
-    launchOptions: {
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    },
+    launchOptions: chromiumLaunchOptions,
   },
   webServer: [
     {
