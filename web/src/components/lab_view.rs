@@ -45,7 +45,7 @@ fn push(out: &mut String, parts: &[&str]) {
 fn chart_and_table(rows: &Rows, orders: u32) -> String {
     let max = rows
         .iter()
-        .map(|(_, r)| r.charges)
+        .map(|(_, r)| r.counts.charges)
         .max()
         .unwrap_or(0)
         .max(u64::from(orders))
@@ -56,7 +56,10 @@ fn chart_and_table(rows: &Rows, orders: u32) -> String {
     s.push_str("<svg class=\"lab-chart\" viewBox=\"0 0 640 132\" role=\"img\" data-testid=\"lab-chart\" aria-label=\"Charges and double-charged orders per strategy\"><defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#D55E00\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#fff\" stroke-width=\"2\"/></pattern></defs>");
     for (i, (st, r)) in rows.iter().enumerate() {
         let y = i as u64 * 42 + 4;
-        let (c, d) = (r.charges.to_string(), r.double_charged.to_string());
+        let (c, d) = (
+            r.counts.charges.to_string(),
+            r.counts.double_charged.to_string(),
+        );
         push(
             &mut s,
             &[
@@ -68,10 +71,10 @@ fn chart_and_table(rows: &Rows, orders: u32) -> String {
                 "<rect x=\"140\" y=\"",
                 &y.to_string(),
                 "\" height=\"14\" width=\"",
-                &len(r.charges),
+                &len(r.counts.charges),
                 "\" fill=\"#0072B2\"/>",
                 "<text x=\"",
-                &(146 + r.charges.min(max) * W / max).to_string(),
+                &(146 + r.counts.charges.min(max) * W / max).to_string(),
                 "\" y=\"",
                 &(y + 12).to_string(),
                 "\" class=\"lab-chart-num\">",
@@ -80,10 +83,10 @@ fn chart_and_table(rows: &Rows, orders: u32) -> String {
                 "<rect x=\"140\" y=\"",
                 &(y + 17).to_string(),
                 "\" height=\"14\" width=\"",
-                &len(r.double_charged),
+                &len(r.counts.double_charged),
                 "\" fill=\"url(#hatch)\"/>",
                 "<text x=\"",
-                &(146 + r.double_charged.min(max) * W / max).to_string(),
+                &(146 + r.counts.double_charged.min(max) * W / max).to_string(),
                 "\" y=\"",
                 &(y + 29).to_string(),
                 "\" class=\"lab-chart-num\">",
@@ -95,14 +98,14 @@ fn chart_and_table(rows: &Rows, orders: u32) -> String {
     s.push_str("</svg><table class=\"lab-table\"><thead><tr><th>strategy</th><th>charges</th><th>double-charged orders</th><th>attempts</th><th>409s</th><th>422s</th><th>takeovers</th><th>fenced</th><th>unknown</th></tr></thead><tbody>");
     for (st, r) in rows {
         let cells = [
-            r.charges,
-            r.double_charged,
-            r.attempts,
-            r.conflicts,
-            r.mismatches,
-            r.takeovers,
-            r.fenced,
-            r.unknown,
+            r.counts.charges,
+            r.counts.double_charged,
+            r.counts.attempts,
+            r.counts.conflicts,
+            r.counts.mismatches,
+            r.counts.takeovers,
+            r.counts.fenced,
+            r.counts.unknown,
         ]
         .map(|v| v.to_string());
         push(
@@ -117,7 +120,7 @@ fn chart_and_table(rows: &Rows, orders: u32) -> String {
                 "\" data-done=\"",
                 if r.done { "true" } else { "false" },
                 "\"",
-                if r.double_charged > 0 {
+                if r.counts.double_charged > 0 {
                     " class=\"double\""
                 } else {
                     ""
@@ -133,7 +136,7 @@ fn chart_and_table(rows: &Rows, orders: u32) -> String {
                 &[
                     "<td class=\"num\">",
                     if i == 1 {
-                        if r.double_charged > 0 {
+                        if r.counts.double_charged > 0 {
                             "✗ "
                         } else {
                             "✓ "

@@ -2,29 +2,16 @@
 //! in chunks the page spreads over animation ticks (no long task). The finished rows are
 //! `idem-lab`'s lesson table for the same config, number for number (see the test below).
 
+use idem_sim::lab::table::LabCounts;
 use idem_sim::{HistoryDetail, SimConfig, Strategy as SimStrategy, World};
 
 use super::settings::Strategy;
 
-/// One strategy's line, live while it runs.
+/// One strategy's line, live while it runs: idem-lab's counts so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RaceRow {
-    /// Money movements at PayCo.
-    pub charges: u64,
-    /// Orders charged more than once.
-    pub double_charged: u64,
-    /// Requests sent.
-    pub attempts: u64,
-    /// 409 answers.
-    pub conflicts: u64,
-    /// 422 answers.
-    pub mismatches: u64,
-    /// Stale claims taken over.
-    pub takeovers: u64,
-    /// Refused writes by lost leases.
-    pub fenced: u64,
-    /// Checkouts reported as unknown.
-    pub unknown: u64,
+    /// The lesson table's columns.
+    pub counts: LabCounts,
     /// The run has finished (end checks done).
     pub done: bool,
 }
@@ -92,21 +79,8 @@ impl Race {
             .iter()
             .zip(self.finished)
             .map(|((s, w), done)| {
-                let c = w.counters();
-                (
-                    *s,
-                    RaceRow {
-                        charges: w.charges() as u64,
-                        double_charged: w.double_charged(),
-                        attempts: c.attempts,
-                        conflicts: c.conflicts,
-                        mismatches: c.mismatches,
-                        takeovers: c.takeovers,
-                        fenced: c.fenced,
-                        unknown: c.unknown,
-                        done,
-                    },
-                )
+                let counts = LabCounts::of(w);
+                (*s, RaceRow { counts, done })
             })
             .collect()
     }
@@ -143,35 +117,15 @@ mod tests {
             let rows = race.rows();
             for ((s, r), t) in rows.iter().zip(&table.rows) {
                 assert_eq!(sim(*s), t.strategy);
-                let native = (
-                    t.charges,
-                    t.double_charged,
-                    t.attempts,
-                    t.conflicts,
-                    t.mismatches,
-                    t.takeovers,
-                    t.fenced,
-                    t.unknown,
-                );
-                let page = (
-                    r.charges,
-                    r.double_charged,
-                    r.attempts,
-                    r.conflicts,
-                    r.mismatches,
-                    r.takeovers,
-                    r.fenced,
-                    r.unknown,
-                );
-                assert_eq!(page, native, "seed {seed} {s:?}");
+                assert_eq!(r.counts, t.counts, "seed {seed} {s:?}");
                 assert!(r.done);
             }
             if loss > 0.0 {
                 assert!(
-                    rows[0].1.double_charged > 0,
+                    rows[0].1.counts.double_charged > 0,
                     "no key double-charges at seed {seed}"
                 );
-                assert_eq!(rows[2].1.double_charged, 0, "same key never does");
+                assert_eq!(rows[2].1.counts.double_charged, 0, "same key never does");
             }
         }
     }

@@ -7,11 +7,10 @@ use crate::checker::Verdict;
 use crate::config::{HistoryDetail, SimConfig, Strategy};
 use crate::world::World;
 
-/// One strategy's line.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LabRow {
-    /// The strategy.
-    pub strategy: Strategy,
+/// What one run counts, the lesson table's columns. The page's live lab shows the same counts
+/// while its worlds run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabCounts {
     /// Money movements at PayCo.
     pub charges: u64,
     /// Checkouts charged more than once.
@@ -28,6 +27,33 @@ pub struct LabRow {
     pub fenced: u64,
     /// Checkouts whose page reported an unknown outcome.
     pub unknown: u64,
+}
+
+impl LabCounts {
+    /// The counts of `world` so far.
+    pub fn of(world: &World) -> LabCounts {
+        let c = world.counters();
+        LabCounts {
+            charges: world.charges() as u64,
+            double_charged: world.double_charged(),
+            attempts: c.attempts,
+            conflicts: c.conflicts,
+            mismatches: c.mismatches,
+            takeovers: c.takeovers,
+            fenced: c.fenced,
+            unknown: c.unknown,
+        }
+    }
+}
+
+/// One strategy's line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabRow {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// The run's counts (flattened: the JSON keeps one object per row).
+    #[serde(flatten)]
+    pub counts: LabCounts,
     /// The checker's verdict for this strategy's run.
     pub verdict: Verdict,
 }
@@ -75,17 +101,9 @@ pub fn run_table(base: &SimConfig, preset: Option<&str>) -> LabTable {
             let mut world = World::new(config);
             world.set_reproduce(lab_command(base, preset));
             let verdict = world.finish();
-            let c = world.counters();
             LabRow {
                 strategy,
-                charges: world.charges() as u64,
-                double_charged: world.double_charged(),
-                attempts: c.attempts,
-                conflicts: c.conflicts,
-                mismatches: c.mismatches,
-                takeovers: c.takeovers,
-                fenced: c.fenced,
-                unknown: c.unknown,
+                counts: LabCounts::of(&world),
                 verdict,
             }
         })
@@ -127,17 +145,18 @@ impl LabTable {
             "unknown"
         ));
         for r in &self.rows {
+            let c = &r.counts;
             out.push_str(&format!(
                 "{:<12} {:>8} {:>8} {:>9} {:>6} {:>6} {:>10} {:>7} {:>8}\n",
                 r.strategy.name(),
-                r.charges,
-                r.double_charged,
-                r.attempts,
-                r.conflicts,
-                r.mismatches,
-                r.takeovers,
-                r.fenced,
-                r.unknown
+                c.charges,
+                c.double_charged,
+                c.attempts,
+                c.conflicts,
+                c.mismatches,
+                c.takeovers,
+                c.fenced,
+                c.unknown
             ));
         }
         for r in &self.rows {
@@ -176,11 +195,11 @@ mod tests {
         let no_key = table.row(Strategy::NoKey).unwrap();
         let per_try = table.row(Strategy::KeyPerAttempt).unwrap();
         let same = table.row(Strategy::SameKey).unwrap();
-        assert!(no_key.double_charged > 0, "{}", table.render());
-        assert!(per_try.double_charged > 0, "{}", table.render());
-        assert_eq!(same.double_charged, 0, "{}", table.render());
-        assert_eq!(same.charges, 100, "{}", table.render());
-        assert!(no_key.charges > 100 && per_try.charges > 100);
+        assert!(no_key.counts.double_charged > 0, "{}", table.render());
+        assert!(per_try.counts.double_charged > 0, "{}", table.render());
+        assert_eq!(same.counts.double_charged, 0, "{}", table.render());
+        assert_eq!(same.counts.charges, 100, "{}", table.render());
+        assert!(no_key.counts.charges > 100 && per_try.counts.charges > 100);
         assert!(same.verdict.is_clean(), "{:?}", same.verdict);
         assert!(!no_key.verdict.is_clean());
     }
