@@ -3,7 +3,8 @@
 # there. Each step checks before it installs, so a second run costs seconds.
 #
 #   scripts/tools.sh build   wasm32 target, trunk, wasm-bindgen-cli, npm packages (wasm-opt)
-#   scripts/tools.sh test    all of the above, plus Debian's Chromium and chromedriver
+#   scripts/tools.sh test    all of the above, plus Debian's Chromium and chromedriver, and
+#                            Debian's PostgreSQL server binaries (idem-server's tests start their own)
 #   scripts/tools.sh bench   all of the above, plus valgrind (callgrind) and twiggy, for `make bench`
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,6 +65,18 @@ ensure_chromium() {
   fi
 }
 
+ensure_postgresql() {
+  # idem-server's tests start throwaway clusters with these binaries (initdb, pg_ctl, postgres),
+  # run as the `postgres` user the package creates; nothing needs to be running beforehand.
+  if compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null && id postgres >/dev/null 2>&1; then
+    say "postgresql server binaries: present"
+  else
+    say "installing Debian's postgresql"
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql
+  fi
+}
+
 TWIGGY_VERSION=0.8.0
 
 ensure_valgrind() {
@@ -87,8 +100,9 @@ ensure_twiggy() {
 
 case "${1:-build}" in
   build) ensure_wasm_target; ensure_trunk; ensure_wasm_bindgen; ensure_npm_packages ;;
-  test) ensure_wasm_target; ensure_trunk; ensure_wasm_bindgen; ensure_npm_packages; ensure_chromium ;;
+  test) ensure_wasm_target; ensure_trunk; ensure_wasm_bindgen; ensure_npm_packages; ensure_chromium
+    ensure_postgresql ;;
   bench) ensure_wasm_target; ensure_trunk; ensure_wasm_bindgen; ensure_npm_packages; ensure_chromium
-    ensure_valgrind; ensure_twiggy ;;
+    ensure_postgresql; ensure_valgrind; ensure_twiggy ;;
   *) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
 esac
