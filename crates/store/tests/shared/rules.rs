@@ -534,7 +534,8 @@ pub fn a_key_reused_on_another_operation_with_the_same_body_is_422<T: Claims>(
     make: impl Fn(StoreConfig) -> T,
 ) {
     let mut s = make(config());
-    let refund = RouteConfig::required("POST /api/refund", ErrorPolicy::SaveResponse);
+    // The same length as OPERATION, so only the operation's text tells them apart.
+    let refund = RouteConfig::required("POST /api/shipping", ErrorPolicy::SaveResponse);
     let (id, lease) = claim(&mut s, 0, "t", "k");
     assert_eq!(s.begin(1, "t", Some("k"), BODY, &refund), Begin::Mismatch);
     s.save(2, &id, &lease, created(1)).unwrap();
