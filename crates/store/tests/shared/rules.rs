@@ -162,7 +162,7 @@ pub fn missing_key_on_optional_route_runs_unkeyed_and_records_nothing<T: Claims>
     let mut s = make(config());
     assert_eq!(s.begin(0, "t", None, BODY, &OPTIONAL), Begin::Unkeyed);
     assert!(s.row_count() == 0);
-    assert_eq!(s.logged().iter().count(), 0);
+    assert_eq!(s.logged().len(), 0);
 }
 
 pub fn empty_key_is_400<T: Claims>(make: impl Fn(StoreConfig) -> T) {
