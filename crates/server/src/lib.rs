@@ -1,3 +1,4 @@
 //! idem-server: idem-store's rules behind real HTTP, on a real database.
 //!
 //! Skeleton only; the modules arrive with issue #11.
+pub mod db;

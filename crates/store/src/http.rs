@@ -11,6 +11,7 @@
 //! | [`Begin::Mismatch`] | 422 | | [`problem::KEY_REUSED`] |
 //! | [`RequestError::MissingKey`] | 400 | | [`problem::KEY_MISSING`] |
 //! | key empty / too long / not printable / malformed header | 400 | | [`problem::KEY_INVALID`] |
+//! | scope empty / too long / not visible ASCII | 400 | | [`problem::SCOPE_INVALID`] |
 //! | [`RequestError::BodyTooLarge`] | 413 | | [`problem::BODY_TOO_LARGE`] |
 //! | [`RequestError::InvalidJson`] | 400 | | [`problem::INVALID_JSON`] |
 //! | [`Fenced`](crate::Fenced) (see [`lease_lost`]) | 409 | `Retry-After: 1` | [`problem::LEASE_LOST`] |
@@ -44,6 +45,9 @@ pub mod problem {
     pub const KEY_INVALID: &str = "https://idem.dev/problems/idempotency-key-invalid";
     /// 413: the request body is over the limit.
     pub const BODY_TOO_LARGE: &str = "https://idem.dev/problems/request-body-too-large";
+    /// 400: the scope (tenant) is empty, over 255 bytes or not visible ASCII: no tenant id
+    /// looks like that, so the server's scope extractor or the caller is broken.
+    pub const SCOPE_INVALID: &str = "https://idem.dev/problems/scope-invalid";
     /// 400: the request body is not JSON.
     pub const INVALID_JSON: &str = "https://idem.dev/problems/request-body-not-json";
     /// 422: the key was first used with a different payload. Do not retry with this key.
@@ -53,6 +57,20 @@ pub mod problem {
     /// 409: this worker's claim was taken over before it could save. Retry: the new
     /// holder's answer will be replayed.
     pub const LEASE_LOST: &str = "https://idem.dev/problems/lease-lost";
+    /// 401: no credentials, or none the server knows (the scope extractor's refusal).
+    pub const UNAUTHORIZED: &str = "https://idem.dev/problems/unauthorized";
+    /// 404: no such resource.
+    pub const NOT_FOUND: &str = "https://idem.dev/problems/not-found";
+    /// 405: the resource does not take this method.
+    pub const METHOD_NOT_ALLOWED: &str = "https://idem.dev/problems/method-not-allowed";
+    /// 408: the request was not received in time.
+    pub const REQUEST_TIMEOUT: &str = "https://idem.dev/problems/request-timeout";
+    /// 500: the server failed; nothing about the request's key was decided by it.
+    pub const INTERNAL: &str = "https://idem.dev/problems/internal-error";
+    /// 502: a downstream service answered something unexpected or not at all. Retry.
+    pub const BAD_GATEWAY: &str = "https://idem.dev/problems/bad-gateway";
+    /// 503: the database (or another dependency) is unavailable. Retry after `Retry-After`.
+    pub const UNAVAILABLE: &str = "https://idem.dev/problems/unavailable";
 }
 
 /// An RFC 9457 problem details body.
@@ -89,11 +107,14 @@ impl HttpResponse {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The first answer: `saved` as it is, with its content type.
+    /// The first answer: `saved` as it is, with its content type, then its saved headers.
     pub fn original(saved: SavedResponse) -> Self {
+        let mut headers = Vec::with_capacity(saved.headers.len() + 2);
+        headers.push((CONTENT_TYPE.to_owned(), saved.content_type));
+        headers.extend(saved.headers);
         Self {
             status: saved.status,
-            headers: vec![(CONTENT_TYPE.to_owned(), saved.content_type)],
+            headers,
             body: saved.body,
         }
     }
@@ -115,7 +136,7 @@ pub fn response_for(begin: &Begin) -> Option<HttpResponse> {
         Begin::Execute { .. } | Begin::Unkeyed => None,
         Begin::Replay(saved) => Some(HttpResponse::replayed(saved.clone())),
         Begin::InFlight { retry_after_ms } => Some(in_flight(*retry_after_ms)),
-        Begin::Mismatch => Some(problem_response(
+        Begin::Mismatch => Some(problem(
             422,
             problem::KEY_REUSED,
             "Idempotency key reused with a different payload",
@@ -128,7 +149,7 @@ pub fn response_for(begin: &Begin) -> Option<HttpResponse> {
 
 /// 409 for a key in flight, with `Retry-After` in whole seconds, rounded up.
 pub fn in_flight(retry_after_ms: u64) -> HttpResponse {
-    problem_response(
+    problem(
         409,
         problem::IN_FLIGHT,
         "Request in flight",
@@ -140,12 +161,77 @@ pub fn in_flight(retry_after_ms: u64) -> HttpResponse {
 /// 409 for a worker whose fenced write failed ([`crate::Fenced`]): its claim was taken
 /// over, so the client should retry and receive the new holder's answer.
 pub fn lease_lost() -> HttpResponse {
-    problem_response(
+    problem(
         409,
         problem::LEASE_LOST,
         "Claim taken over",
         "this request's claim on the idempotency key was taken over; retry to get the result",
         Some(1),
+    )
+}
+
+/// 401: no credentials, or unknown ones.
+pub fn unauthorized(detail: &str) -> HttpResponse {
+    problem(401, problem::UNAUTHORIZED, "Unauthorized", detail, None)
+}
+
+/// 404: no such resource.
+pub fn not_found(detail: &str) -> HttpResponse {
+    problem(404, problem::NOT_FOUND, "Not found", detail, None)
+}
+
+/// 405: the resource does not take this method.
+pub fn method_not_allowed() -> HttpResponse {
+    let detail = "the resource does not take this method";
+    problem(
+        405,
+        problem::METHOD_NOT_ALLOWED,
+        "Method not allowed",
+        detail,
+        None,
+    )
+}
+
+/// 408: the request (its headers or its body) was not received in time.
+pub fn request_timeout() -> HttpResponse {
+    let detail = "the request was not received in time";
+    problem(
+        408,
+        problem::REQUEST_TIMEOUT,
+        "Request timeout",
+        detail,
+        None,
+    )
+}
+
+/// 500: the server failed (a handler panicked, a stored row is corrupt).
+pub fn internal_error() -> HttpResponse {
+    let detail = "the server failed to process the request";
+    problem(500, problem::INTERNAL, "Internal error", detail, None)
+}
+
+/// 502 with `Retry-After`: a downstream service failed; the client should retry.
+pub fn bad_gateway(detail: &str, retry_after_secs: u64) -> HttpResponse {
+    let title = "Bad gateway";
+    problem(
+        502,
+        problem::BAD_GATEWAY,
+        title,
+        detail,
+        Some(retry_after_secs),
+    )
+}
+
+/// 503 with `Retry-After`: the database is unavailable; nothing was decided.
+pub fn unavailable(retry_after_secs: u64) -> HttpResponse {
+    let detail = "the service's database is unavailable; retry later";
+    let title = "Service unavailable";
+    problem(
+        503,
+        problem::UNAVAILABLE,
+        title,
+        detail,
+        Some(retry_after_secs),
     )
 }
 
@@ -157,10 +243,13 @@ pub fn problem_for(e: &RequestError) -> HttpResponse {
         | RequestError::KeyTooLong { .. }
         | RequestError::KeyNotPrintable { .. }
         | RequestError::MalformedHeader => (problem::KEY_INVALID, "Idempotency key invalid"),
+        RequestError::EmptyScope
+        | RequestError::ScopeTooLong { .. }
+        | RequestError::ScopeNotVisible { .. } => (problem::SCOPE_INVALID, "Scope invalid"),
         RequestError::BodyTooLarge { .. } => (problem::BODY_TOO_LARGE, "Request body too large"),
         RequestError::InvalidJson { .. } => (problem::INVALID_JSON, "Request body is not JSON"),
     };
-    problem_response(e.status(), kind, title, &e.to_string(), None)
+    problem(e.status(), kind, title, &e.to_string(), None)
 }
 
 /// `ceil(ms / 1000)` whole seconds; at least 1, since the lease is still live.
@@ -168,7 +257,10 @@ pub fn retry_after_secs(retry_after_ms: u64) -> u64 {
     retry_after_ms.div_ceil(1_000).max(1)
 }
 
-fn problem_response(
+/// A problem response (RFC 9457): `kind` is one of the [`problem`] URIs; with
+/// `retry_after`, a `Retry-After` header in whole seconds. Every problem body of idem is
+/// written here.
+pub fn problem(
     status: u16,
     kind: &str,
     title: &str,
@@ -470,16 +562,14 @@ mod tests {
 
     #[test]
     fn replay_is_byte_for_byte_and_marked() {
-        let saved = SavedResponse {
-            status: 201,
-            content_type: "application/json".into(),
-            body: b"{\"order\":17}".to_vec(),
-        };
+        let saved = SavedResponse::json(201, b"{\"order\":17}".to_vec())
+            .with_header("Location", "/api/orders/17");
         let r = response_for(&Begin::Replay(saved.clone())).unwrap();
         assert_eq!(r.status, 201);
         assert_eq!(r.body, saved.body);
         assert_eq!(r.header("idempotent-replayed"), Some("true"));
         assert_eq!(r.header(CONTENT_TYPE), Some("application/json"));
+        assert_eq!(r.header("location"), Some("/api/orders/17"));
         let first = HttpResponse::original(saved);
         assert_eq!(first.header(IDEMPOTENT_REPLAYED), None);
     }
@@ -531,6 +621,17 @@ mod tests {
                 problem::KEY_INVALID,
             ),
             (RequestError::MalformedHeader, 400, problem::KEY_INVALID),
+            (RequestError::EmptyScope, 400, problem::SCOPE_INVALID),
+            (
+                RequestError::ScopeTooLong { len: 300 },
+                400,
+                problem::SCOPE_INVALID,
+            ),
+            (
+                RequestError::ScopeNotVisible { index: 1 },
+                400,
+                problem::SCOPE_INVALID,
+            ),
             (
                 RequestError::BodyTooLarge { len: 9, limit: 8 },
                 413,
@@ -576,15 +677,47 @@ mod tests {
     }
 
     #[test]
+    fn the_server_problems_have_their_status_type_and_retry_after() {
+        for (r, status, kind, retry) in [
+            (unauthorized("no token"), 401, problem::UNAUTHORIZED, None),
+            (not_found("no order 9"), 404, problem::NOT_FOUND, None),
+            (method_not_allowed(), 405, problem::METHOD_NOT_ALLOWED, None),
+            (request_timeout(), 408, problem::REQUEST_TIMEOUT, None),
+            (internal_error(), 500, problem::INTERNAL, None),
+            (
+                bad_gateway("payco", 2),
+                502,
+                problem::BAD_GATEWAY,
+                Some("2"),
+            ),
+            (unavailable(3), 503, problem::UNAVAILABLE, Some("3")),
+        ] {
+            assert_eq!(r.status, status);
+            assert_eq!(r.header(RETRY_AFTER), retry, "{status}");
+            let p = problem_of(&r);
+            assert_eq!((p.kind.as_str(), p.status), (kind, status));
+        }
+        assert_eq!(problem_of(&unauthorized("no token")).detail, "no token");
+    }
+
+    #[test]
     fn problem_types_are_distinct() {
         let all = [
             problem::KEY_MISSING,
             problem::KEY_INVALID,
+            problem::SCOPE_INVALID,
             problem::BODY_TOO_LARGE,
             problem::INVALID_JSON,
             problem::KEY_REUSED,
             problem::IN_FLIGHT,
             problem::LEASE_LOST,
+            problem::UNAUTHORIZED,
+            problem::NOT_FOUND,
+            problem::METHOD_NOT_ALLOWED,
+            problem::REQUEST_TIMEOUT,
+            problem::INTERNAL,
+            problem::BAD_GATEWAY,
+            problem::UNAVAILABLE,
         ];
         let mut sorted = all.to_vec();
         sorted.sort_unstable();

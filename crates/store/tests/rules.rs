@@ -1,5 +1,6 @@
-//! The decision table, row by row, the fencing cases, the error policies, retention,
-//! scoping and the event log, through the public API. Runs natively and in Chromium.
+//! The rule tests of `shared/rules.rs` over the in-memory `Store`, and what only the
+//! in-memory store has (the one-step commit's closure, `begin_with_fingerprint`, notes, the
+//! log's bounds, `set_config`, tables without shared ids). Runs natively and in Chromium.
 
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
@@ -7,63 +8,22 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use idem_store::{
-    Begin, ErrorPolicy, EventKind, Fenced, IdRef, Lease, RecordId, Rejection, RequestError,
-    RouteConfig, RowState, SavedResponse, Status, Store, StoreConfig, Table,
+    Begin, EventKind, Fenced, IdRef, Lease, RecordId, RequestError, Status, Store, StoreConfig,
+    Table,
 };
 
-const REQUIRED: RouteConfig = RouteConfig::required(ErrorPolicy::SaveResponse);
-const OPTIONAL: RouteConfig = RouteConfig::optional(ErrorPolicy::SaveResponse);
-const BODY: &[u8] = br#"{"cart":"c-1","amount":4200}"#;
-const OTHER_BODY: &[u8] = br#"{"cart":"c-1","amount":9900}"#;
-const LOCK_MS: u64 = 1_000;
-const RETENTION_MS: u64 = 60_000;
+mod shared;
 
-fn config() -> StoreConfig {
-    StoreConfig {
-        lock_ms: LOCK_MS,
-        retention_ms: RETENTION_MS,
-        max_body_bytes: 1_024,
-        event_capacity: 1_024,
-    }
-}
+use shared::rules::{
+    claim, config, created, status_of, take_over, BODY, LOCK_MS, OPERATION, OPTIONAL, OTHER_BODY,
+    REQUIRED, RETENTION_MS,
+};
+use shared::Held;
+
+rule_tests!(Store::new);
 
 fn store() -> Store {
     Store::new(config())
-}
-
-fn created(order: u32) -> SavedResponse {
-    SavedResponse::json(201, format!(r#"{{"order":{order}}}"#).into_bytes())
-}
-
-/// A claim that must be fresh (not a takeover).
-fn claim(store: &mut Store, now: u64, scope: &str, key: &str) -> (RecordId, Lease) {
-    match store.begin(now, scope, Some(key), BODY, &REQUIRED) {
-        Begin::Execute {
-            id,
-            lease,
-            taken_over: false,
-        } => (id, lease),
-        other => panic!("expected a fresh claim, got {other:?}"),
-    }
-}
-
-/// A claim that must be a takeover.
-fn take_over(store: &mut Store, now: u64, key: &str) -> (RecordId, Lease) {
-    match store.begin(now, "t", Some(key), BODY, &REQUIRED) {
-        Begin::Execute {
-            id,
-            lease,
-            taken_over: true,
-        } => (id, lease),
-        other => panic!("expected a takeover, got {other:?}"),
-    }
-}
-
-fn status_of(store: &Store, scope: &str, key: &str) -> Option<Status> {
-    store
-        .table()
-        .get(IdRef { scope, key })
-        .map(|r| r.status.clone())
 }
 
 fn kinds(store: &Store) -> Vec<EventKind> {
@@ -71,104 +31,6 @@ fn kinds(store: &Store) -> Vec<EventKind> {
 }
 
 // ---- rows of the decision table ----
-
-#[test]
-fn missing_key_on_required_route_is_400_and_records_nothing() {
-    let mut s = store();
-    let begin = s.begin(0, "t", None, BODY, &REQUIRED);
-    assert_eq!(begin, Begin::Invalid(RequestError::MissingKey));
-    assert_eq!(RequestError::MissingKey.status(), 400);
-    assert!(s.table().is_empty());
-}
-
-#[test]
-fn missing_key_on_optional_route_runs_unkeyed_and_records_nothing() {
-    let mut s = store();
-    assert_eq!(s.begin(0, "t", None, BODY, &OPTIONAL), Begin::Unkeyed);
-    assert!(s.table().is_empty());
-    assert_eq!(s.events().count(), 0);
-}
-
-#[test]
-fn empty_key_is_400() {
-    let mut s = store();
-    let begin = s.begin(0, "t", Some(""), BODY, &OPTIONAL);
-    assert_eq!(begin, Begin::Invalid(RequestError::EmptyKey));
-    assert!(s.table().is_empty());
-}
-
-#[test]
-fn key_over_255_characters_is_400_and_255_is_fine() {
-    let mut s = store();
-    let long = "k".repeat(256);
-    let begin = s.begin(0, "t", Some(&long), BODY, &REQUIRED);
-    assert_eq!(begin, Begin::Invalid(RequestError::KeyTooLong { len: 256 }));
-    assert!(s.table().is_empty());
-    claim(&mut s, 0, "t", &"k".repeat(255));
-}
-
-#[test]
-fn key_with_control_character_is_400() {
-    let mut s = store();
-    for (key, index) in [("ab\ncd", 2), ("\t", 0), ("del\u{7f}", 3), ("nul\0", 3)] {
-        let begin = s.begin(0, "t", Some(key), BODY, &REQUIRED);
-        assert_eq!(
-            begin,
-            Begin::Invalid(RequestError::KeyNotPrintable { index })
-        );
-    }
-    assert!(s.table().is_empty());
-}
-
-#[test]
-fn non_ascii_key_is_400() {
-    let mut s = store();
-    let begin = s.begin(0, "t", Some("clé-1"), BODY, &REQUIRED);
-    assert_eq!(
-        begin,
-        Begin::Invalid(RequestError::KeyNotPrintable { index: 2 })
-    );
-    assert!(s.table().is_empty());
-}
-
-#[test]
-fn body_over_the_limit_is_413_and_the_limit_itself_is_fine() {
-    let mut s = store();
-    let mut body = br#"{"pad":""#.to_vec();
-    body.resize(1_024 - 2, b'x');
-    body.extend_from_slice(br#""}"#);
-    assert_eq!(body.len(), 1_024);
-    claim_body(&mut s, "at-limit", &body);
-
-    body.insert(8, b'x');
-    let begin = s.begin(0, "t", Some("over"), &body, &REQUIRED);
-    let e = RequestError::BodyTooLarge {
-        len: 1_025,
-        limit: 1_024,
-    };
-    assert_eq!(e.status(), 413);
-    assert_eq!(begin, Begin::Invalid(e.clone()));
-    // Unkeyed requests are held to the limit too.
-    assert_eq!(s.begin(0, "t", None, &body, &OPTIONAL), Begin::Invalid(e));
-    assert_eq!(s.table().len(), 1);
-}
-
-fn claim_body(s: &mut Store, key: &str, body: &[u8]) {
-    let begin = s.begin(0, "t", Some(key), body, &REQUIRED);
-    assert!(matches!(begin, Begin::Execute { .. }), "{begin:?}");
-}
-
-#[test]
-fn invalid_json_is_400_and_records_nothing() {
-    let mut s = store();
-    for body in [&b"{"[..], b"", b"{\"a\":1} x", b"\xff\xfe", b"{'a':1}"] {
-        match s.begin(0, "t", Some("k"), body, &REQUIRED) {
-            Begin::Invalid(e @ RequestError::InvalidJson { .. }) => assert_eq!(e.status(), 400),
-            other => panic!("{body:?}: expected invalid json, got {other:?}"),
-        }
-    }
-    assert!(s.table().is_empty());
-}
 
 #[test]
 fn no_record_claims_atomically_and_runs_the_work() {
@@ -181,7 +43,10 @@ fn no_record_claims_atomically_and_runs_the_work() {
     assert_eq!(record.status, Status::InFlight { lease });
     assert_eq!(record.created_at, 7);
     assert_eq!(record.expires_at, 7 + RETENTION_MS);
-    assert_eq!(record.fingerprint, idem_store::fingerprint(BODY).unwrap());
+    assert_eq!(
+        record.fingerprint,
+        idem_store::fingerprint(OPERATION, BODY).unwrap()
+    );
 
     let mut runs = 0;
     let order = s.commit(9, &id, &lease, || {
@@ -190,154 +55,6 @@ fn no_record_claims_atomically_and_runs_the_work() {
     });
     assert_eq!(order, Ok(17));
     assert_eq!(runs, 1);
-}
-
-#[test]
-fn record_past_retention_counts_as_absent() {
-    let mut s = store();
-    let (id, lease) = claim(&mut s, 0, "t", "k");
-    s.save(10, &id, &lease, created(1)).unwrap();
-    // One millisecond before retention ends it still replays ...
-    let before = s.begin(10 + RETENTION_MS - 1, "t", Some("k"), OTHER_BODY, &REQUIRED);
-    assert_eq!(before, Begin::Mismatch);
-    // ... and at the end it is gone: even a different payload claims afresh.
-    let at = 10 + RETENTION_MS;
-    match s.begin(at, "t", Some("k"), OTHER_BODY, &REQUIRED) {
-        Begin::Execute {
-            lease: new,
-            taken_over: false,
-            ..
-        } => assert!(new.token > lease.token),
-        other => panic!("expected a fresh claim, got {other:?}"),
-    }
-    let record = s.table().get(id.as_ref()).unwrap().into_owned();
-    assert_eq!(record.created_at, at);
-    assert!(kinds(&s).contains(&EventKind::Pruned));
-}
-
-#[test]
-fn different_fingerprint_is_422_never_runs_never_replays() {
-    let mut s = store();
-    let (id, lease) = claim(&mut s, 0, "t", "k");
-    // While in flight: 422, not 409.
-    assert_eq!(
-        s.begin(1, "t", Some("k"), OTHER_BODY, &REQUIRED),
-        Begin::Mismatch
-    );
-    // Even when the lease is stale: 422, not a takeover.
-    assert_eq!(
-        s.begin(5_000, "t", Some("k"), OTHER_BODY, &REQUIRED),
-        Begin::Mismatch
-    );
-    assert_eq!(status_of(&s, "t", "k"), Some(Status::InFlight { lease }));
-    s.save(5_001, &id, &lease, created(1)).unwrap();
-    // When done: 422, not the saved response.
-    assert_eq!(
-        s.begin(5_002, "t", Some("k"), OTHER_BODY, &REQUIRED),
-        Begin::Mismatch
-    );
-}
-
-#[test]
-fn done_with_same_fingerprint_replays_byte_for_byte() {
-    let mut s = store();
-    let (id, lease) = claim(&mut s, 0, "t", "k");
-    let response = SavedResponse {
-        status: 201,
-        content_type: "application/vnd.shop+json; charset=utf-8".into(),
-        body: b"{\"order\": 17,\n \"raw\": \"\xc3\xa9\"}".to_vec(),
-    };
-    s.save(5, &id, &lease, response.clone()).unwrap();
-    // Same parameters, other key order and spacing.
-    let same = br#"{ "amount": 4200, "cart": "c-1" }"#;
-    for now in [6, 5_000, RETENTION_MS] {
-        assert_eq!(
-            s.begin(now, "t", Some("k"), same, &REQUIRED),
-            Begin::Replay(response.clone())
-        );
-    }
-}
-
-#[test]
-fn in_flight_with_live_lease_is_409_with_time_left() {
-    let mut s = store();
-    let (_, lease) = claim(&mut s, 100, "t", "k");
-    for (now, left) in [(100, 1_000), (400, 700), (1_099, 1)] {
-        assert_eq!(
-            s.begin(now, "t", Some("k"), BODY, &REQUIRED),
-            Begin::InFlight {
-                retry_after_ms: left
-            }
-        );
-    }
-    // Nothing saved, the lease untouched.
-    assert_eq!(status_of(&s, "t", "k"), Some(Status::InFlight { lease }));
-}
-
-#[test]
-fn in_flight_with_stale_lease_is_taken_over() {
-    let mut s = store();
-    let (_, old) = claim(&mut s, 100, "t", "k");
-    let (_, new) = take_over(&mut s, 100 + LOCK_MS, "k");
-    assert!(new.token > old.token);
-    assert_eq!(new.locked_at, 100 + LOCK_MS);
-    assert_eq!(
-        status_of(&s, "t", "k"),
-        Some(Status::InFlight { lease: new })
-    );
-    assert!(kinds(&s).contains(&EventKind::TakenOver {
-        old_token: old.token,
-        new_token: new.token
-    }));
-    // Created-at and fingerprint are the first claim's.
-    assert_eq!(
-        s.table()
-            .get(IdRef {
-                scope: "t",
-                key: "k"
-            })
-            .unwrap()
-            .created_at,
-        100
-    );
-}
-
-#[test]
-fn a_takeover_has_exactly_one_winner() {
-    let mut s = store();
-    claim(&mut s, 0, "t", "k");
-    take_over(&mut s, LOCK_MS, "k");
-    // A second retry arriving in the same millisecond finds the new, live lease.
-    assert_eq!(
-        s.begin(LOCK_MS, "t", Some("k"), BODY, &REQUIRED),
-        Begin::InFlight {
-            retry_after_ms: LOCK_MS
-        }
-    );
-}
-
-// ---- fencing ----
-
-#[test]
-fn zombie_save_after_takeover_is_fenced() {
-    let mut s = store();
-    let (id, zombie) = claim(&mut s, 0, "t", "k");
-    let (_, winner) = take_over(&mut s, LOCK_MS + 5, "k");
-    assert_eq!(s.save(LOCK_MS + 6, &id, &zombie, created(1)), Err(Fenced));
-    assert_eq!(
-        status_of(&s, "t", "k"),
-        Some(Status::InFlight { lease: winner })
-    );
-    s.save(LOCK_MS + 7, &id, &winner, created(2)).unwrap();
-    // Nor can the zombie overwrite the winner's saved answer.
-    assert_eq!(s.save(LOCK_MS + 8, &id, &zombie, created(1)), Err(Fenced));
-    assert_eq!(
-        s.begin(LOCK_MS + 9, "t", Some("k"), BODY, &REQUIRED),
-        Begin::Replay(created(2))
-    );
-    assert!(kinds(&s).contains(&EventKind::Fenced {
-        token: zombie.token
-    }));
 }
 
 #[test]
@@ -356,191 +73,16 @@ fn zombie_commit_after_takeover_does_not_run_the_work() {
         "the business change must not run without the lease"
     );
     assert_eq!(
-        status_of(&s, "t", "k"),
-        Some(Status::InFlight { lease: winner })
+        status_of(&mut s, "t", "k"),
+        Some(Held::InFlight { lease: winner })
     );
 }
-
-#[test]
-fn zombie_release_after_takeover_leaves_the_record_alone() {
-    let mut s = store();
-    let (id, zombie) = claim(&mut s, 0, "t", "k");
-    let (_, winner) = take_over(&mut s, LOCK_MS, "k");
-    assert_eq!(s.release(LOCK_MS + 1, &id, &zombie), Err(Fenced));
-    assert_eq!(
-        status_of(&s, "t", "k"),
-        Some(Status::InFlight { lease: winner })
-    );
-    for policy in [ErrorPolicy::ReleaseClaim, ErrorPolicy::SaveResponse] {
-        let failed = SavedResponse::json(502, b"{}".to_vec());
-        assert_eq!(
-            s.fail(LOCK_MS + 2, &id, &zombie, policy, failed),
-            Err(Fenced)
-        );
-        assert_eq!(
-            status_of(&s, "t", "k"),
-            Some(Status::InFlight { lease: winner })
-        );
-    }
-}
-
-#[test]
-fn two_takeovers_in_the_same_millisecond_get_different_tokens() {
-    // lock_ms 0: every lease is stale at once, so takeovers can share a millisecond.
-    let mut s = Store::new(StoreConfig {
-        lock_ms: 0,
-        ..config()
-    });
-    let (id, first) = claim(&mut s, 5, "t", "k");
-    let (_, second) = take_over(&mut s, 5, "k");
-    let (_, third) = take_over(&mut s, 5, "k");
-    assert_eq!(
-        (first.locked_at, second.locked_at, third.locked_at),
-        (5, 5, 5)
-    );
-    assert!(first.token < second.token && second.token < third.token);
-    // Only the last one can save: `locked_at` alone would let the second in.
-    assert_eq!(s.save(5, &id, &second, created(2)), Err(Fenced));
-    assert_eq!(s.save(5, &id, &first, created(1)), Err(Fenced));
-    s.save(5, &id, &third, created(3)).unwrap();
-}
-
-#[test]
-fn a_slow_worker_still_holding_its_lease_may_save() {
-    // Fencing is by lease, not by clock: nobody took over, so the late save lands.
-    let mut s = store();
-    let (id, lease) = claim(&mut s, 0, "t", "k");
-    s.save(3 * LOCK_MS, &id, &lease, created(1)).unwrap();
-    assert_eq!(
-        s.begin(3 * LOCK_MS + 1, "t", Some("k"), BODY, &REQUIRED),
-        Begin::Replay(created(1))
-    );
-}
-
-// ---- error policies ----
-
-#[test]
-fn release_claim_policy_lets_the_retry_run_again() {
-    let mut s = store();
-    let (id, lease) = claim(&mut s, 0, "t", "k");
-    let failed = SavedResponse::json(503, br#"{"error":"payco down"}"#.to_vec());
-    s.fail(1, &id, &lease, ErrorPolicy::ReleaseClaim, failed)
-        .unwrap();
-    assert_eq!(status_of(&s, "t", "k"), None);
-    // The retry claims afresh, even with a different body: nothing is remembered.
-    let retry = s.begin(2, "t", Some("k"), OTHER_BODY, &REQUIRED);
-    assert!(
-        matches!(
-            retry,
-            Begin::Execute {
-                taken_over: false,
-                ..
-            }
-        ),
-        "{retry:?}"
-    );
-    assert!(kinds(&s).contains(&EventKind::Released { token: lease.token }));
-}
-
-#[test]
-fn save_response_policy_replays_the_error() {
-    let mut s = store();
-    let (id, lease) = claim(&mut s, 0, "t", "k");
-    let failed = SavedResponse::json(402, br#"{"error":"card declined"}"#.to_vec());
-    s.fail(1, &id, &lease, ErrorPolicy::SaveResponse, failed.clone())
-        .unwrap();
-    assert_eq!(
-        s.begin(2, "t", Some("k"), BODY, &REQUIRED),
-        Begin::Replay(failed)
-    );
-}
-
-#[test]
-fn a_released_lease_cannot_save_afterwards() {
-    let mut s = store();
-    let (id, lease) = claim(&mut s, 0, "t", "k");
-    s.release(1, &id, &lease).unwrap();
-    assert_eq!(s.save(2, &id, &lease, created(1)), Err(Fenced));
-    assert_eq!(s.release(3, &id, &lease), Err(Fenced));
-    assert!(s.table().is_empty());
-}
-
-// ---- retention and pruning ----
-
-#[test]
-fn prune_removes_done_records_once_retention_ends() {
-    let mut s = store();
-    let (id, lease) = claim(&mut s, 0, "t", "k");
-    // Retention restarts at the save.
-    s.save(10, &id, &lease, created(1)).unwrap();
-    assert_eq!(s.prune(10 + RETENTION_MS - 1), 0);
-    assert_eq!(s.table().len(), 1);
-    assert_eq!(s.prune(10 + RETENTION_MS), 1);
-    assert!(s.table().is_empty());
-    assert_eq!(kinds(&s).last(), Some(&EventKind::Pruned));
-}
-
-#[test]
-fn prune_never_removes_a_live_in_flight_claim() {
-    // Retention shorter than the lease: the misconfiguration that would bite.
-    let mut s = Store::new(StoreConfig {
-        retention_ms: 100,
-        ..config()
-    });
-    let (id, lease) = claim(&mut s, 0, "t", "k");
-    assert_eq!(s.prune(500), 0);
-    // Nor does begin treat it as absent: 409, not a second claim.
-    assert_eq!(
-        s.begin(500, "t", Some("k"), BODY, &REQUIRED),
-        Begin::InFlight {
-            retry_after_ms: 500
-        }
-    );
-    assert_eq!(status_of(&s, "t", "k"), Some(Status::InFlight { lease }));
-    // Once stale (and past retention) it may go.
-    assert_eq!(s.prune(LOCK_MS), 1);
-    assert_eq!(s.save(LOCK_MS, &id, &lease, created(1)), Err(Fenced));
-}
-
-#[test]
-fn prune_keeps_a_stale_claim_inside_retention() {
-    let mut s = store();
-    claim(&mut s, 0, "t", "k");
-    assert_eq!(s.prune(10 * LOCK_MS), 0);
-    assert_eq!(s.table().len(), 1);
-}
-
-// ---- scoping ----
-
-#[test]
-fn the_same_key_in_two_scopes_is_two_operations() {
-    let mut s = store();
-    let (a, lease_a) = claim(&mut s, 0, "tenant-a", "k");
-    let (b, lease_b) = claim(&mut s, 0, "tenant-b", "k");
-    assert_ne!(a, b);
-    s.save(1, &a, &lease_a, created(1)).unwrap();
-    assert_eq!(
-        s.begin(2, "tenant-a", Some("k"), BODY, &REQUIRED),
-        Begin::Replay(created(1))
-    );
-    assert_eq!(
-        status_of(&s, "tenant-b", "k"),
-        Some(Status::InFlight { lease: lease_b })
-    );
-    // A lease from one scope does not fence-pass in another.
-    assert_eq!(s.save(3, &b, &lease_a, created(9)), Err(Fenced));
-    // A different body in a third scope is no mismatch.
-    let c = s.begin(4, "tenant-c", Some("k"), OTHER_BODY, &REQUIRED);
-    assert!(matches!(c, Begin::Execute { .. }), "{c:?}");
-}
-
-// ---- lower-level entry ----
 
 #[test]
 fn begin_with_fingerprint_follows_the_same_table() {
     let mut s = store();
-    let fp = idem_store::fingerprint(BODY).unwrap();
-    let other = idem_store::fingerprint(OTHER_BODY).unwrap();
+    let fp = idem_store::fingerprint(OPERATION, BODY).unwrap();
+    let other = idem_store::fingerprint(OPERATION, OTHER_BODY).unwrap();
     let Begin::Execute { id, lease, .. } =
         s.begin_with_fingerprint(0, "t", Some("k"), fp, &REQUIRED)
     else {
@@ -575,74 +117,6 @@ fn begin_with_fingerprint_follows_the_same_table() {
 // ---- event log and snapshot ----
 
 #[test]
-fn the_event_log_records_every_decision() {
-    let mut s = store();
-    let (id, zombie) = claim(&mut s, 0, "t", "k");
-    let _ = s.begin(1, "t", Some("k"), BODY, &REQUIRED); // 409
-    let _ = s.begin(2, "t", Some("k"), OTHER_BODY, &REQUIRED); // 422
-    let _ = s.begin(3, "t", None, BODY, &REQUIRED); // 400
-    let _ = s.begin(4, "t", Some("x"), &[b' '; 2_000], &REQUIRED); // 413
-    let (_, lease) = take_over(&mut s, LOCK_MS, "k");
-    let _ = s.save(LOCK_MS + 1, &id, &zombie, created(1));
-    s.save(LOCK_MS + 2, &id, &lease, created(2)).unwrap();
-    let _ = s.begin(LOCK_MS + 3, "t", Some("k"), BODY, &REQUIRED);
-    let (id2, lease2) = claim(&mut s, LOCK_MS + 4, "t", "k2");
-    s.release(LOCK_MS + 5, &id2, &lease2).unwrap();
-    s.prune(LOCK_MS + 2 + RETENTION_MS);
-
-    let t1 = zombie.token;
-    let t2 = lease.token;
-    let t3 = lease2.token;
-    let expected = vec![
-        EventKind::Claimed { token: t1 },
-        EventKind::Rejected {
-            status: 409,
-            reason: Rejection::InFlight {
-                retry_after_ms: LOCK_MS - 1,
-            },
-        },
-        EventKind::Rejected {
-            status: 422,
-            reason: Rejection::Mismatch,
-        },
-        EventKind::Rejected {
-            status: 400,
-            reason: Rejection::Invalid(RequestError::MissingKey),
-        },
-        EventKind::Rejected {
-            status: 413,
-            reason: Rejection::Invalid(RequestError::BodyTooLarge {
-                len: 2_000,
-                limit: 1_024,
-            }),
-        },
-        EventKind::TakenOver {
-            old_token: t1,
-            new_token: t2,
-        },
-        EventKind::Fenced { token: t1 },
-        EventKind::Saved {
-            token: t2,
-            status: 201,
-        },
-        EventKind::Replayed { status: 201 },
-        EventKind::Claimed { token: t3 },
-        EventKind::Released { token: t3 },
-        EventKind::Pruned,
-    ];
-    assert_eq!(kinds(&s), expected);
-    let last = s.events().last().unwrap();
-    assert_eq!(
-        (last.at(), last.scope(), last.key()),
-        (LOCK_MS + 2 + RETENTION_MS, "t", Some("k"))
-    );
-    let missing = s.events().nth(3).unwrap();
-    assert_eq!((missing.at(), missing.key()), (3, None));
-    let seqs: Vec<u64> = s.events().map(|e| e.seq()).collect();
-    assert_eq!(seqs, (0..12).collect::<Vec<_>>());
-}
-
-#[test]
 fn the_event_log_reads_incrementally_and_stays_bounded() {
     let mut s = Store::new(StoreConfig {
         event_capacity: 3,
@@ -674,40 +148,6 @@ fn the_event_log_can_be_turned_off() {
     let _ = s.begin(2, "t", None, BODY, &REQUIRED);
     assert_eq!(s.events().count(), 0);
     assert_eq!(s.next_event_seq(), 0);
-}
-
-#[test]
-fn rows_show_the_table_at_now() {
-    let mut s = store();
-    let (id, lease) = claim(&mut s, 0, "b", "k");
-    claim(&mut s, 100, "a", "k");
-    s.save(50, &id, &lease, created(1)).unwrap();
-    let rows = s.rows(600);
-    assert_eq!(rows.len(), 2);
-    let (a, b) = (&rows[0], &rows[1]);
-    assert_eq!(
-        (a.scope.as_str(), b.scope.as_str()),
-        ("a", "b"),
-        "ordered by scope"
-    );
-    assert_eq!(a.state, RowState::InFlight);
-    assert_eq!(a.lease_left_ms, Some(500));
-    assert_eq!(a.locked_at, Some(100));
-    assert_eq!(a.token, Some(2));
-    assert_eq!(
-        a.fingerprint,
-        idem_store::fingerprint(BODY).unwrap().short_hex()
-    );
-    assert_eq!(a.fingerprint.len(), 12);
-    assert_eq!(b.state, RowState::Done);
-    assert_eq!(b.response_status, Some(201));
-    assert_eq!(b.response.as_deref(), Some("201 application/json, 11 B"));
-    assert_eq!((b.locked_at, b.token, b.lease_left_ms), (None, None, None));
-    assert_eq!(b.expires_at, 50 + RETENTION_MS);
-    assert!(!b.expired);
-    assert_eq!(s.rows(1_100)[0].state, RowState::Stale);
-    assert_eq!(s.rows(1_100)[0].lease_left_ms, Some(0));
-    assert!(s.rows(50 + RETENTION_MS)[1].expired);
 }
 
 #[test]
