@@ -39,4 +39,7 @@ pub struct Counters {
     /// Calls PayCo answered from its key table (no money moved).
     #[serde(default)]
     pub deduped: u64,
+    /// PayCo calls that timed out for the worker (PayCo may or may not have charged).
+    #[serde(default)]
+    pub payco_timeouts: u64,
 }

@@ -243,6 +243,18 @@ impl World {
             if rec.outcome == crate::history::CheckoutOutcome::Pending {
                 self.checker.add(Violation::Unreported { checkout: rec.id });
             }
+            // Every final answer against PayCo's final ledger.
+            self.checker
+                .check_answer(rec.id, rec.amount, rec.outcome, &self.payco);
+        }
+    }
+
+    /// Check checkout `c`'s final answer (if it has one) against PayCo now: when the answer is
+    /// given, and again whenever PayCo moves money for `c`.
+    pub(super) fn check_answer(&mut self, c: CheckoutId) {
+        if let Some(rec) = self.history.checkouts.get(c.0 as usize) {
+            self.checker
+                .check_answer(c, rec.amount, rec.outcome, &self.payco);
         }
     }
 
@@ -296,6 +308,9 @@ impl World {
                 broke: self.props.replay.clone(),
             },
             none_stuck: Property { broke: stuck },
+            agrees_with_payco: Property {
+                broke: self.props.disagrees.clone(),
+            },
         }
     }
 
@@ -340,6 +355,7 @@ impl World {
                 super::Command::CrashNextAfterCharge => world.crash_next_after_charge(),
                 super::Command::SlowNextWorker => world.slow_next_worker(),
                 super::Command::DeclineNextCharge => world.decline_next_charge(),
+                super::Command::TimeOutNextPaycoCall => world.time_out_next_payco_call(),
                 super::Command::Resend {
                     checkout,
                     other_cart,
