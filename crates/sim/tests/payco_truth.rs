@@ -115,8 +115,10 @@ fn a_timed_out_payco_call_under_each_policy() {
     for policy in [ErrorPolicy::ReleaseClaim, ErrorPolicy::SaveResponse] {
         let mut charged_seeds = 0;
         for seed in 1..=20 {
-            let mut config = SimConfig::default();
-            config.seed = seed;
+            let mut config = SimConfig {
+                seed,
+                ..SimConfig::default()
+            };
             config.workload.orders = 0;
             config.server.on_error = policy;
             let mut w = World::new(config);
@@ -159,8 +161,10 @@ fn a_timed_out_payco_call_under_each_policy() {
 fn another_cart_on_a_released_key_never_resumes_the_old_order() {
     let mut hits = 0;
     for seed in 1..=40 {
-        let mut config = SimConfig::default();
-        config.seed = seed;
+        let mut config = SimConfig {
+            seed,
+            ..SimConfig::default()
+        };
         config.workload.orders = 0;
         config.server.on_error = ErrorPolicy::ReleaseClaim;
         let mut w = World::new(config);

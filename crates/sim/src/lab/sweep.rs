@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::bug::Bug;
 use crate::checker::Verdict;
 use crate::config::{ErrorPolicy, Faults, HistoryDetail, SimConfig, Strategy};
+use crate::counters::Counters;
+use crate::network::NetStats;
 use crate::rng::SimRng;
 use crate::world::World;
 
@@ -101,7 +103,8 @@ pub fn swarm_config(seed: u64, orders: u32, bugs: &[Bug]) -> SimConfig {
 /// The command line that reproduces one sweep seed.
 pub fn sweep_command(seed: u64, orders: u32, bugs: &[Bug]) -> String {
     let mut cmd = format!(
-        "cargo run --release -p idem-sim --bin idem-lab -- sweep --first-seed {seed} --seeds 1 --orders {orders}"
+        "{} sweep --first-seed {seed} --seeds 1 --orders {orders}",
+        super::table::COMMAND_PREFIX
     );
     for b in bugs {
         cmd.push_str(" --bug ");
@@ -112,9 +115,14 @@ pub fn sweep_command(seed: u64, orders: u32, bugs: &[Bug]) -> String {
 
 /// Run one sweep seed to its verdict.
 pub fn run_seed(seed: u64, orders: u32, bugs: &[Bug]) -> Verdict {
+    run_seed_world(seed, orders, bugs).0
+}
+
+/// Run one sweep seed; the verdict and the finished world.
+pub fn run_seed_world(seed: u64, orders: u32, bugs: &[Bug]) -> (Verdict, World) {
     let mut world = World::new(swarm_config(seed, orders, bugs));
     world.set_reproduce(sweep_command(seed, orders, bugs));
-    world.finish()
+    (world.finish(), world)
 }
 
 /// A sweep's result.
@@ -130,6 +138,14 @@ pub struct SweepReport {
     pub unknown: u64,
     /// Unknown outcomes still unresolved after reconciliation.
     pub unresolved: u64,
+    /// What the worlds did, summed over every seed run (PayCo's dedupes included).
+    pub totals: Counters,
+    /// Requests and responses the networks lost, and requests they duplicated, summed.
+    pub net: NetStats,
+    /// Seeds in which at least one stale claim was taken over.
+    pub seeds_with_takeovers: u64,
+    /// Seeds run under `save-response` (the others ran under `release-claim`).
+    pub seeds_save_response: u64,
 }
 
 /// Run `seeds` seeds starting at `first`; stop early after `stop_after` failing seeds.
@@ -139,8 +155,17 @@ pub fn sweep(first: u64, seeds: u64, orders: u32, bugs: &[Bug], stop_after: usiz
         ..SweepReport::default()
     };
     for seed in first..first.saturating_add(seeds) {
-        let v = run_seed(seed, orders, bugs);
+        let (v, world) = run_seed_world(seed, orders, bugs);
         report.seeds += 1;
+        let counters = world.counters();
+        report.totals.add(&counters);
+        let net = world.net_stats();
+        report.net.requests_dropped += net.requests_dropped;
+        report.net.responses_dropped += net.responses_dropped;
+        report.net.duplicated += net.duplicated;
+        report.seeds_with_takeovers += u64::from(counters.takeovers > 0);
+        report.seeds_save_response +=
+            u64::from(world.config().server.on_error == ErrorPolicy::SaveResponse);
         report.unknown += v.unknown.len() as u64;
         report.unresolved += v.unresolved.len() as u64;
         if !v.is_clean() {

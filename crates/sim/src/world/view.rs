@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::{Input, World};
 use crate::checker::{Verdict, Violation};
-use crate::config::SimConfig;
+use crate::config::{SimConfig, MAX_DURATION_MS};
 use crate::counters::Counters;
 use crate::history::{AttemptRecord, CheckoutRecord, History};
 use crate::ids::CheckoutId;
@@ -46,6 +46,37 @@ pub struct HistoryExport {
 
 fn export_events(e: &HistoryExport) -> u64 {
     e.events_run
+}
+
+impl HistoryExport {
+    /// Refuse what a replay cannot run: the config and every recorded input are checked like
+    /// a config file ([`SimConfig::validate`]: a recorded `SetFaults` with an absurd latency is
+    /// an error, never an overflow), and no input may sit past [`MAX_DURATION_MS`] of virtual
+    /// time. Exports come from files and URLs.
+    pub fn validate(&self) -> Result<(), crate::SimError> {
+        self.config.validate()?;
+        for (i, input) in self.inputs.iter().enumerate() {
+            let at = |e: crate::SimError| {
+                let why = match e {
+                    crate::SimError::Config(why) => why,
+                    other => other.to_string(),
+                };
+                crate::SimError::Config(format!("inputs[{i}]: {why}"))
+            };
+            if input.at > MAX_DURATION_MS {
+                return Err(crate::SimError::Config(format!(
+                    "inputs[{i}].at is later than a year of virtual time"
+                )));
+            }
+            match &input.command {
+                super::Command::SetFaults(f) => f.validate().map_err(at)?,
+                super::Command::SetServer(s) => s.validate().map_err(at)?,
+                super::Command::SetClient(c) => c.validate().map_err(at)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
 }
 
 impl World {
@@ -156,16 +187,7 @@ impl World {
         if let Some(r) = &self.reproduce {
             return r.clone();
         }
-        let c = &self.config;
-        let mut cmd = format!(
-            "cargo run --release -p idem-sim --bin idem-lab -- --seed {} --orders {}",
-            c.seed, c.workload.orders
-        );
-        for b in &c.bugs {
-            cmd.push_str(" --bug ");
-            cmd.push_str(b.name());
-        }
-        cmd
+        crate::lab::table::lab_command(&self.config, None)
     }
 
     /// The checker's verdict now. The end-of-run invariants (stuck in flight, saved answers,
@@ -332,8 +354,9 @@ impl World {
 
     /// Re-run an exported run: same seed and config, the same inputs at the same points.
     /// Host journals are replaced by memory journals. Compare [`World::history_hash`] with
-    /// `export.hash`.
-    pub fn replay(export: &HistoryExport) -> World {
+    /// `export.hash`. An export that fails [`HistoryExport::validate`] is an error.
+    pub fn replay(export: &HistoryExport) -> Result<World, crate::SimError> {
+        export.validate()?;
         let mut world = World::new(export.config.clone());
         for input in &export.inputs {
             while world.events_run < input.after_events && world.step() {}
@@ -369,6 +392,6 @@ impl World {
         } else {
             while world.events_run < export_events(export) && world.step() {}
         }
-        world
+        Ok(world)
     }
 }
