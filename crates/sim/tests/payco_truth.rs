@@ -193,3 +193,36 @@ fn another_cart_on_a_released_key_never_resumes_the_old_order() {
     }
     assert!(hits > 0, "the released window was never hit");
 }
+
+/// The property is live: a checkout told "declined" that a zombie worker charges afterwards
+/// breaks it at the zombie's charge, not only when the run is checked at its end. (The old
+/// handler's decline-before-lookup makes the 402 possible.)
+#[test]
+fn a_charge_after_a_rejection_breaks_the_property_when_the_money_moves() {
+    let mut config = SimConfig {
+        seed: 3,
+        ..SimConfig::default()
+    };
+    config.workload.orders = 0;
+    config.server.slow_extra_ms = 5_000;
+    config.bugs = vec![Bug::DeclineBeforeLookup];
+    let mut w = World::new(config);
+    // Worker A is slow (its PayCo call comes at about 7 s); the takeover's worker declines.
+    w.slow_next_worker();
+    let c = w.start_checkout(idem_sim::Strategy::SameKey).unwrap();
+    w.run_until(10);
+    w.decline_next_charge();
+    w.run_until(6_000);
+    assert!(matches!(
+        w.checkout(c).unwrap().outcome,
+        CheckoutOutcome::Rejected { status: 402 }
+    ));
+    assert_eq!(w.charges(), 0);
+    assert!(w.properties().agrees_with_payco.ok());
+    w.run_until(9_000);
+    assert_eq!(w.charges(), 1, "the zombie charged");
+    let charged_at = w.payco().charges()[0].at;
+    let broke = w.properties().agrees_with_payco.broke.expect("broken live");
+    assert_eq!(broke.at, charged_at);
+    assert!(w.properties().one_charge.ok());
+}
