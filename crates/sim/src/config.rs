@@ -154,7 +154,8 @@ impl Faults {
 /// - `order_ms`: 5, `charge_ms`: 30, `save_ms`: 2 (virtual time of each step of the work)
 /// - `slow_extra_ms`: 1_000 (a slow worker's charge takes `lock_ms + 0..=slow_extra_ms` longer)
 /// - `claim_gap_ms`: 3 (SELECT-then-INSERT bug only: time between the check and the insert)
-/// - `on_error`: release-claim (a declined charge deletes the claim so a retry runs again)
+/// - `on_error`: release-claim (a failed work deletes the claim; a retry resumes the same order
+///   under the same PayCo key)
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServerConfig {

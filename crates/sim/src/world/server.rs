@@ -23,6 +23,10 @@ fn mismatch() -> http::HttpResponse {
     http::response_for(&Begin::Mismatch).unwrap_or_else(|| http::in_flight(1))
 }
 
+/// Share of timed-out PayCo calls that reached PayCo (lost on the way back, not on the way
+/// there): PayCo decided and saved its answer, the worker never heard it.
+const TIMED_OUT_AFTER_PAYCO: f64 = 0.5;
+
 /// Why the handler's work failed after the claim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum WorkError {
@@ -454,7 +458,7 @@ impl World {
             std::mem::take(&mut self.oneshot.payco_timeout) || self.rng.chance(p_timeout);
         // A timed-out call was lost on the way to PayCo or on the way back: the worker cannot
         // tell which. One that reached PayCo was decided and saved under its key.
-        let reached = !timed_out || self.rng.chance(0.5);
+        let reached = !timed_out || self.rng.chance(TIMED_OUT_AFTER_PAYCO);
         let answer = if reached {
             let (oneshot, rng) = (&mut self.oneshot, &mut self.rng);
             // PayCo's own decision, asked only for a key it has not seen.
