@@ -58,7 +58,11 @@ fn tally_with(seeds: u64, policy: ErrorPolicy, bugs: &[Bug], timeouts: f64) -> T
     t
 }
 
+/// Seeds for the fixed handler's claims (and the measurement the README quotes at 1,000).
 const SEEDS: u64 = 200;
+/// Seeds for showing the old handler fails: it does on about a third (double charges) to most
+/// (wrong answers) of the seeds, so fewer suffice.
+const OLD_SEEDS: u64 = 100;
 
 #[test]
 fn declines_crashes_and_short_leases_charge_once_and_answer_the_truth() {
@@ -79,23 +83,23 @@ fn declines_crashes_and_short_leases_charge_once_and_answer_the_truth() {
 #[test]
 fn the_old_handler_double_charges_and_answers_declined_for_charged_orders() {
     let old = [Bug::DeclineBeforeLookup, Bug::FreshOrderAfterRelease];
-    let released = tally(SEEDS, ErrorPolicy::ReleaseClaim, &old);
-    eprintln!("ReleaseClaim, old handler, {SEEDS} seeds: {released:?}");
+    let released = tally(OLD_SEEDS, ErrorPolicy::ReleaseClaim, &old);
+    eprintln!("ReleaseClaim, old handler, {OLD_SEEDS} seeds: {released:?}");
     assert!(released.seeds_double > 0, "{released:?}");
-    let saved = tally(SEEDS, ErrorPolicy::SaveResponse, &old);
-    eprintln!("SaveResponse, old handler, {SEEDS} seeds: {saved:?}");
+    let saved = tally(OLD_SEEDS, ErrorPolicy::SaveResponse, &old);
+    eprintln!("SaveResponse, old handler, {OLD_SEEDS} seeds: {saved:?}");
     assert!(saved.seeds_disagree > 0, "{saved:?}");
     // Each cause alone: the decline decided before PayCo's lookup answers 402 for charged
     // orders; the order forgotten on release charges a second PayCo key once a released
     // claim may have been charged (a PayCo call that timed out after PayCo charged).
     let decline_first = tally(
-        SEEDS,
+        OLD_SEEDS,
         ErrorPolicy::SaveResponse,
         &[Bug::DeclineBeforeLookup],
     );
     assert!(decline_first.seeds_disagree > 0, "{decline_first:?}");
     let forgets = [Bug::FreshOrderAfterRelease];
-    let forgets = tally_with(SEEDS, ErrorPolicy::ReleaseClaim, &forgets, 0.05);
+    let forgets = tally_with(OLD_SEEDS, ErrorPolicy::ReleaseClaim, &forgets, 0.05);
     eprintln!("ReleaseClaim, fresh-order-after-release, timeouts 5 %: {forgets:?}");
     assert!(forgets.seeds_double > 0, "{forgets:?}");
     let fixed = tally_with(SEEDS, ErrorPolicy::ReleaseClaim, &[], 0.05);
