@@ -198,7 +198,10 @@ impl Checker {
         outcome: CheckoutOutcome,
         payco: &PayCo,
     ) {
-        if self.disagreed.contains(&checkout) {
+        // Most calls come while the checkout still waits: nothing to look up.
+        if matches!(outcome, CheckoutOutcome::Pending | CheckoutOutcome::Unknown)
+            || self.disagreed.contains(&checkout)
+        {
             return;
         }
         let charges = payco.charge_count(checkout);
