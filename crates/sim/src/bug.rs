@@ -29,11 +29,19 @@ pub enum Bug {
     /// The order is committed apart from the key's record: after a crash before the save, the
     /// retry creates (and charges) the order again.
     TwoStepWrite,
+    /// The handler decides a decline itself before it calls PayCo, instead of letting PayCo
+    /// decide after its key lookup: a worker that took over an order PayCo already charged can
+    /// answer "declined" (402) for money that moved.
+    DeclineBeforeLookup,
+    /// The recovery point (the order of a key and payload) only outlives a takeover, not a
+    /// released claim: after a release the next worker mints a new order, and so a new PayCo
+    /// key, and charges again.
+    FreshOrderAfterRelease,
 }
 
 impl Bug {
     /// Every bug, for listings and mutation tests.
-    pub const ALL: [Bug; 7] = [
+    pub const ALL: [Bug; 9] = [
         Bug::NewKeyPerAttempt,
         Bug::SelectThenInsert,
         Bug::UnfencedWrites,
@@ -41,6 +49,8 @@ impl Bug {
         Bug::NoFingerprintCheck,
         Bug::ShortRetention,
         Bug::TwoStepWrite,
+        Bug::DeclineBeforeLookup,
+        Bug::FreshOrderAfterRelease,
     ];
 
     /// The command-line name.
@@ -53,6 +63,8 @@ impl Bug {
             Bug::NoFingerprintCheck => "no-fingerprint-check",
             Bug::ShortRetention => "short-retention",
             Bug::TwoStepWrite => "two-step-write",
+            Bug::DeclineBeforeLookup => "decline-before-lookup",
+            Bug::FreshOrderAfterRelease => "fresh-order-after-release",
         }
     }
 }
@@ -84,6 +96,8 @@ pub(crate) struct BugFlags {
     pub no_fingerprint_check: bool,
     pub short_retention: bool,
     pub two_step_write: bool,
+    pub decline_before_lookup: bool,
+    pub fresh_order_after_release: bool,
 }
 
 impl BugFlags {
@@ -98,6 +112,8 @@ impl BugFlags {
                 Bug::NoFingerprintCheck => f.no_fingerprint_check = true,
                 Bug::ShortRetention => f.short_retention = true,
                 Bug::TwoStepWrite => f.two_step_write = true,
+                Bug::DeclineBeforeLookup => f.decline_before_lookup = true,
+                Bug::FreshOrderAfterRelease => f.fresh_order_after_release = true,
             }
         }
         f

@@ -4,14 +4,21 @@
 //! - every answer for a key identical to the first answer for that key, and each answer for the
 //!   parameters that were sent (a replay for other parameters is a wrong answer);
 //! - no record stuck in flight once faults stop and pending operations were reconciled;
+//! - the client's final answer agrees with PayCo: a checkout answered 2xx was charged exactly
+//!   once, by the charge its receipt names; one answered with a rejection (402, 422, another
+//!   4xx) was never charged for its cart; an unknown outcome is reported as unknown (checked
+//!   when the answer is given, again whenever PayCo moves money for that checkout, and at the
+//!   end);
 //! - every checkout ends paid, rejected or reported unknown (never silently pending).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::history::CheckoutOutcome;
 use crate::ids::CheckoutId;
+use crate::payco::PayCo;
 use crate::receipt::Receipt;
 
 /// One broken invariant.
@@ -55,6 +62,16 @@ pub enum Violation {
         /// The key.
         key: String,
     },
+    /// The client's final answer disagrees with PayCo's ledger: paid but not charged exactly
+    /// once (or by another charge than its receipt names), or rejected but charged.
+    AnswerDisagrees {
+        /// The checkout.
+        checkout: CheckoutId,
+        /// What its page was told.
+        outcome: CheckoutOutcome,
+        /// How many times PayCo charged it.
+        charges: u32,
+    },
     /// A checkout that never ended and was never reported unknown.
     Unreported {
         /// The checkout.
@@ -71,7 +88,22 @@ impl Violation {
             Violation::WrongAnswer { .. } => "wrong-answer",
             Violation::StuckInFlight { .. } => "stuck-in-flight",
             Violation::SavedAnswerDiffers { .. } => "saved-answer-differs",
+            Violation::AnswerDisagrees { .. } => "answer-disagrees",
             Violation::Unreported { .. } => "unreported",
+        }
+    }
+
+    /// The live property this violation breaks (a name of [`crate::Properties::NAMES`]);
+    /// `None` for "unreported", which only the end-of-run verdict checks.
+    pub fn property(&self) -> Option<&'static str> {
+        match self {
+            Violation::DoubleCharge { .. } => Some("one-charge"),
+            Violation::ReplayDiffers { .. }
+            | Violation::WrongAnswer { .. }
+            | Violation::SavedAnswerDiffers { .. } => Some("replays-identical"),
+            Violation::StuckInFlight { .. } => Some("none-stuck"),
+            Violation::AnswerDisagrees { .. } => Some("agrees-with-payco"),
+            Violation::Unreported { .. } => None,
         }
     }
 }
@@ -102,6 +134,8 @@ impl Verdict {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Checker {
     first_by_key: BTreeMap<Uuid, Receipt>,
+    /// Checkouts already reported as disagreeing with PayCo (reported once each).
+    disagreed: BTreeSet<CheckoutId>,
     pub violations: Vec<Violation>,
     /// Cap on stored violations of one kind per run (a broken run can produce thousands).
     cap: usize,
@@ -154,6 +188,47 @@ impl Checker {
         }
     }
 
+    /// Does the final answer `outcome` to `checkout` (whose cart is `amount`) agree with
+    /// PayCo? Pending and unknown outcomes always do: unknown is the honest answer when the
+    /// page cannot tell.
+    pub fn check_answer(
+        &mut self,
+        checkout: CheckoutId,
+        amount: u32,
+        outcome: CheckoutOutcome,
+        payco: &PayCo,
+    ) {
+        // Most calls come while the checkout still waits: nothing to look up.
+        if matches!(outcome, CheckoutOutcome::Pending | CheckoutOutcome::Unknown)
+            || self.disagreed.contains(&checkout)
+        {
+            return;
+        }
+        let charges = payco.charge_count(checkout);
+        let agrees = match outcome {
+            CheckoutOutcome::Paid { receipt, .. } => {
+                charges == 1
+                    && payco
+                        .charge_by_id(receipt.charge)
+                        .is_some_and(|c| c.checkout == checkout)
+            }
+            // A charge for another cart under a reused key is not this request's (that
+            // request is the one the 422 refused).
+            CheckoutOutcome::Rejected { .. } => {
+                charges == 0 || !payco.charges_for(checkout).any(|c| c.amount == amount)
+            }
+            CheckoutOutcome::Pending | CheckoutOutcome::Unknown => true,
+        };
+        if !agrees {
+            self.disagreed.insert(checkout);
+            self.push(Violation::AnswerDisagrees {
+                checkout,
+                outcome,
+                charges,
+            });
+        }
+    }
+
     /// The first answer clients saw under `key`.
     pub fn first_answer(&self, key: &Uuid) -> Option<&Receipt> {
         self.first_by_key.get(key)
@@ -194,5 +269,70 @@ mod tests {
         // Unkeyed answers are only checked against what was sent.
         c.observe_ok(CheckoutId(1), None, 7, r(9, 7));
         assert_eq!(c.violations.len(), 2);
+    }
+
+    #[test]
+    fn answers_are_checked_against_payco() {
+        use crate::payco::{ChargeAnswer, ChargeCall, ChargeKey};
+        let mut payco = PayCo::default();
+        let call = |checkout: u32, amount: u32, order: u64| ChargeCall {
+            order: OrderId(order),
+            checkout: CheckoutId(checkout),
+            amount,
+            key: Some(ChargeKey(OrderId(order))),
+            at: 1,
+        };
+        let ChargeAnswer::Charged(id) = payco.charge(call(0, 10, 1), || false).answer else {
+            panic!("charged")
+        };
+        let paid = |charge| CheckoutOutcome::Paid {
+            receipt: Receipt {
+                order: OrderId(1),
+                charge,
+                amount: 10,
+                served_at: 5,
+            },
+            replayed: false,
+        };
+        let mut c = Checker::new();
+        c.check_answer(CheckoutId(0), 10, paid(id), &payco);
+        c.check_answer(CheckoutId(0), 10, CheckoutOutcome::Unknown, &payco);
+        c.check_answer(CheckoutId(1), 10, CheckoutOutcome::Unknown, &payco);
+        c.check_answer(
+            CheckoutId(1),
+            10,
+            CheckoutOutcome::Rejected { status: 402 },
+            &payco,
+        );
+        assert!(c.violations.is_empty(), "{:?}", c.violations);
+        // Paid but never charged; rejected but charged; paid by another checkout's charge.
+        c.check_answer(CheckoutId(1), 10, paid(id), &payco);
+        c.check_answer(
+            CheckoutId(0),
+            10,
+            CheckoutOutcome::Rejected { status: 402 },
+            &payco,
+        );
+        payco.charge(call(2, 10, 2), || false);
+        c.check_answer(CheckoutId(2), 10, paid(id), &payco);
+        let names: Vec<_> = c.violations.iter().map(|v| v.property()).collect();
+        assert_eq!(names, [Some("agrees-with-payco"); 3]);
+        // Reported once per checkout; a charge for another cart does not contradict a 422.
+        c.check_answer(CheckoutId(1), 10, paid(id), &payco);
+        payco.charge(call(3, 11, 3), || false);
+        c.check_answer(
+            CheckoutId(3),
+            10,
+            CheckoutOutcome::Rejected { status: 422 },
+            &payco,
+        );
+        assert_eq!(c.violations.len(), 3);
+        // Charged twice: a paid answer no longer agrees.
+        payco.charge(call(4, 10, 4), || false);
+        let ChargeAnswer::Charged(id4) = payco.charge(call(4, 10, 5), || false).answer else {
+            panic!("charged")
+        };
+        c.check_answer(CheckoutId(4), 10, paid(id4), &payco);
+        assert_eq!(c.violations.len(), 4);
     }
 }

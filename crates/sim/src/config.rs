@@ -53,7 +53,7 @@ pub enum HistoryDetail {
 /// - `latency_ms`: 20, `jitter_ms`: 10 (each message: latency + uniform 0..=jitter; reorders)
 /// - `crash_after_charge`: 0.0, `slow_worker`: 0.0
 /// - `tab_reload`: 0.0, `reuse_key_other_cart`: 0.0
-/// - `decline`: 0.0
+/// - `decline`: 0.0, `payco_timeout`: 0.0
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Faults {
@@ -75,9 +75,14 @@ pub struct Faults {
     pub tab_reload: f64,
     /// Probability a (buggy) page also submits a different cart under the checkout's key.
     pub reuse_key_other_cart: f64,
-    /// Probability PayCo declines a charge: the work fails and the server's
-    /// [`ServerConfig::on_error`] policy decides what happens to the claim.
+    /// Probability PayCo declines a card it has not seen under the call's key (PayCo decides
+    /// after its key lookup and saves the decline under the key): the work fails and the
+    /// server's [`ServerConfig::on_error`] policy decides what happens to the claim.
     pub decline: f64,
+    /// Probability a worker's PayCo call times out: the worker cannot tell whether PayCo
+    /// charged (half of these calls reached PayCo, which decided and saved its answer; half
+    /// were lost on the way). The work fails with a 504 and `on_error` decides the claim.
+    pub payco_timeout: f64,
 }
 
 impl Default for Faults {
@@ -93,11 +98,45 @@ impl Default for Faults {
             tab_reload: 0.0,
             reuse_key_other_cart: 0.0,
             decline: 0.0,
+            payco_timeout: 0.0,
         }
     }
 }
 
 impl Faults {
+    /// Refuse a probability outside `0.0..=1.0` (or NaN) and a latency or jitter longer than
+    /// [`MAX_DURATION_MS`]. The destructuring lists every field, so a new one must be checked.
+    pub fn validate(&self) -> Result<(), crate::SimError> {
+        let &Faults {
+            drop_request,
+            drop_response,
+            duplicate,
+            latency_ms,
+            jitter_ms,
+            crash_after_charge,
+            slow_worker,
+            tab_reload,
+            reuse_key_other_cart,
+            decline,
+            payco_timeout,
+        } = self;
+        probabilities(&[
+            ("faults.drop_request", drop_request),
+            ("faults.drop_response", drop_response),
+            ("faults.duplicate", duplicate),
+            ("faults.crash_after_charge", crash_after_charge),
+            ("faults.slow_worker", slow_worker),
+            ("faults.tab_reload", tab_reload),
+            ("faults.reuse_key_other_cart", reuse_key_other_cart),
+            ("faults.decline", decline),
+            ("faults.payco_timeout", payco_timeout),
+        ])?;
+        durations(&[
+            ("faults.latency_ms", latency_ms),
+            ("faults.jitter_ms", jitter_ms),
+        ])
+    }
+
     /// No loss, no duplication, no crashes: what "faults stop" means at the end of a run.
     pub fn calm(&self) -> Faults {
         Faults {
@@ -115,7 +154,8 @@ impl Faults {
 /// - `order_ms`: 5, `charge_ms`: 30, `save_ms`: 2 (virtual time of each step of the work)
 /// - `slow_extra_ms`: 1_000 (a slow worker's charge takes `lock_ms + 0..=slow_extra_ms` longer)
 /// - `claim_gap_ms`: 3 (SELECT-then-INSERT bug only: time between the check and the insert)
-/// - `on_error`: release-claim (a declined charge deletes the claim so a retry runs again)
+/// - `on_error`: release-claim (a failed work deletes the claim; a retry resumes the same order
+///   under the same PayCo key)
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServerConfig {
@@ -133,8 +173,36 @@ pub struct ServerConfig {
     pub slow_extra_ms: u64,
     /// The SELECT-then-INSERT bug's window between the check and the insert.
     pub claim_gap_ms: u64,
-    /// What the store does with the claim when the work fails (PayCo declines).
+    /// What the store does with the claim when the work fails (PayCo declines or times out).
+    /// JSON: `"release-claim"` or `"save-response"` (the store's `"ReleaseClaim"` and
+    /// `"SaveResponse"` are read too, as older configs spell them).
+    #[serde(with = "error_policy_kebab")]
     pub on_error: ErrorPolicy,
+}
+
+impl ServerConfig {
+    /// Refuse a duration longer than [`MAX_DURATION_MS`].
+    pub fn validate(&self) -> Result<(), crate::SimError> {
+        let &ServerConfig {
+            lock_ms,
+            retention_ms,
+            order_ms,
+            charge_ms,
+            save_ms,
+            slow_extra_ms,
+            claim_gap_ms,
+            on_error: _,
+        } = self;
+        durations(&[
+            ("server.lock_ms", lock_ms),
+            ("server.retention_ms", retention_ms),
+            ("server.order_ms", order_ms),
+            ("server.charge_ms", charge_ms),
+            ("server.save_ms", save_ms),
+            ("server.slow_extra_ms", slow_extra_ms),
+            ("server.claim_gap_ms", claim_gap_ms),
+        ])
+    }
 }
 
 impl Default for ServerConfig {
@@ -149,6 +217,37 @@ impl Default for ServerConfig {
             claim_gap_ms: 3,
             on_error: ErrorPolicy::ReleaseClaim,
         }
+    }
+}
+
+/// `on_error` in kebab-case like every other enum of the config, reading the old spelling too.
+mod error_policy_kebab {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::ErrorPolicy;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    enum Name {
+        #[serde(alias = "ReleaseClaim")]
+        ReleaseClaim,
+        #[serde(alias = "SaveResponse")]
+        SaveResponse,
+    }
+
+    pub fn serialize<S: Serializer>(policy: &ErrorPolicy, s: S) -> Result<S::Ok, S::Error> {
+        match policy {
+            ErrorPolicy::ReleaseClaim => Name::ReleaseClaim,
+            ErrorPolicy::SaveResponse => Name::SaveResponse,
+        }
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ErrorPolicy, D::Error> {
+        Ok(match Name::deserialize(d)? {
+            Name::ReleaseClaim => ErrorPolicy::ReleaseClaim,
+            Name::SaveResponse => ErrorPolicy::SaveResponse,
+        })
     }
 }
 
@@ -175,6 +274,28 @@ pub struct ClientConfig {
     pub reload_ms: u64,
     /// Naive pages: delay before the user presses Pay again after a reload.
     pub think_ms: u64,
+}
+
+impl ClientConfig {
+    /// Refuse a duration longer than [`MAX_DURATION_MS`].
+    pub fn validate(&self) -> Result<(), crate::SimError> {
+        let &ClientConfig {
+            timeout_ms,
+            backoff_base_ms,
+            backoff_cap_ms,
+            retry_window_ms,
+            reload_ms,
+            think_ms,
+        } = self;
+        durations(&[
+            ("client.timeout_ms", timeout_ms),
+            ("client.backoff_base_ms", backoff_base_ms),
+            ("client.backoff_cap_ms", backoff_cap_ms),
+            ("client.retry_window_ms", retry_window_ms),
+            ("client.reload_ms", reload_ms),
+            ("client.think_ms", think_ms),
+        ])
+    }
 }
 
 impl Default for ClientConfig {
@@ -209,6 +330,17 @@ pub struct Workload {
     pub min_amount: u32,
     /// Largest cart.
     pub max_amount: u32,
+}
+
+impl Workload {
+    /// Refuse a spacing longer than [`MAX_DURATION_MS`] and an empty amount range.
+    pub fn validate(&self) -> Result<(), crate::SimError> {
+        durations(&[("workload.spacing_ms", self.spacing_ms)])?;
+        if self.min_amount > self.max_amount {
+            return Err(invalid("workload.min_amount", "must not exceed max_amount"));
+        }
+        Ok(())
+    }
 }
 
 impl Default for Workload {
@@ -269,6 +401,20 @@ fn invalid(field: &str, why: &str) -> crate::SimError {
     crate::SimError::Config(format!("{field} {why}"))
 }
 
+fn probabilities(named: &[(&str, f64)]) -> Result<(), crate::SimError> {
+    match named.iter().find(|(_, p)| !(0.0..=1.0).contains(p)) {
+        Some((name, _)) => Err(invalid(name, "must be a probability between 0 and 1")),
+        None => Ok(()),
+    }
+}
+
+fn durations(named: &[(&str, u64)]) -> Result<(), crate::SimError> {
+    match named.iter().find(|(_, ms)| *ms > MAX_DURATION_MS) {
+        Some((name, _)) => Err(invalid(name, "is longer than a year of virtual time")),
+        None => Ok(()),
+    }
+}
+
 impl SimConfig {
     /// Parse a config from JSON; unknown fields are errors, missing ones take their defaults.
     pub fn from_json(text: &str) -> Result<SimConfig, crate::SimError> {
@@ -282,50 +428,10 @@ impl SimConfig {
     /// a duration longer than [`MAX_DURATION_MS`] (virtual time would overflow), an empty
     /// amount range. Configs come from files and URLs, so this is an error, never a panic.
     pub fn validate(&self) -> Result<(), crate::SimError> {
-        let f = &self.faults;
-        let probabilities = [
-            ("faults.drop_request", f.drop_request),
-            ("faults.drop_response", f.drop_response),
-            ("faults.duplicate", f.duplicate),
-            ("faults.crash_after_charge", f.crash_after_charge),
-            ("faults.slow_worker", f.slow_worker),
-            ("faults.tab_reload", f.tab_reload),
-            ("faults.reuse_key_other_cart", f.reuse_key_other_cart),
-            ("faults.decline", f.decline),
-        ];
-        for (name, p) in probabilities {
-            if !(0.0..=1.0).contains(&p) {
-                return Err(invalid(name, "must be a probability between 0 and 1"));
-            }
-        }
-        let (s, c, w) = (&self.server, &self.client, &self.workload);
-        let durations = [
-            ("faults.latency_ms", f.latency_ms),
-            ("faults.jitter_ms", f.jitter_ms),
-            ("server.lock_ms", s.lock_ms),
-            ("server.retention_ms", s.retention_ms),
-            ("server.order_ms", s.order_ms),
-            ("server.charge_ms", s.charge_ms),
-            ("server.save_ms", s.save_ms),
-            ("server.slow_extra_ms", s.slow_extra_ms),
-            ("server.claim_gap_ms", s.claim_gap_ms),
-            ("client.timeout_ms", c.timeout_ms),
-            ("client.backoff_base_ms", c.backoff_base_ms),
-            ("client.backoff_cap_ms", c.backoff_cap_ms),
-            ("client.retry_window_ms", c.retry_window_ms),
-            ("client.reload_ms", c.reload_ms),
-            ("client.think_ms", c.think_ms),
-            ("workload.spacing_ms", w.spacing_ms),
-        ];
-        for (name, ms) in durations {
-            if ms > MAX_DURATION_MS {
-                return Err(invalid(name, "is longer than a year of virtual time"));
-            }
-        }
-        if w.min_amount > w.max_amount {
-            return Err(invalid("workload.min_amount", "must not exceed max_amount"));
-        }
-        Ok(())
+        self.faults.validate()?;
+        self.server.validate()?;
+        self.client.validate()?;
+        self.workload.validate()
     }
 
     /// True when `bug` is switched on.
@@ -359,6 +465,8 @@ mod tests {
         for bad in [
             r#"{"faults":{"drop_request":1.5}}"#,
             r#"{"faults":{"duplicate":-0.1}}"#,
+            r#"{"faults":{"payco_timeout":2}}"#,
+            r#"{"client":{"retry_window_ms":40000000000}}"#,
             r#"{"faults":{"latency_ms":18446744073709551615}}"#,
             r#"{"server":{"lock_ms":40000000000}}"#,
             r#"{"workload":{"min_amount":5,"max_amount":1}}"#,
@@ -370,6 +478,25 @@ mod tests {
         edge.faults.drop_request = 1.0;
         edge.server.retention_ms = MAX_DURATION_MS;
         assert!(edge.validate().is_ok());
+    }
+
+    #[test]
+    fn on_error_is_kebab_case_and_reads_the_old_spelling() {
+        for (policy, kebab, old) in [
+            (ErrorPolicy::ReleaseClaim, "release-claim", "ReleaseClaim"),
+            (ErrorPolicy::SaveResponse, "save-response", "SaveResponse"),
+        ] {
+            for spelling in [kebab, old] {
+                let json = format!(r#"{{"server":{{"on_error":"{spelling}"}}}}"#);
+                let c = SimConfig::from_json(&json).unwrap();
+                assert_eq!(c.server.on_error, policy, "{json}");
+            }
+            let mut c = SimConfig::default();
+            c.server.on_error = policy;
+            let text = serde_json::to_string(&c).unwrap();
+            assert!(text.contains(&format!(r#""on_error":"{kebab}""#)), "{text}");
+        }
+        assert!(SimConfig::from_json(r#"{"server":{"on_error":"release"}}"#).is_err());
     }
 
     #[test]

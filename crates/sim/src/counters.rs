@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Running totals of one world.
+/// Running totals of one world (or, summed with [`Counters::add`], of a sweep).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
     /// Checkouts started.
@@ -39,4 +39,49 @@ pub struct Counters {
     /// Calls PayCo answered from its key table (no money moved).
     #[serde(default)]
     pub deduped: u64,
+    /// PayCo calls that timed out for the worker (PayCo may or may not have charged).
+    #[serde(default)]
+    pub payco_timeouts: u64,
+}
+
+impl Counters {
+    /// Add `other`'s totals to these (a sweep sums its worlds).
+    pub fn add(&mut self, other: &Counters) {
+        let Counters {
+            checkouts,
+            attempts,
+            conflicts,
+            mismatches,
+            takeovers,
+            fenced,
+            unknown,
+            replays,
+            executions,
+            crashes,
+            slow_workers,
+            reloads,
+            paid,
+            rejected,
+            declines,
+            deduped,
+            payco_timeouts,
+        } = *other;
+        self.checkouts += checkouts;
+        self.attempts += attempts;
+        self.conflicts += conflicts;
+        self.mismatches += mismatches;
+        self.takeovers += takeovers;
+        self.fenced += fenced;
+        self.unknown += unknown;
+        self.replays += replays;
+        self.executions += executions;
+        self.crashes += crashes;
+        self.slow_workers += slow_workers;
+        self.reloads += reloads;
+        self.paid += paid;
+        self.rejected += rejected;
+        self.declines += declines;
+        self.deduped += deduped;
+        self.payco_timeouts += payco_timeouts;
+    }
 }

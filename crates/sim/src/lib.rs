@@ -67,7 +67,7 @@ pub enum SimError {
     #[error("unknown preset `{0}` (known: calm, lossy, lesson, crashy, reorder, chaos)")]
     UnknownPreset(String),
     /// No classic bug by that name.
-    #[error("unknown bug `{0}` (known: new-key-per-attempt, select-then-insert, unfenced-writes, key-only-at-top-hop, no-fingerprint-check, short-retention, two-step-write)")]
+    #[error("unknown bug `{0}` (known: new-key-per-attempt, select-then-insert, unfenced-writes, key-only-at-top-hop, no-fingerprint-check, short-retention, two-step-write, decline-before-lookup, fresh-order-after-release)")]
     UnknownBug(String),
     /// The config is not valid JSON of [`SimConfig`].
     #[error("invalid config: {0}")]

@@ -1,5 +1,11 @@
-//! PayCo, the downstream payment provider. It records every charge and dedupes on the
-//! downstream idempotency key `charge:<orderId>` when the caller sends one.
+//! PayCo, the downstream payment provider. It records every charge and, when the caller sends
+//! the downstream idempotency key `charge:<orderId>`, answers a key it has seen with the answer
+//! it saved under it, a decline included (as Stripe saves errors): the decision to decline is
+//! PayCo's, taken after its key lookup, so a late call under a key can never turn a charge into
+//! a decline or a decline into a charge.
+//!
+//! It does not compare parameters under a key (a real provider would refuse a key reused for
+//! another amount); the handler only ever sends one order's amount under that order's key.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -46,44 +52,84 @@ pub struct Charge {
     pub at: u64,
 }
 
+/// What PayCo decided for a call: the answer it saves under the call's key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChargeAnswer {
+    /// Money moved (now, or earlier under the same key).
+    Charged(ChargeId),
+    /// The card was declined; no money moved. Final for the key.
+    Declined,
+}
+
 /// PayCo's answer to one charge call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChargeReply {
-    /// The charge that pays for the call (new, or the earlier one under the same key).
-    pub id: ChargeId,
-    /// True when the key had been seen: no money moved.
+    /// The answer (new, or the one saved earlier under the same key).
+    pub answer: ChargeAnswer,
+    /// True when the key had been seen: PayCo decided nothing new and no money moved.
     pub deduped: bool,
+}
+
+/// One call to PayCo.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChargeCall {
+    /// The server's order.
+    pub order: OrderId,
+    /// The checkout it came from (ground truth for the checker).
+    pub checkout: CheckoutId,
+    /// Amount in cents.
+    pub amount: u32,
+    /// The downstream key, if the handler sends one.
+    pub key: Option<ChargeKey>,
+    /// Virtual time.
+    pub at: u64,
 }
 
 /// PayCo's ledger.
 #[derive(Clone, Debug, Default)]
 pub struct PayCo {
     charges: Vec<Charge>,
-    by_key: BTreeMap<ChargeKey, ChargeId>,
+    by_key: BTreeMap<ChargeKey, ChargeAnswer>,
     by_checkout: BTreeMap<CheckoutId, u32>,
     deduped: u64,
+    declined: u64,
     double_charged: u64,
 }
 
 impl PayCo {
-    /// Charge `amount` for `order`. With a key already seen, return that charge and move no money.
-    pub fn charge(
-        &mut self,
-        order: OrderId,
-        checkout: CheckoutId,
-        amount: u32,
-        key: Option<ChargeKey>,
-        at: u64,
-    ) -> ChargeReply {
+    /// Answer one call. A key seen before gets the answer saved under it, and `declines` is not
+    /// asked. Otherwise PayCo decides: `declines()` true declines the card (saved under the key),
+    /// false charges `amount` (saved under the key).
+    pub fn charge(&mut self, call: ChargeCall, declines: impl FnOnce() -> bool) -> ChargeReply {
+        let ChargeCall {
+            order,
+            checkout,
+            amount,
+            key,
+            at,
+        } = call;
         if let Some(k) = key {
-            if let Some(&id) = self.by_key.get(&k) {
+            if let Some(&answer) = self.by_key.get(&k) {
                 self.deduped += 1;
-                return ChargeReply { id, deduped: true };
+                return ChargeReply {
+                    answer,
+                    deduped: true,
+                };
             }
+        }
+        if declines() {
+            self.declined += 1;
+            if let Some(k) = key {
+                self.by_key.insert(k, ChargeAnswer::Declined);
+            }
+            return ChargeReply {
+                answer: ChargeAnswer::Declined,
+                deduped: false,
+            };
         }
         let id = ChargeId(self.charges.len() as u64 + 1);
         if let Some(k) = key {
-            self.by_key.insert(k, id);
+            self.by_key.insert(k, ChargeAnswer::Charged(id));
         }
         let n = self.by_checkout.entry(checkout).or_insert(0);
         *n += 1;
@@ -98,7 +144,16 @@ impl PayCo {
             key,
             at,
         });
-        ChargeReply { id, deduped: false }
+        ChargeReply {
+            answer: ChargeAnswer::Charged(id),
+            deduped: false,
+        }
+    }
+
+    /// The charge with this id, if PayCo made it.
+    pub fn charge_by_id(&self, id: ChargeId) -> Option<&Charge> {
+        let i = usize::try_from(id.0).ok()?.checked_sub(1)?;
+        self.charges.get(i)
     }
 
     /// Every charge, in the order it happened.
@@ -133,27 +188,66 @@ impl PayCo {
     pub fn deduped(&self) -> u64 {
         self.deduped
     }
+
+    /// Cards PayCo declined (each decision once; answers replayed under a key not counted).
+    pub fn declined(&self) -> u64 {
+        self.declined
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn call(order: u64, key: bool, at: u64) -> ChargeCall {
+        let o = OrderId(order);
+        ChargeCall {
+            order: o,
+            checkout: CheckoutId(0),
+            amount: 500,
+            key: key.then_some(ChargeKey(o)),
+            at,
+        }
+    }
+
     #[test]
     fn dedupes_on_key_and_charges_without_one() {
         let mut p = PayCo::default();
-        let o = OrderId(1);
         let c = CheckoutId(0);
-        let a = p.charge(o, c, 500, Some(ChargeKey(o)), 1);
-        let b = p.charge(o, c, 500, Some(ChargeKey(o)), 2);
-        assert_eq!(a.id, b.id);
-        assert!(b.deduped);
+        let a = p.charge(call(1, true, 1), || false);
+        let b = p.charge(call(1, true, 2), || {
+            panic!("a seen key is not decided again")
+        });
+        assert_eq!(a.answer, b.answer);
+        assert!(b.deduped && !a.deduped);
         assert_eq!(p.charges().len(), 1);
         assert_eq!(p.double_charged_count(), 0);
-        let d = p.charge(o, c, 500, None, 3);
-        assert_ne!(d.id, a.id);
+        let d = p.charge(call(1, false, 3), || false);
+        assert_ne!(d.answer, a.answer);
         assert_eq!(p.charge_count(c), 2);
         assert_eq!(p.double_charged().collect::<Vec<_>>(), vec![(c, 2)]);
-        assert_eq!(ChargeKey(o).to_string(), "charge:ord_1");
+        assert_eq!(ChargeKey(OrderId(1)).to_string(), "charge:ord_1");
+        let ChargeAnswer::Charged(id) = a.answer else {
+            panic!("{a:?}")
+        };
+        assert_eq!(p.charge_by_id(id).map(|ch| ch.at), Some(1));
+        assert_eq!(p.charge_by_id(ChargeId(0)), None);
+    }
+
+    #[test]
+    fn a_decline_is_saved_under_its_key() {
+        let mut p = PayCo::default();
+        let first = p.charge(call(7, true, 1), || true);
+        assert_eq!(first.answer, ChargeAnswer::Declined);
+        // A late call under the same key (a zombie worker) gets the decline, and no money moves,
+        // even though PayCo would have accepted the card now.
+        let late = p.charge(call(7, true, 9), || false);
+        assert_eq!(late.answer, ChargeAnswer::Declined);
+        assert!(late.deduped);
+        assert_eq!(p.charges().len(), 0);
+        assert_eq!((p.declined(), p.deduped()), (1, 1));
+        // Without a key every call is a new decision.
+        let unkeyed = p.charge(call(7, false, 10), || false);
+        assert!(matches!(unkeyed.answer, ChargeAnswer::Charged(_)));
     }
 }

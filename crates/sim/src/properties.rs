@@ -1,4 +1,4 @@
-//! Live properties: the checker's invariants as three badges, each remembering the moment it
+//! Live properties: the checker's invariants as four badges, each remembering the moment it
 //! first broke. Tracked incrementally: O(1) per event for charges and answers (only the
 //! checker's new violations are looked at); "stuck in flight" is one pass over the claim table,
 //! done when asked ([`crate::World::properties`]), not per event.
@@ -32,7 +32,7 @@ impl Property {
     }
 }
 
-/// The three live badges.
+/// The four live badges.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Properties {
     /// At most one charge per order.
@@ -42,15 +42,34 @@ pub struct Properties {
     /// No record stays in flight once nobody can come back for it: its lease has been stale
     /// for a whole client retry window (or the end-of-run probe found it stuck).
     pub none_stuck: Property,
+    /// The client's final answer agrees with PayCo: paid means charged exactly once, rejected
+    /// means never charged, and what the page cannot know it reports as unknown.
+    pub agrees_with_payco: Property,
 }
 
 impl Properties {
     /// Names used by the demo's test hooks (`property-<name>`), in badge order.
-    pub const NAMES: [&'static str; 3] = ["one-charge", "replays-identical", "none-stuck"];
+    pub const NAMES: [&'static str; 4] = [
+        "one-charge",
+        "replays-identical",
+        "none-stuck",
+        "agrees-with-payco",
+    ];
 
     /// The properties in [`Properties::NAMES`] order.
-    pub fn all(&self) -> [&Property; 3] {
-        [&self.one_charge, &self.replays_identical, &self.none_stuck]
+    pub fn all(&self) -> [&Property; 4] {
+        [
+            &self.one_charge,
+            &self.replays_identical,
+            &self.none_stuck,
+            &self.agrees_with_payco,
+        ]
+    }
+
+    /// The property called `name` (one of [`Properties::NAMES`]).
+    pub fn by_name(&self, name: &str) -> Option<&Property> {
+        let i = Self::NAMES.iter().position(|n| *n == name)?;
+        Some(self.all()[i])
     }
 }
 
@@ -60,6 +79,7 @@ pub(crate) struct Tracker {
     pub double: Option<Breach>,
     pub replay: Option<Breach>,
     pub stuck: Option<Breach>,
+    pub disagrees: Option<Breach>,
     /// Checker violations already looked at.
     pub seen: usize,
 }
@@ -71,11 +91,12 @@ impl Tracker {
             return;
         }
         for v in &violations[self.seen..] {
-            let slot = match v {
-                Violation::ReplayDiffers { .. }
-                | Violation::WrongAnswer { .. }
-                | Violation::SavedAnswerDiffers { .. } => &mut self.replay,
-                Violation::StuckInFlight { .. } => &mut self.stuck,
+            // One mapping from violations to properties: Violation::property. The double
+            // charge is tracked from PayCo's ledger directly (see World::track_properties).
+            let slot = match v.property() {
+                Some("replays-identical") => &mut self.replay,
+                Some("none-stuck") => &mut self.stuck,
+                Some("agrees-with-payco") => &mut self.disagrees,
                 _ => continue,
             };
             if slot.is_none() {

@@ -58,6 +58,6 @@ fn export_replays_to_the_same_hash() {
     let export = w.export();
     let json = serde_json::to_string(&export).unwrap();
     let back: idem_sim::HistoryExport = serde_json::from_str(&json).unwrap();
-    let again = World::replay(&back);
+    let again = World::replay(&back).unwrap();
     assert_eq!(again.history_hash(), export.hash);
 }

@@ -1,7 +1,7 @@
 // Classroom mode: shareable runs (URL hash), keyboard, projector mode, the timeline, the
 // side-by-side lab (checked against idem-lab natively) and the exported history (replayed by
 // idem-lab natively). idem-lab is built in beforeAll (a no-op when target/release is current).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
@@ -249,7 +249,9 @@ test('an exported history replays natively to identical counts and verdicts', as
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export').click()]);
   const file = testInfo.outputPath('history.json');
   await download.saveAs(file);
-  const report = JSON.parse(execFileSync(IDEM_LAB, ['replay', file, '--json'], { encoding: 'utf8' }));
+  // `replay` exits 0 only when the history is identical and every invariant holds, else 1.
+  const replayed = spawnSync(IDEM_LAB, ['replay', file, '--json'], { encoding: 'utf8' });
+  const report = JSON.parse(replayed.stdout);
   expect(report.identical).toBe(true);
   expect(String(report.events_run)).toBe(s.events);
   expect(String(report.counters.checkouts)).toBe(s.stats.checkouts);
@@ -257,7 +259,8 @@ test('an exported history replays natively to identical counts and verdicts', as
   expect(String(report.charges)).toBe(s.stats.charges);
   expect(String(report.double_charged)).toBe(s.stats.double);
   expect(String(report.clean)).toBe(ok);
-  const text = execFileSync(IDEM_LAB, ['replay', file], { encoding: 'utf8' });
+  expect(replayed.status).toBe(ok === 'true' ? 0 : 1);
+  const text = spawnSync(IDEM_LAB, ['replay', file], { encoding: 'utf8' }).stdout;
   expect(text).toContain('identical history');
   expect(text).toContain(`charges ${s.stats.charges}`);
 });

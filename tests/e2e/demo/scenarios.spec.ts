@@ -17,6 +17,8 @@ async function oneCharge(page: Page): Promise<void> {
   await expect(page.getByTestId('ledger-row')).toHaveCount(1);
   await expect(page.getByTestId('ledger-row').first()).toHaveAttribute('data-charges', '1');
   await expect(prop(page, 'one-charge')).toHaveAttribute('data-ok', 'true');
+  await expect(prop(page, 'agrees-with-payco')).toHaveAttribute('data-ok', 'true');
+  await expect(prop(page, 'agrees-with-payco')).toContainText('answers agree with PayCo');
   await expect(page.getByTestId('invariant')).toHaveAttribute('data-ok', 'true');
 }
 

@@ -6,15 +6,17 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use idem_sim::{Properties, Property, Violation};
+use idem_sim::{CheckoutOutcome, Properties, Property, Violation};
 
 use crate::lab::Lab;
 use crate::model::clock::{Clock, ClockAction};
 
-const LABELS: [&str; 3] = [
+/// One label per badge, in `Properties::NAMES` order.
+const LABELS: [&str; 4] = [
     "≤ 1 charge per order",
     "every replay identical",
     "no record stuck in flight",
+    "answers agree with PayCo",
 ];
 
 /// What broke, in words (string pieces, not `format!`: the bundle stays lean).
@@ -29,6 +31,15 @@ fn what(v: &Violation) -> String {
             (checkout.to_string(), " got the answer for other parameters")
         }
         Violation::StuckInFlight { key } => (key.chars().take(8).collect(), " stuck in flight"),
+        Violation::AnswerDisagrees {
+            checkout, outcome, ..
+        } => (
+            checkout.to_string(),
+            match outcome {
+                CheckoutOutcome::Paid { .. } => " told paid, but PayCo did not charge it once",
+                _ => " told refused, but PayCo charged it",
+            },
+        ),
         other => (String::new(), other.name()),
     };
     who + text
@@ -48,7 +59,7 @@ impl PartialEq for PropertyBadgesProps {
     }
 }
 
-/// The three badges.
+/// The four badges.
 #[function_component]
 pub fn PropertyBadges(badges: &PropertyBadgesProps) -> Html {
     let clock = use_context::<UseReducerHandle<Clock>>().expect("Clock context is provided by App");

@@ -52,7 +52,7 @@ impl ScenarioStatus {
 pub struct Live {
     /// The scenario the world runs, if any.
     pub scenario: Option<ScenarioStatus>,
-    /// The three property badges.
+    /// The four property badges.
     pub properties: Rc<Properties>,
 }
 

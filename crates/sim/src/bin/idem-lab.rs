@@ -12,6 +12,7 @@ mod cli {
     use std::process::ExitCode;
 
     use clap::{Args, Parser, Subcommand};
+    use idem_sim::lab::table::ConfigSource;
     use idem_sim::lab::{bench, sweep, table};
     use idem_sim::{presets, Bug, HistoryExport, SimConfig, World};
 
@@ -79,7 +80,9 @@ mod cli {
             #[arg(long)]
             json: bool,
         },
-        /// Re-run an exported history (JSON from `World::export`) and compare its hash.
+        /// Re-run an exported history (JSON from `World::export`): exits non-zero when the
+        /// hash differs or the replayed run breaks an invariant; invalid recorded inputs are an
+        /// error (exit 2).
         Replay {
             /// The exported history.
             file: String,
@@ -101,20 +104,20 @@ mod cli {
     }
 
     fn lab(args: TableArgs) -> Result<bool, String> {
-        let (mut config, preset_name) = match (&args.config, &args.preset) {
+        let (mut config, source) = match (&args.config, &args.preset) {
             (Some(path), _) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| format!("cannot read config {path}: {e}"))?;
                 (
                     SimConfig::from_json(&text).map_err(|e| e.to_string())?,
-                    None,
+                    ConfigSource::File(path.clone()),
                 )
             }
             (None, p) => {
                 let name = p.clone().unwrap_or_else(|| "lesson".to_owned());
                 (
                     presets::preset(&name).map_err(|e| e.to_string())?,
-                    Some(name),
+                    ConfigSource::Preset(name),
                 )
             }
         };
@@ -129,7 +132,7 @@ mod cli {
                 config.bugs.push(b);
             }
         }
-        let t = table::run_table(&config, preset_name.as_deref());
+        let t = table::run_table(&config, Some(&source));
         if args.json {
             println!("{}", to_json(&t)?);
         } else {
@@ -192,20 +195,29 @@ mod cli {
                     .map_err(|e| format!("cannot read {file}: {e}"))?;
                 let export: HistoryExport = serde_json::from_str(&text)
                     .map_err(|e| format!("invalid history {file}: {e}"))?;
-                export
-                    .config
-                    .validate()
-                    .map_err(|e| format!("invalid history {file}: {e}"))?;
-                let world = World::replay(&export);
+                let world =
+                    World::replay(&export).map_err(|e| format!("invalid history {file}: {e}"))?;
                 let report = ReplayReport::of(&export, &world);
                 if json {
                     println!("{}", to_json(&report)?);
                 } else {
                     print!("{}", report.render());
                 }
-                Ok(report.identical)
+                // A replay fails when the history differs or when the run breaks an invariant.
+                Ok(report.identical && report.clean)
             }
         }
+    }
+
+    /// The kinds of `violations`, each once, in first-seen order.
+    fn distinct_names(violations: &[idem_sim::Violation]) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        for v in violations {
+            if !names.contains(&v.name()) {
+                names.push(v.name());
+            }
+        }
+        names
     }
 
     /// What `replay` reports: whether the history is identical, the replayed run's counts and
@@ -241,7 +253,7 @@ mod cli {
                 charges: world.charges(),
                 double_charged: world.double_charged(),
                 clean: verdict.is_clean(),
-                violations: verdict.violations.iter().map(|v| v.name()).collect(),
+                violations: distinct_names(&verdict.violations),
                 verdict,
             }
         }
@@ -265,7 +277,7 @@ mod cli {
                 c.conflicts, c.mismatches, c.takeovers, c.fenced, c.unknown
             ));
             if self.clean {
-                out.push_str("invariants: all hold (≤ 1 charge per order, replays identical, nothing stuck)\n");
+                out.push_str("invariants: all hold (≤ 1 charge per order, replays identical, nothing stuck, answers agree with PayCo)\n");
             } else {
                 out.push_str(&format!(
                     "invariants broken: {}\n",

@@ -5,26 +5,82 @@ use serde::{Deserialize, Serialize};
 
 use crate::bug::Bug;
 use crate::checker::Verdict;
-use crate::config::{Faults, HistoryDetail, SimConfig, Strategy};
+use crate::config::{ErrorPolicy, Faults, HistoryDetail, SimConfig, Strategy};
+use crate::counters::Counters;
+use crate::network::NetStats;
 use crate::rng::SimRng;
 use crate::world::World;
 
-/// The config seed `seed` runs under: rates drawn from a stream of their own, so the draw does
-/// not shift the world's stream. Request and response loss 0–30 %, duplication 0–50 %, crashes
-/// and slow workers 0–20 %, jitter 0–500 ms, tab reloads 0–20 %, other-cart pages 0–10 %.
+/// The ranges the swarm draws from, per seed (the sim README lists the same table).
+///
+/// Each fault probability is switched off in a quarter of the seeds (swarm testing: leaving a
+/// fault out is a mix of its own) and otherwise drawn uniformly from its range.
+pub mod ranges {
+    /// Request loss.
+    pub const DROP_REQUEST: (f64, f64) = (0.0, 0.3);
+    /// Response loss.
+    pub const DROP_RESPONSE: (f64, f64) = (0.0, 0.3);
+    /// Duplicate delivery.
+    pub const DUPLICATE: (f64, f64) = (0.0, 0.5);
+    /// One-way latency, ms (always on).
+    pub const LATENCY_MS: (u64, u64) = (1, 50);
+    /// Jitter, ms (always on; 0 is a draw like any other).
+    pub const JITTER_MS: (u64, u64) = (0, 500);
+    /// Worker crash after the charge.
+    pub const CRASH_AFTER_CHARGE: (f64, f64) = (0.0, 0.2);
+    /// Slow worker (outlives its lease).
+    pub const SLOW_WORKER: (f64, f64) = (0.0, 0.2);
+    /// Tab reload.
+    pub const TAB_RELOAD: (f64, f64) = (0.0, 0.2);
+    /// Buggy page reusing the key for another cart.
+    pub const REUSE_KEY_OTHER_CART: (f64, f64) = (0.0, 0.1);
+    /// PayCo declines.
+    pub const DECLINE: (f64, f64) = (0.0, 0.2);
+    /// PayCo call timing out for the worker.
+    pub const PAYCO_TIMEOUT: (f64, f64) = (0.0, 0.1);
+    /// Probability a fault probability is switched on at all in a seed.
+    pub const FAULT_ON: f64 = 0.75;
+    /// The store's `lock_ms`: short enough that crashed and slow workers' claims go stale
+    /// (and are taken over) within a client's retries in most seeds.
+    pub const LOCK_MS: (u64, u64) = (100, 1_500);
+    /// Probability the seed's error policy is `save-response` (else `release-claim`).
+    pub const SAVE_RESPONSE: f64 = 0.5;
+}
+
+/// The config seed `seed` runs under: every fault of [`Faults`], the store's `lock_ms` and
+/// both error policies drawn from [`ranges`], from a stream of their own (so the draw does not
+/// shift the world's stream). The struct literal names every field: a fault added to
+/// [`Faults`] does not compile here until the swarm draws it.
 pub fn swarm_config(seed: u64, orders: u32, bugs: &[Bug]) -> SimConfig {
     let mut r = SimRng::new(seed ^ 0x5eed_5eed_5eed_5eed);
+    let mut p = |(lo, hi): (f64, f64)| {
+        if r.chance(ranges::FAULT_ON) {
+            r.fraction(lo, hi)
+        } else {
+            0.0
+        }
+    };
+    let drop_request = p(ranges::DROP_REQUEST);
+    let drop_response = p(ranges::DROP_RESPONSE);
+    let duplicate = p(ranges::DUPLICATE);
+    let crash_after_charge = p(ranges::CRASH_AFTER_CHARGE);
+    let slow_worker = p(ranges::SLOW_WORKER);
+    let tab_reload = p(ranges::TAB_RELOAD);
+    let reuse_key_other_cart = p(ranges::REUSE_KEY_OTHER_CART);
+    let decline = p(ranges::DECLINE);
+    let payco_timeout = p(ranges::PAYCO_TIMEOUT);
     let faults = Faults {
-        drop_request: r.fraction(0.0, 0.3),
-        drop_response: r.fraction(0.0, 0.3),
-        duplicate: r.fraction(0.0, 0.5),
-        latency_ms: r.between(1, 50),
-        jitter_ms: r.upto(500),
-        crash_after_charge: r.fraction(0.0, 0.2),
-        slow_worker: r.fraction(0.0, 0.2),
-        tab_reload: r.fraction(0.0, 0.2),
-        reuse_key_other_cart: r.fraction(0.0, 0.1),
-        decline: 0.0,
+        drop_request,
+        drop_response,
+        duplicate,
+        latency_ms: r.between(ranges::LATENCY_MS.0, ranges::LATENCY_MS.1),
+        jitter_ms: r.between(ranges::JITTER_MS.0, ranges::JITTER_MS.1),
+        crash_after_charge,
+        slow_worker,
+        tab_reload,
+        reuse_key_other_cart,
+        decline,
+        payco_timeout,
     };
     let mut config = SimConfig {
         seed,
@@ -32,6 +88,12 @@ pub fn swarm_config(seed: u64, orders: u32, bugs: &[Bug]) -> SimConfig {
         bugs: bugs.to_vec(),
         history: HistoryDetail::Outcomes,
         ..SimConfig::default()
+    };
+    config.server.lock_ms = r.between(ranges::LOCK_MS.0, ranges::LOCK_MS.1);
+    config.server.on_error = if r.chance(ranges::SAVE_RESPONSE) {
+        ErrorPolicy::SaveResponse
+    } else {
+        ErrorPolicy::ReleaseClaim
     };
     config.workload.orders = orders;
     config.workload.strategy = Strategy::SameKey;
@@ -41,7 +103,8 @@ pub fn swarm_config(seed: u64, orders: u32, bugs: &[Bug]) -> SimConfig {
 /// The command line that reproduces one sweep seed.
 pub fn sweep_command(seed: u64, orders: u32, bugs: &[Bug]) -> String {
     let mut cmd = format!(
-        "cargo run --release -p idem-sim --bin idem-lab -- sweep --first-seed {seed} --seeds 1 --orders {orders}"
+        "{} sweep --first-seed {seed} --seeds 1 --orders {orders}",
+        super::table::COMMAND_PREFIX
     );
     for b in bugs {
         cmd.push_str(" --bug ");
@@ -52,9 +115,14 @@ pub fn sweep_command(seed: u64, orders: u32, bugs: &[Bug]) -> String {
 
 /// Run one sweep seed to its verdict.
 pub fn run_seed(seed: u64, orders: u32, bugs: &[Bug]) -> Verdict {
+    run_seed_world(seed, orders, bugs).0
+}
+
+/// Run one sweep seed; the verdict and the finished world.
+pub fn run_seed_world(seed: u64, orders: u32, bugs: &[Bug]) -> (Verdict, World) {
     let mut world = World::new(swarm_config(seed, orders, bugs));
     world.set_reproduce(sweep_command(seed, orders, bugs));
-    world.finish()
+    (world.finish(), world)
 }
 
 /// A sweep's result.
@@ -70,6 +138,14 @@ pub struct SweepReport {
     pub unknown: u64,
     /// Unknown outcomes still unresolved after reconciliation.
     pub unresolved: u64,
+    /// What the worlds did, summed over every seed run (PayCo's dedupes included).
+    pub totals: Counters,
+    /// Requests and responses the networks lost, and requests they duplicated, summed.
+    pub net: NetStats,
+    /// Seeds in which at least one stale claim was taken over.
+    pub seeds_with_takeovers: u64,
+    /// Seeds run under `save-response` (the others ran under `release-claim`).
+    pub seeds_save_response: u64,
 }
 
 /// Run `seeds` seeds starting at `first`; stop early after `stop_after` failing seeds.
@@ -79,8 +155,17 @@ pub fn sweep(first: u64, seeds: u64, orders: u32, bugs: &[Bug], stop_after: usiz
         ..SweepReport::default()
     };
     for seed in first..first.saturating_add(seeds) {
-        let v = run_seed(seed, orders, bugs);
+        let (v, world) = run_seed_world(seed, orders, bugs);
         report.seeds += 1;
+        let counters = world.counters();
+        report.totals.add(&counters);
+        let net = world.net_stats();
+        report.net.requests_dropped += net.requests_dropped;
+        report.net.responses_dropped += net.responses_dropped;
+        report.net.duplicated += net.duplicated;
+        report.seeds_with_takeovers += u64::from(counters.takeovers > 0);
+        report.seeds_save_response +=
+            u64::from(world.config().server.on_error == ErrorPolicy::SaveResponse);
         report.unknown += v.unknown.len() as u64;
         report.unresolved += v.unresolved.len() as u64;
         if !v.is_clean() {

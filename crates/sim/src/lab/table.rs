@@ -73,16 +73,47 @@ pub struct LabTable {
     pub rows: Vec<LabRow>,
 }
 
-/// The command line that reproduces a lab run.
-pub fn lab_command(config: &SimConfig, preset: Option<&str>) -> String {
-    let mut cmd = format!(
-        "cargo run --release -p idem-sim --bin idem-lab -- --seed {} --orders {}",
-        config.seed, config.workload.orders
-    );
-    if let Some(p) = preset {
-        cmd.push_str(" --preset ");
-        cmd.push_str(p);
+/// Where a lab run's config came from, so its reproduction line can name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// A named preset (`--preset NAME`).
+    Preset(String),
+    /// A JSON file (`--config PATH`), as the path was given.
+    File(String),
+}
+
+/// How every printed reproduction line starts.
+pub const COMMAND_PREFIX: &str = "cargo run --release -p idem-sim --bin idem-lab --";
+
+/// `s` as one POSIX shell word: bare when it has no special characters, else single-quoted.
+pub fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./-:=@%+,".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        return s.to_owned();
     }
+    ["'", &s.replace('\'', r"'\''"), "'"].concat()
+}
+
+/// The command line that reproduces a lab run: its config's source (preset or file), then
+/// every option that changes the run (seed, orders, bugs; `--json` only changes the output).
+/// Without a source the config came from code, and the line names only seed, orders and bugs.
+pub fn lab_command(config: &SimConfig, source: Option<&ConfigSource>) -> String {
+    let mut cmd = String::from(COMMAND_PREFIX);
+    match source {
+        Some(ConfigSource::Preset(p)) => {
+            cmd.push_str(" --preset ");
+            cmd.push_str(&shell_word(p));
+        }
+        Some(ConfigSource::File(path)) => {
+            cmd.push_str(" --config ");
+            cmd.push_str(&shell_word(path));
+        }
+        None => {}
+    }
+    cmd.push_str(&format!(
+        " --seed {} --orders {}",
+        config.seed, config.workload.orders
+    ));
     for b in &config.bugs {
         cmd.push_str(" --bug ");
         cmd.push_str(b.name());
@@ -91,7 +122,7 @@ pub fn lab_command(config: &SimConfig, preset: Option<&str>) -> String {
 }
 
 /// Run `base` once per strategy and tabulate.
-pub fn run_table(base: &SimConfig, preset: Option<&str>) -> LabTable {
+pub fn run_table(base: &SimConfig, source: Option<&ConfigSource>) -> LabTable {
     let rows = Strategy::ALL
         .iter()
         .map(|&strategy| {
@@ -99,7 +130,7 @@ pub fn run_table(base: &SimConfig, preset: Option<&str>) -> LabTable {
             config.workload.strategy = strategy;
             config.history = HistoryDetail::Outcomes;
             let mut world = World::new(config);
-            world.set_reproduce(lab_command(base, preset));
+            world.set_reproduce(lab_command(base, source));
             let verdict = world.finish();
             LabRow {
                 strategy,
@@ -111,7 +142,10 @@ pub fn run_table(base: &SimConfig, preset: Option<&str>) -> LabTable {
     LabTable {
         seed: base.seed,
         orders: base.workload.orders,
-        preset: preset.map(str::to_owned),
+        preset: match source {
+            Some(ConfigSource::Preset(p)) => Some(p.clone()),
+            _ => None,
+        },
         bugs: base.bugs.clone(),
         rows,
     }
@@ -191,7 +225,7 @@ mod tests {
     fn lesson_table_at_seed_1_has_the_lessons_shape() {
         let mut config = preset("lesson").unwrap();
         config.workload.orders = 100;
-        let table = run_table(&config, Some("lesson"));
+        let table = run_table(&config, Some(&ConfigSource::Preset("lesson".into())));
         let no_key = table.row(Strategy::NoKey).unwrap();
         let per_try = table.row(Strategy::KeyPerAttempt).unwrap();
         let same = table.row(Strategy::SameKey).unwrap();
@@ -202,5 +236,17 @@ mod tests {
         assert!(no_key.counts.charges > 100 && per_try.counts.charges > 100);
         assert!(same.verdict.is_clean(), "{:?}", same.verdict);
         assert!(!no_key.verdict.is_clean());
+        assert!(no_key
+            .verdict
+            .reproduce
+            .contains(" --preset lesson --seed 1 --orders 100"));
+    }
+
+    #[test]
+    fn shell_words_survive_the_shell() {
+        assert_eq!(shell_word("runs/a-1.json"), "runs/a-1.json");
+        assert_eq!(shell_word("my config.json"), "'my config.json'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word(""), "''");
     }
 }

@@ -428,6 +428,7 @@ impl World {
         let was_unknown = rec.outcome == CheckoutOutcome::Unknown;
         rec.outcome = outcome;
         rec.finished_at = Some(self.now);
+        self.check_answer(c);
         match outcome {
             CheckoutOutcome::Paid { .. } => self.counters.paid += 1,
             CheckoutOutcome::Rejected { .. } => self.counters.rejected += 1,

@@ -12,6 +12,7 @@
 //!    [`World::verdict`], [`World::history_hash`], [`World::export`].
 
 mod client;
+mod recovery;
 mod server;
 mod slab;
 mod view;
@@ -101,8 +102,10 @@ pub enum Command {
     CrashNextAfterCharge,
     /// The next worker is slow: its charge comes after its lease went stale.
     SlowNextWorker,
-    /// PayCo declines the next charge: the work fails.
+    /// PayCo declines the next card it decides on: the work fails.
     DeclineNextCharge,
+    /// The next worker's PayCo call times out (PayCo may or may not have charged).
+    TimeOutNextPaycoCall,
     /// The page sends a request again under a checkout's key, now.
     Resend {
         /// Which checkout's key.
@@ -159,6 +162,7 @@ struct OneShots {
     crash: bool,
     slow: bool,
     decline: bool,
+    payco_timeout: bool,
 }
 
 /// One store operation the handler performed, recorded (when asked) so the benchmark can replay
@@ -444,10 +448,23 @@ impl World {
         self.oneshot.slow = true;
     }
 
-    /// One-shot: PayCo declines the next charge (the work fails; see `ServerConfig::on_error`).
+    /// One-shot: PayCo declines the next card it decides on (a call under a key it has seen
+    /// gets the saved answer instead); the work fails, see `ServerConfig::on_error`.
     pub fn decline_next_charge(&mut self) {
         self.record_input(Command::DeclineNextCharge);
         self.oneshot.decline = true;
+    }
+
+    /// One-shot: the next worker's PayCo call times out. Whether it reached PayCo (which then
+    /// decided and saved its answer) is drawn; the worker cannot tell, and fails with a 504.
+    pub fn time_out_next_payco_call(&mut self) {
+        self.record_input(Command::TimeOutNextPaycoCall);
+        self.oneshot.payco_timeout = true;
+    }
+
+    /// Whether the one-shot PayCo timeout is armed.
+    pub fn armed_payco_timeout(&self) -> bool {
+        self.oneshot.payco_timeout
     }
 
     /// Whether the one-shots (crash after charge, slow worker, decline) are armed.

@@ -2,26 +2,58 @@
 //! (create order → charge PayCo → save), so faults land in the middle of it. The classic bugs
 //! live here, on top of the store's public table primitives; the store itself stays correct.
 
-use std::collections::BTreeMap;
-
 use idem_client::Reply;
 use idem_store::{
-    http, Begin, ErrorPolicy, Fingerprint, IdRef, Lease, MemoryTable, Record, RecordId,
-    RouteConfig, SavedResponse, Status, Store, StoreConfig, Table,
+    http, Begin, Fingerprint, IdRef, Lease, MemoryTable, Record, RecordId, RouteConfig,
+    SavedResponse, Status, Store, StoreConfig, Table,
 };
 use uuid::Uuid;
 
 use super::client::Response;
+use super::recovery::RecoveryPoints;
 use super::{Ev, World, OPERATION, SCOPE};
 use crate::config::ServerConfig;
 use crate::ids::{CheckoutId, OrderId};
-use crate::payco::{ChargeId, ChargeKey};
+use crate::payco::{ChargeAnswer, ChargeCall, ChargeId, ChargeKey};
 use crate::receipt::Receipt;
 
-/// The checkout route: keys optional (no-key pages send none), errors follow the server's
-/// policy (the store keeps it with the claim).
-fn route(on_error: ErrorPolicy) -> RouteConfig {
-    RouteConfig::optional(OPERATION, on_error)
+/// The store's 422 for a key reused with another payload (its wire format, not a copy).
+fn mismatch() -> http::HttpResponse {
+    // `response_for` answers every decision but Execute and Unkeyed, so this is always Some.
+    http::response_for(&Begin::Mismatch).unwrap_or_else(|| http::in_flight(1))
+}
+
+/// Share of timed-out PayCo calls that reached PayCo (lost on the way back, not on the way
+/// there): PayCo decided and saved its answer, the worker never heard it.
+const TIMED_OUT_AFTER_PAYCO: f64 = 0.5;
+
+/// Why the handler's work failed after the claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WorkError {
+    /// PayCo declined the card (its answer under the order's key): final for this key.
+    Declined,
+    /// PayCo did not answer in time: the worker cannot tell whether money moved.
+    PaycoTimeout,
+}
+
+impl WorkError {
+    fn status(self) -> u16 {
+        match self {
+            WorkError::Declined => 402,
+            WorkError::PaycoTimeout => 504,
+        }
+    }
+
+    fn body(self) -> &'static [u8] {
+        match self {
+            WorkError::Declined => {
+                br#"{"type":"https://idem.dev/problems/payment-declined","status":402}"#
+            }
+            WorkError::PaycoTimeout => {
+                br#"{"type":"https://idem.dev/problems/payment-provider-timeout","status":504}"#
+            }
+        }
+    }
 }
 
 /// Which step of the work is next.
@@ -66,9 +98,10 @@ pub(super) struct Server {
     pub store: Store,
     config: ServerConfig,
     next_order: u64,
-    /// The order each key's work created, written with the claim's first phase: a takeover
-    /// resumes it, so PayCo sees the same `charge:<orderId>`.
-    recovery: BTreeMap<Uuid, OrderId>,
+    /// The order each key and payload's work created, written with the claim's first phase:
+    /// a takeover, or a claim after a release, resumes it, so PayCo sees the same
+    /// `charge:<orderId>`.
+    recovery: RecoveryPoints,
     pub jobs: super::Slab<Job>,
 }
 
@@ -78,13 +111,19 @@ impl Server {
             store,
             config,
             next_order: 0,
-            recovery: BTreeMap::new(),
+            recovery: RecoveryPoints::default(),
             jobs: super::Slab::default(),
         }
     }
 
     pub fn config(&self) -> &ServerConfig {
         &self.config
+    }
+
+    /// The checkout route: keys optional (no-key pages send none); a failed work follows the
+    /// configured error policy.
+    pub fn route(&self) -> RouteConfig {
+        RouteConfig::optional(OPERATION, self.config.on_error)
     }
 
     pub fn reconfigure(&mut self, config: ServerConfig, store: StoreConfig) {
@@ -186,7 +225,8 @@ impl World {
                 key,
             });
         }
-        let route = route(self.server.config.on_error);
+        let route = self.server.route();
+        let store = &mut self.server.store;
         match store.begin_with_fingerprint(now, SCOPE, key_s, fingerprint, &route) {
             Begin::Execute {
                 id,
@@ -225,8 +265,8 @@ impl World {
             }
             Begin::Mismatch => {
                 self.counters.mismatches += 1;
-                let body = br#"{"type":"https://idem.dev/problems/key-reused-with-different-payload","status":422}"#;
-                self.answer(checkout, token, key, amount, 422, body, None);
+                let resp = mismatch();
+                self.answer(checkout, token, key, amount, resp.status, &resp.body, None);
             }
             Begin::Invalid(e) => {
                 let resp = http::problem_for(&e);
@@ -345,25 +385,40 @@ impl World {
     }
 
     fn work_order(&mut self, job: u32) {
-        let two_step = self.bugs.two_step_write;
-        let fresh = self.server.new_order();
-        let Some(j) = self.server.jobs.get_mut(job) else {
+        let now = self.now;
+        let retention = self.server.store.config().retention_ms;
+        let bugs = self.bugs;
+        let Some(j) = self.server.jobs.get(job) else {
             return;
         };
-        let resumed = match (&j.claim, j.key) {
-            (
-                Claim::Leased {
-                    taken_over: true, ..
-                },
-                Some(k),
-            ) if !two_step => self.server.recovery.get(&k).copied(),
+        // Two-step writes commit the order on its own, unlinked from the key: no recovery point.
+        let recoverable = match (&j.claim, j.key) {
+            (Claim::Leased { taken_over, .. }, Some(k)) if !bugs.two_step_write => {
+                Some((k, j.fingerprint, *taken_over))
+            }
             _ => None,
         };
-        j.order = resumed.unwrap_or(fresh);
-        if let (Claim::Leased { .. }, Some(k), false) = (&j.claim, j.key, two_step) {
-            // The recovery point, written in the claim's transaction (two-step writes skip it:
-            // their order is committed on its own, unlinked from the key).
-            self.server.recovery.insert(k, j.order);
+        let point = recoverable.and_then(|(k, _, taken_over)| {
+            // Both bugs below believe a fresh claim has no history: only a takeover looks.
+            let looks = taken_over || !(bugs.fresh_order_after_release || bugs.select_then_insert);
+            looks.then(|| self.server.recovery.find(k, now)).flatten()
+        });
+        let order = match (point, recoverable) {
+            (Some(p), Some((_, fp, _))) if p.fingerprint != fp => {
+                return self.refuse_other_payload(job)
+            }
+            (Some(p), _) => p.order,
+            (None, _) => self.server.new_order(),
+        };
+        if let Some((k, fp, _)) = recoverable {
+            // The recovery point, written in the claim's transaction; it lives as long as the
+            // key's record may.
+            self.server
+                .recovery
+                .record(k, fp, order, now.saturating_add(retention));
+        }
+        if let Some(j) = self.server.jobs.get_mut(job) {
+            j.order = order;
         }
         let mut delay = self.server.config.charge_ms;
         let p_slow = self.net.faults().slow_worker;
@@ -380,25 +435,56 @@ impl World {
     }
 
     fn work_charge(&mut self, job: u32) {
-        let p_decline = self.net.faults().decline;
-        if self.server.jobs.get_mut(job).is_none() {
-            return;
-        }
-        if std::mem::take(&mut self.oneshot.decline) || self.rng.chance(p_decline) {
-            return self.work_failed(job);
-        }
-        let Some(j) = self.server.jobs.get_mut(job) else {
+        let Some(j) = self.server.jobs.get(job) else {
             return;
         };
-        let key = if self.bugs.key_only_at_top_hop {
-            None
+        let call = ChargeCall {
+            order: j.order,
+            checkout: j.checkout,
+            amount: j.amount,
+            key: (!self.bugs.key_only_at_top_hop).then_some(ChargeKey(j.order)),
+            at: self.now,
+        };
+        let faults = self.net.faults();
+        let (p_decline, p_timeout) = (faults.decline, faults.payco_timeout);
+        let decline_first = self.bugs.decline_before_lookup;
+        if decline_first
+            && (std::mem::take(&mut self.oneshot.decline) || self.rng.chance(p_decline))
+        {
+            // The bug: the handler "declines" without asking PayCo what the key already holds.
+            return self.work_failed(job, WorkError::Declined);
+        }
+        let timed_out =
+            std::mem::take(&mut self.oneshot.payco_timeout) || self.rng.chance(p_timeout);
+        // A timed-out call was lost on the way to PayCo or on the way back: the worker cannot
+        // tell which. One that reached PayCo was decided and saved under its key.
+        let reached = !timed_out || self.rng.chance(TIMED_OUT_AFTER_PAYCO);
+        let answer = if reached {
+            let (oneshot, rng) = (&mut self.oneshot, &mut self.rng);
+            // PayCo's own decision, asked only for a key it has not seen.
+            let declines = || {
+                !decline_first && (std::mem::take(&mut oneshot.decline) || rng.chance(p_decline))
+            };
+            let reply = self.payco.charge(call, declines);
+            if let (ChargeAnswer::Charged(_), false) = (reply.answer, reply.deduped) {
+                // Money moved: an answer the checkout already got may no longer hold.
+                self.check_answer(call.checkout);
+            }
+            Some(reply.answer)
         } else {
-            Some(ChargeKey(j.order))
+            None
         };
-        let reply = self
-            .payco
-            .charge(j.order, j.checkout, j.amount, key, self.now);
-        j.charge = reply.id;
+        let charge = match (timed_out, answer) {
+            (true, _) => {
+                self.counters.payco_timeouts += 1;
+                return self.work_failed(job, WorkError::PaycoTimeout);
+            }
+            (false, Some(ChargeAnswer::Charged(id))) => id,
+            (false, _) => return self.work_failed(job, WorkError::Declined),
+        };
+        if let Some(j) = self.server.jobs.get_mut(job) {
+            j.charge = charge;
+        }
         let p_crash = self.net.faults().crash_after_charge;
         if std::mem::take(&mut self.oneshot.crash) || self.rng.chance(p_crash) {
             // The worker dies: nothing saved, nothing answered; the claim stays in flight.
@@ -412,26 +498,59 @@ impl World {
         );
     }
 
-    /// PayCo declined: no money moved. The claim follows the server's error policy (released:
-    /// a retry runs again; saved: retries replay the 402), and the client gets the 402.
-    fn work_failed(&mut self, job: u32) {
+    /// The work failed after the claim (PayCo declined, or did not answer in time). The claim
+    /// follows the route's error policy (released: a retry resumes the order under the same
+    /// PayCo key; saved: retries replay this answer), and the client gets the error.
+    fn work_failed(&mut self, job: u32, error: WorkError) {
         let Some(j) = self.server.jobs.take(job) else {
             return;
         };
-        self.counters.declines += 1;
-        let now = self.now;
-        let body: &[u8] = br#"{"type":"https://idem.dev/problems/payment-declined","status":402}"#;
+        if error == WorkError::Declined {
+            self.counters.declines += 1;
+        }
+        let (status, body) = (error.status(), error.body());
         let kept = match &j.claim {
             Claim::Unkeyed => true,
             Claim::Leased { id, lease, .. } => {
-                let response = SavedResponse::json(402, body.to_vec());
-                self.server.store.fail(now, id, lease, response).is_ok()
+                let response = SavedResponse::json(status, body.to_vec());
+                self.fail_claim(id, lease, response)
             }
         };
         if !kept {
             self.counters.fenced += 1;
         }
-        self.answer(j.checkout, j.token, j.key, j.amount, 402, body, None);
+        self.answer(j.checkout, j.token, j.key, j.amount, status, body, None);
+    }
+
+    /// A released key's recovery point belongs to another payload: give the claim back and
+    /// answer 422, as the store answers a key reused with another payload while its record
+    /// lives. Nothing ran.
+    fn refuse_other_payload(&mut self, job: u32) {
+        let Some(j) = self.server.jobs.take(job) else {
+            return;
+        };
+        if let Claim::Leased { id, lease, .. } = &j.claim {
+            if self.server.store.release(self.now, id, lease).is_err() {
+                self.counters.fenced += 1;
+            }
+        }
+        self.counters.mismatches += 1;
+        let resp = mismatch();
+        self.answer(
+            j.checkout,
+            j.token,
+            j.key,
+            j.amount,
+            resp.status,
+            &resp.body,
+            None,
+        );
+    }
+
+    /// The one place the handler hands a failed work to the store, which applies the policy
+    /// the claim's route declared. False when the write was fenced (someone took it over).
+    fn fail_claim(&mut self, id: &RecordId, lease: &Lease, response: SavedResponse) -> bool {
+        self.server.store.fail(self.now, id, lease, response).is_ok()
     }
 
     fn work_save(&mut self, job: u32) {

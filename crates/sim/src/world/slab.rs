@@ -30,6 +30,10 @@ impl<T> Slab<T> {
         }
     }
 
+    pub fn get(&self, i: u32) -> Option<&T> {
+        self.items.get(i as usize).and_then(Option::as_ref)
+    }
+
     pub fn get_mut(&mut self, i: u32) -> Option<&mut T> {
         self.items.get_mut(i as usize).and_then(Option::as_mut)
     }

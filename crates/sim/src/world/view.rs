@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::{Input, World};
 use crate::checker::{Verdict, Violation};
-use crate::config::SimConfig;
+use crate::config::{SimConfig, MAX_DURATION_MS};
 use crate::counters::Counters;
 use crate::history::{AttemptRecord, CheckoutRecord, History};
 use crate::ids::CheckoutId;
@@ -46,6 +46,37 @@ pub struct HistoryExport {
 
 fn export_events(e: &HistoryExport) -> u64 {
     e.events_run
+}
+
+impl HistoryExport {
+    /// Refuse what a replay cannot run: the config and every recorded input are checked like
+    /// a config file ([`SimConfig::validate`]: a recorded `SetFaults` with an absurd latency is
+    /// an error, never an overflow), and no input may sit past [`MAX_DURATION_MS`] of virtual
+    /// time. Exports come from files and URLs.
+    pub fn validate(&self) -> Result<(), crate::SimError> {
+        self.config.validate()?;
+        for (i, input) in self.inputs.iter().enumerate() {
+            let at = |e: crate::SimError| {
+                let why = match e {
+                    crate::SimError::Config(why) => why,
+                    other => other.to_string(),
+                };
+                crate::SimError::Config(format!("inputs[{i}]: {why}"))
+            };
+            if input.at > MAX_DURATION_MS {
+                return Err(crate::SimError::Config(format!(
+                    "inputs[{i}].at is later than a year of virtual time"
+                )));
+            }
+            match &input.command {
+                super::Command::SetFaults(f) => f.validate().map_err(at)?,
+                super::Command::SetServer(s) => s.validate().map_err(at)?,
+                super::Command::SetClient(c) => c.validate().map_err(at)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
 }
 
 impl World {
@@ -156,16 +187,7 @@ impl World {
         if let Some(r) = &self.reproduce {
             return r.clone();
         }
-        let c = &self.config;
-        let mut cmd = format!(
-            "cargo run --release -p idem-sim --bin idem-lab -- --seed {} --orders {}",
-            c.seed, c.workload.orders
-        );
-        for b in &c.bugs {
-            cmd.push_str(" --bug ");
-            cmd.push_str(b.name());
-        }
-        cmd
+        crate::lab::table::lab_command(&self.config, None)
     }
 
     /// The checker's verdict now. The end-of-run invariants (stuck in flight, saved answers,
@@ -246,6 +268,18 @@ impl World {
             if rec.outcome == crate::history::CheckoutOutcome::Pending {
                 self.checker.add(Violation::Unreported { checkout: rec.id });
             }
+            // Every final answer against PayCo's final ledger.
+            self.checker
+                .check_answer(rec.id, rec.amount, rec.outcome, &self.payco);
+        }
+    }
+
+    /// Check checkout `c`'s final answer (if it has one) against PayCo now: when the answer is
+    /// given, and again whenever PayCo moves money for `c`.
+    pub(super) fn check_answer(&mut self, c: CheckoutId) {
+        if let Some(rec) = self.history.checkouts.get(c.0 as usize) {
+            self.checker
+                .check_answer(c, rec.amount, rec.outcome, &self.payco);
         }
     }
 
@@ -299,6 +333,9 @@ impl World {
                 broke: self.props.replay.clone(),
             },
             none_stuck: Property { broke: stuck },
+            agrees_with_payco: Property {
+                broke: self.props.disagrees.clone(),
+            },
         }
     }
 
@@ -320,8 +357,9 @@ impl World {
 
     /// Re-run an exported run: same seed and config, the same inputs at the same points.
     /// Host journals are replaced by memory journals. Compare [`World::history_hash`] with
-    /// `export.hash`.
-    pub fn replay(export: &HistoryExport) -> World {
+    /// `export.hash`. An export that fails [`HistoryExport::validate`] is an error.
+    pub fn replay(export: &HistoryExport) -> Result<World, crate::SimError> {
+        export.validate()?;
         let mut world = World::new(export.config.clone());
         for input in &export.inputs {
             while world.events_run < input.after_events && world.step() {}
@@ -343,6 +381,7 @@ impl World {
                 super::Command::CrashNextAfterCharge => world.crash_next_after_charge(),
                 super::Command::SlowNextWorker => world.slow_next_worker(),
                 super::Command::DeclineNextCharge => world.decline_next_charge(),
+                super::Command::TimeOutNextPaycoCall => world.time_out_next_payco_call(),
                 super::Command::Resend {
                     checkout,
                     other_cart,
@@ -356,6 +395,6 @@ impl World {
         } else {
             while world.events_run < export_events(export) && world.step() {}
         }
-        world
+        Ok(world)
     }
 }
