@@ -47,16 +47,20 @@ pub mod driver;
 #[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 mod js;
 
-pub use backoff::backoff_delay_ms;
+pub use backoff::{backoff_delay_ms, retry_delay_ms};
 pub use error::StartError;
-pub use journal::{Journal, JournalError, MemoryJournal, Record, RecordState};
+pub use journal::{
+    Entry, Journal, JournalError, MemoryJournal, Record, RecordState, SettledRecord,
+};
 pub use key::{KeyMinter, RandomKeys, RngKeys};
 pub use method::{KeyUse, Method};
-pub use operation::{Action, Attempt, IntoCanonical, Operation, OperationSpec, Persistence};
+pub use operation::{
+    Action, Attempt, IntoCanonical, Operation, OperationSpec, Persistence, Unconfirmed,
+};
 pub use outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
 pub use payload::CanonicalPayload;
 pub use policy::RetryPolicy;
-pub use reply::{is_replayed_header, parse_retry_after, Reply};
+pub use reply::{is_replayed_header, parse_retry_after, retry_after_ms, Reply};
 
 /// Request header carrying the idempotency key.
 pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";

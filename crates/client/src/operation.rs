@@ -3,9 +3,12 @@
 use rand_core::RngCore;
 use uuid::Uuid;
 
-use crate::backoff::backoff_delay_ms;
+use crate::backoff::retry_delay_ms;
 use crate::error::StartError;
-use crate::journal::{Journal, JournalError, Record, RecordState, FORMAT_VERSION};
+use crate::journal::{
+    Entry, Journal, JournalError, Record, RecordState, SettledRecord, FORMAT_VERSION,
+    SETTLED_FORMAT_VERSION,
+};
 use crate::key::KeyMinter;
 use crate::method::{KeyUse, Method};
 use crate::outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
@@ -44,6 +47,19 @@ impl OperationSpec<CanonicalPayload> {
     /// A POST of the canonical `payload` named `name`, keyed, with a persisted key required.
     pub fn post_canonical(name: impl Into<String>, payload: CanonicalPayload) -> Self {
         OperationSpec::with_payload(name, payload)
+    }
+}
+
+impl<P: IntoCanonical> OperationSpec<P> {
+    /// The same spec with its payload in canonical form.
+    fn into_canonical(self) -> Result<OperationSpec<CanonicalPayload>, StartError> {
+        Ok(OperationSpec {
+            name: self.name,
+            method: self.method,
+            payload: self.payload.into_canonical()?,
+            key_use: self.key_use,
+            persistence: self.persistence,
+        })
     }
 }
 
@@ -170,13 +186,16 @@ enum State {
 ///
 /// 1. [`Operation::start`] (or [`Operation::resume`]): mints or reloads the key and, for a new
 ///    operation, writes it to the journal. No `Send` can exist before that write succeeded.
+///    Where other writers share the journal without a lock, [`Operation::start_unlocked`] and
+///    [`Unconfirmed::confirm`] instead.
 /// 2. Call [`poll`](Self::poll) with the current time:
 ///    - [`Action::Send`]: send it; when its fate is known call exactly one `handle_*`, then poll
 ///      again. (Polling while it is out returns `WaitUntil(deadline)`; polling at or past the
 ///      deadline counts the attempt as timed out, so a driver may skip `handle_timeout`.)
 ///    - [`Action::WaitUntil`]: sleep until then (or until an input arrives), then poll again.
-///    - [`Action::Finished`]: done; the journal record has been cleared (final outcomes) or
-///      marked unknown. Further polls return the same outcome.
+///    - [`Action::Finished`]: done; the journal record has been replaced by a settled entry
+///      (final outcomes: key and fingerprint, kept for the rest of the retry window) or marked
+///      unknown. Further polls return the same outcome.
 ///
 /// A reply that arrives late (after its attempt timed out) is still used when it is final
 /// (2xx or a rejection): it is an answer for the same key. Late retryable replies are ignored.
@@ -221,14 +240,24 @@ pub struct Operation {
 }
 
 impl Operation {
-    /// Starts the operation described by `spec` at `now`, or resumes it if the journal holds a
-    /// pending (or unknown) record under its name with the same method and payload: same key,
-    /// same bytes, attempt count and creation time kept.
+    /// Starts the operation described by `spec` at `now`, continuing what the journal holds
+    /// under its name when that is the same request (same method and payload fingerprint):
+    ///
+    /// | journal entry under the name | same request | other request |
+    /// |---|---|---|
+    /// | none, or settled past its window | mint a key, write it, then send | same |
+    /// | open (pending or unknown) | resume: same key, bytes, attempts, creation time | [`StartError::PendingWithDifferentPayload`] |
+    /// | settled, within its window | re-send under the settled key (the server replays its answer) | [`StartError::SettledWithDifferentPayload`] until the entry is removed |
+    /// | unreadable | [`StartError::Unreadable`], left untouched | same |
     ///
     /// A new keyed operation gets a key from `keys` and is written to `journal` before this
     /// returns; if that write fails, this returns [`StartError::NotPersisted`] unless
     /// `spec.persistence` allows memory-only. Unkeyed operations (idempotent methods) do not
     /// touch the journal.
+    ///
+    /// The journal is read once: this is for callers that serialise starts of one name (one
+    /// thread, or a Web Lock around it). Where another writer may mint a key for the same name
+    /// at the same instant, use [`Operation::start_unlocked`].
     pub fn start<P: IntoCanonical>(
         spec: OperationSpec<P>,
         policy: RetryPolicy,
@@ -236,34 +265,41 @@ impl Operation {
         journal: &mut dyn Journal,
         keys: &mut dyn KeyMinter,
     ) -> Result<Operation, StartError> {
-        let OperationSpec {
-            name,
-            method,
-            payload,
-            key_use,
-            persistence,
-        } = spec;
-        let spec = OperationSpec {
-            name,
-            method,
-            payload: payload.into_canonical()?,
-            key_use,
-            persistence,
-        };
-        Operation::start_canonical(spec, policy, now, journal, keys)
+        Operation::open(spec.into_canonical()?, policy, now, journal, keys).map(|(op, _)| op)
     }
 
-    /// [`Operation::start`] once the payload is canonical (one copy, whatever the payload type).
-    fn start_canonical(
+    /// [`Operation::start`] for a journal that other writers share without a lock (two tabs of
+    /// a browser without Web Locks): two of them can both read "nothing here" and mint two keys.
+    /// When this start minted the key, the returned [`Unconfirmed`] asks the caller to wait
+    /// `settle_ms` (long enough for the other writer's record to become visible) and to
+    /// [`confirm`](Unconfirmed::confirm): the journal is read again, and if another writer's
+    /// record for the same request replaced ours, its key is adopted, so both send one key.
+    pub fn start_unlocked<P: IntoCanonical>(
+        spec: OperationSpec<P>,
+        policy: RetryPolicy,
+        now: u64,
+        journal: &mut dyn Journal,
+        keys: &mut dyn KeyMinter,
+        settle_ms: u64,
+    ) -> Result<Unconfirmed, StartError> {
+        let (op, minted) = Operation::open(spec.into_canonical()?, policy, now, journal, keys)?;
+        let confirm_at = (minted && op.durability == Durability::Journaled)
+            .then(|| now.saturating_add(settle_ms));
+        Ok(Unconfirmed { op, confirm_at })
+    }
+
+    /// The start, once the payload is canonical: the operation, and whether its key was minted
+    /// here (rather than read from the journal).
+    fn open(
         spec: OperationSpec<CanonicalPayload>,
         policy: RetryPolicy,
         now: u64,
         journal: &mut dyn Journal,
         keys: &mut dyn KeyMinter,
-    ) -> Result<Operation, StartError> {
+    ) -> Result<(Operation, bool), StartError> {
         let payload = spec.payload;
         if !spec.key_use.applies_to(spec.method) {
-            return Ok(Operation::new(
+            let op = Operation::new(
                 spec.name,
                 None,
                 spec.method,
@@ -271,18 +307,17 @@ impl Operation {
                 now,
                 policy,
                 Durability::Unkeyed,
-            ));
+            );
+            return Ok((op, false));
         }
         let memory_only = spec.persistence == Persistence::AllowMemoryOnly;
-        let loaded = match journal.load(&spec.name) {
-            Ok(Some(record)) => {
-                if record.fingerprint != payload.fingerprint || record.method != spec.method {
-                    return Err(StartError::PendingWithDifferentPayload {
-                        name: spec.name,
-                        key: key_string(record.key),
-                    });
+        let loaded = match journal.load_entry(&spec.name) {
+            Ok(Some(entry)) => {
+                let request = (spec.name.as_str(), spec.method, &payload);
+                match continuation(entry, request, &policy, now, journal)? {
+                    Some(op) => return Ok((op, false)),
+                    None => Ok(()),
                 }
-                return Ok(Operation::from_record(record, policy));
             }
             Ok(None) => Ok(()),
             // Something is there that we cannot read: never mint a key over it.
@@ -300,15 +335,16 @@ impl Operation {
         );
         // Persisted before any `Send` can exist, or not sent (unless memory-only is allowed).
         match loaded.and_then(|()| journal.save(&op.record())) {
-            Ok(()) => Ok(op),
-            Err(_) if memory_only => Ok(op.in_memory_only()),
+            Ok(()) => Ok((op, true)),
+            Err(_) if memory_only => Ok((op.in_memory_only(), true)),
             Err(error) => Err(StartError::NotPersisted(error)),
         }
     }
 
-    /// Resumes the operation journaled under `name` (e.g. after a reload, from a list of
+    /// Resumes the open operation journaled under `name` (e.g. after a reload, from a list of
     /// [`pending`](crate::journal::pending) records), with its key, bytes and attempt count.
-    /// `Ok(None)` when nothing is journaled under that name.
+    /// `Ok(None)` when no open record is journaled under that name (a settled operation is not
+    /// resumed: [`start`](Self::start) it again with its payload to get the server's replay).
     pub fn resume(
         name: &str,
         policy: RetryPolicy,
@@ -367,6 +403,26 @@ impl Operation {
             last_error,
             state: State::Ready,
         }
+    }
+
+    /// The operation continuing a settled entry with the request's own payload (the entry
+    /// keeps no body): same key, creation time and attempt count.
+    fn from_settled(
+        settled: SettledRecord,
+        payload: CanonicalPayload,
+        policy: RetryPolicy,
+    ) -> Self {
+        let mut op = Operation::new(
+            settled.name,
+            Some(settled.key),
+            settled.method,
+            payload,
+            settled.created_at,
+            policy,
+            Durability::Journaled,
+        );
+        op.attempts = settled.attempts;
+        op
     }
 
     fn in_memory_only(mut self) -> Self {
@@ -518,10 +574,11 @@ impl Operation {
     /// Output: the next action at `now`.
     ///
     /// Before each `Send` the attempt count is written to `journal` (a failure there is
-    /// tolerated: the key itself is already persisted). Once finished, the record is cleared
-    /// (final outcomes) or marked unknown, once; a failure there is tolerated too, since a
-    /// leftover record only resumes under the same key, which the server replays. Backoff
-    /// jitter is drawn from `rng`.
+    /// tolerated: the key itself is already persisted). Once finished, the record is replaced by
+    /// a settled entry (final outcomes) or marked unknown, once; a failure there is tolerated
+    /// too, since a leftover record only resumes under the same key, which the server replays.
+    /// The wait after a retryable failure is [`retry_delay_ms`](crate::retry_delay_ms) (a
+    /// `Retry-After` below the backoff floor is not trusted); backoff jitter is drawn from `rng`.
     pub fn poll(&mut self, now: u64, journal: &mut dyn Journal, rng: &mut dyn RngCore) -> Action {
         loop {
             match &mut self.state {
@@ -529,7 +586,7 @@ impl Operation {
                     if !*settled {
                         *settled = true;
                         let outcome = outcome.clone();
-                        self.settle(journal, &outcome);
+                        self.settle(now, journal, &outcome);
                         return Action::Finished(outcome);
                     }
                     return Action::Finished(outcome.clone());
@@ -546,10 +603,7 @@ impl Operation {
                     until: None,
                 } => {
                     let (since, retry_after_ms) = (*since, *retry_after_ms);
-                    let delay = match retry_after_ms {
-                        Some(ms) => ms,
-                        None => backoff_delay_ms(&self.policy, self.failures, rng),
-                    };
+                    let delay = retry_delay_ms(&self.policy, self.failures, retry_after_ms, rng);
                     let at = since.saturating_add(delay);
                     if at >= self.window_end() {
                         self.give_up();
@@ -641,15 +695,124 @@ impl Operation {
         };
     }
 
-    fn settle(&self, journal: &mut dyn Journal, outcome: &Outcome) {
+    /// Writes the outcome to the journal: an unknown one keeps the open record (to reconcile);
+    /// a final one replaces it with a settled entry (key and fingerprint, no body), kept until
+    /// the retry window that began at the operation's creation closes.
+    fn settle(&self, now: u64, journal: &mut dyn Journal, outcome: &Outcome) {
         if self.durability != Durability::Journaled {
             return;
         }
-        // Failures tolerated, see `poll`.
-        let _ = match outcome.kind {
-            OutcomeKind::Unknown { .. } => journal.save(&self.record()),
-            _ => journal.remove(&self.name),
+        let status = match &outcome.kind {
+            OutcomeKind::Unknown { .. } => {
+                // Failures tolerated, see `poll`.
+                let _ = journal.save(&self.record());
+                return;
+            }
+            OutcomeKind::Succeeded { status, .. }
+            | OutcomeKind::Replayed { status, .. }
+            | OutcomeKind::Rejected { status, .. } => *status,
         };
+        let settled = SettledRecord {
+            version: SETTLED_FORMAT_VERSION,
+            name: self.name.clone(),
+            key: self.key.unwrap_or_default(),
+            method: self.method,
+            fingerprint: self.payload.fingerprint.clone(),
+            attempts: self.attempts,
+            created_at: self.created_at,
+            settled_at: now,
+            expires_at: self.window_end(),
+            status,
+        };
+        // Tolerated too: a leftover open record only resumes under the same key.
+        let _ = journal.save_settled(&settled);
+    }
+}
+
+/// What the journal's `entry` means for a start of the request (name, method, payload) at
+/// `now`: the operation to continue (`Some`), nothing to continue (`None`: mint a key), or a
+/// refusal. The one place the start table of [`Operation::start`] is decided; confirmation
+/// reuses it.
+///
+/// Continuing a settled entry writes an open record with the request's bytes (one resumed from
+/// an open record is already there, and another tab may be updating it). A failure there is
+/// tolerated: the settled entry still holds the key, so a reload re-sends under it too.
+fn continuation(
+    entry: Entry,
+    (name, method, payload): (&str, Method, &CanonicalPayload),
+    policy: &RetryPolicy,
+    now: u64,
+    journal: &mut dyn Journal,
+) -> Result<Option<Operation>, StartError> {
+    let same = entry.is_same_request(method, &payload.fingerprint);
+    let key = key_string(entry.key());
+    match entry {
+        Entry::Settled(settled) if !settled.is_live(now) => Ok(None),
+        Entry::Open(record) if same => Ok(Some(Operation::from_record(record, policy.clone()))),
+        Entry::Settled(settled) if same => {
+            let op = Operation::from_settled(settled, payload.clone(), policy.clone());
+            let _ = journal.save(&op.record());
+            Ok(Some(op))
+        }
+        Entry::Open(_) => Err(StartError::PendingWithDifferentPayload {
+            name: name.to_owned(),
+            key,
+        }),
+        Entry::Settled(_) => Err(StartError::SettledWithDifferentPayload {
+            name: name.to_owned(),
+            key,
+        }),
+    }
+}
+
+/// An operation whose freshly minted key may still lose to another writer's (see
+/// [`Operation::start_unlocked`]): it cannot send until [`confirm`](Unconfirmed::confirm)ed.
+#[derive(Debug)]
+#[must_use = "an unconfirmed operation sends nothing until it is confirmed"]
+pub struct Unconfirmed {
+    op: Operation,
+    confirm_at: Option<u64>,
+}
+
+impl Unconfirmed {
+    /// When to confirm (ms): `None` when the key was read from the journal, not minted, so
+    /// there is nothing to confirm.
+    pub fn confirm_at(&self) -> Option<u64> {
+        self.confirm_at
+    }
+
+    /// The key as it stands before confirmation.
+    pub fn key(&self) -> Option<Uuid> {
+        self.op.key
+    }
+
+    /// Reads the journal again and returns the operation to run: ours if our record still
+    /// stands (or the entry vanished, in which case it is written again), or the other writer's
+    /// for the same request, whose key is adopted. Another writer's record for a *different*
+    /// request now holds the name: the same refusal as [`Operation::start`] gives. A storage
+    /// read failure is tolerated (our key was persisted at start).
+    pub fn confirm(self, now: u64, journal: &mut dyn Journal) -> Result<Operation, StartError> {
+        let Unconfirmed { op, confirm_at } = self;
+        if confirm_at.is_none() {
+            return Ok(op);
+        }
+        let ours = |op: Operation, journal: &mut dyn Journal| match journal.save(&op.record()) {
+            Ok(()) => Ok(op),
+            Err(error) => Err(StartError::NotPersisted(error)),
+        };
+        match journal.load_entry(&op.name) {
+            Ok(Some(Entry::Open(record))) if Some(record.key) == op.key => Ok(op),
+            Ok(Some(entry)) => {
+                let request = (op.name.as_str(), op.method, &op.payload);
+                match continuation(entry, request, &op.policy, now, journal)? {
+                    Some(theirs) => Ok(theirs),
+                    None => ours(op, journal),
+                }
+            }
+            Ok(None) => ours(op, journal),
+            Err(error) if is_unreadable(&error) => Err(StartError::Unreadable(error)),
+            Err(_) => Ok(op),
+        }
     }
 }
 
