@@ -28,6 +28,7 @@
 
 mod backoff;
 mod error;
+mod http_date;
 pub mod journal;
 mod json;
 mod key;

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::http_date::parse_http_date_ms;
+
 /// What came back for one attempt: the parts of an HTTP response the retry rules read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reply {
@@ -67,15 +69,6 @@ pub fn retry_after_ms(value: &str, now_ms: u64) -> Option<u64> {
     }
     let at = parse_http_date_ms(value.trim())?;
     Some(at.saturating_sub(now_ms))
-}
-
-/// An HTTP-date as milliseconds since the Unix epoch.
-fn parse_http_date_ms(value: &str) -> Option<u64> {
-    // `SystemTime` is built from the epoch plus a duration here, never read from a clock, so
-    // this also runs on wasm32-unknown-unknown (where `SystemTime::now` would panic).
-    let at = httpdate::parse_http_date(value).ok()?;
-    let since_epoch = at.duration_since(std::time::UNIX_EPOCH).ok()?;
-    u64::try_from(since_epoch.as_millis()).ok()
 }
 
 /// Whether an `Idempotent-Replayed` header value means "replayed".
