@@ -167,7 +167,7 @@ fn index_of(names: &[&[u8]], name: &[u8]) -> Option<u64> {
 }
 
 fn is_leap(year: u64) -> bool {
-    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+    year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400))
 }
 
 fn days_in_month(year: u64, month: u64) -> u64 {
@@ -205,7 +205,10 @@ mod tests {
         let imf = httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(secs));
         // "Sun, 06 Nov 1994 08:49:37 GMT" → the obsolete forms of the same instant.
         let (day, month, year, time) = (&imf[5..7], &imf[8..11], &imf[12..16], &imf[17..25]);
-        let weekday = LONG_DAYS[DAYS.iter().position(|d| *d == imf[..3].as_bytes()).unwrap()];
+        let weekday = LONG_DAYS[DAYS
+            .iter()
+            .position(|d| *d == &imf.as_bytes()[..3])
+            .unwrap()];
         let long = std::str::from_utf8(weekday).unwrap();
         let rfc850 = format!("{long}, {day}-{month}-{} {time} GMT", &year[2..]);
         let spaced_day = format!("{:>2}", day.trim_start_matches('0'));

@@ -11,30 +11,17 @@ use idem_client::{
     Action, CanonicalPayload, Durability, Journal, JournalError, Operation, OperationSpec,
     Persistence, RetryPolicy, StartError,
 };
-use rand_core::RngCore;
 use serde_json::json;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
 use web_sys::Storage;
 
+use common::rng::Zero;
+
 wasm_bindgen_test_configure!(run_in_browser);
 
 const NAME: &str = "checkout:cart-42";
-
-struct Zero;
-
-impl RngCore for Zero {
-    fn next_u32(&mut self) -> u32 {
-        0
-    }
-    fn next_u64(&mut self) -> u64 {
-        0
-    }
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        dst.fill(0)
-    }
-}
 
 fn storage() -> Storage {
     web_sys::window().unwrap().local_storage().unwrap().unwrap()

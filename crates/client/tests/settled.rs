@@ -2,31 +2,21 @@
 //! for two writers that start the same operation at the same instant without a lock.
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "common/rng.rs"]
+mod rng;
+
 use idem_client::journal::{self, Entry, SETTLED_FORMAT_VERSION};
 use idem_client::{
     Action, Journal, MemoryJournal, Method, Operation, OperationSpec, OutcomeKind, Reply,
-    RetryPolicy, StartError,
+    RetryPolicy, StartError, Unconfirmed,
 };
-use rand_core::RngCore;
 use serde_json::json;
 use uuid::Uuid;
 
+use rng::Zero;
+
 const NAME: &str = "checkout:cart-42";
 const WINDOW: u64 = 24 * 60 * 60 * 1000;
-
-struct Zero;
-
-impl RngCore for Zero {
-    fn next_u32(&mut self) -> u32 {
-        0
-    }
-    fn next_u64(&mut self) -> u64 {
-        0
-    }
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        dst.fill(0)
-    }
-}
 
 fn key(n: u128) -> impl FnMut() -> Uuid {
     move || Uuid::from_u128(n)
@@ -38,6 +28,12 @@ fn cart(amount: u64) -> OperationSpec {
 
 fn start(journal: &mut MemoryJournal, spec: OperationSpec, now: u64, k: u128) -> Operation {
     Operation::start(spec, RetryPolicy::default(), now, journal, &mut key(k)).unwrap()
+}
+
+/// An unlocked start of `cart(1299)` at `now` with key `k`, confirmed after `settle_ms`.
+fn unlocked(journal: &mut MemoryJournal, now: u64, k: u128, settle_ms: u64) -> Unconfirmed {
+    let policy = RetryPolicy::default();
+    Operation::start_unlocked(cart(1299), policy, now, journal, &mut key(k), settle_ms).unwrap()
 }
 
 /// Runs `op` from `now`: its first attempt is answered `reply`; returns the attempt's key and the
@@ -284,26 +280,10 @@ fn a_journal_without_settled_entries_removes_the_record() {
 fn two_unlocked_starts_that_both_minted_confirm_one_key() {
     let mut shared = MemoryJournal::new();
     let stale = shared.clone();
-    let a = Operation::start_unlocked(
-        cart(1299),
-        RetryPolicy::default(),
-        0,
-        &mut shared,
-        &mut key(1),
-        100,
-    )
-    .unwrap();
+    let a = unlocked(&mut shared, 0, 1, 100);
     // Tab B read the empty storage before A's write reached it, then its own write landed last.
     let mut b_view = stale;
-    let b = Operation::start_unlocked(
-        cart(1299),
-        RetryPolicy::default(),
-        2,
-        &mut b_view,
-        &mut key(2),
-        100,
-    )
-    .unwrap();
+    let b = unlocked(&mut b_view, 2, 2, 100);
     assert_eq!(
         (a.key(), b.key()),
         (Some(Uuid::from_u128(1)), Some(Uuid::from_u128(2)))
@@ -331,15 +311,7 @@ fn two_unlocked_starts_that_both_minted_confirm_one_key() {
 #[test]
 fn an_unlocked_start_that_lost_to_another_payload_is_refused() {
     let mut shared = MemoryJournal::new();
-    let a = Operation::start_unlocked(
-        cart(1299),
-        RetryPolicy::default(),
-        0,
-        &mut shared,
-        &mut key(1),
-        50,
-    )
-    .unwrap();
+    let a = unlocked(&mut shared, 0, 1, 50);
     // Another tab's different cart overwrote the name before A confirmed.
     let mut other = MemoryJournal::new();
     Operation::start(cart(5), RetryPolicy::default(), 1, &mut other, &mut key(2)).unwrap();
@@ -359,15 +331,7 @@ fn an_unlocked_start_that_lost_to_another_payload_is_refused() {
 #[test]
 fn an_unlocked_start_adopts_a_key_settled_meanwhile() {
     let mut shared = MemoryJournal::new();
-    let a = Operation::start_unlocked(
-        cart(1299),
-        RetryPolicy::default(),
-        0,
-        &mut shared,
-        &mut key(1),
-        50,
-    )
-    .unwrap();
+    let a = unlocked(&mut shared, 0, 1, 50);
     // Tab B's operation under key 2 ran and settled before A confirmed.
     let mut b_view = MemoryJournal::new();
     let mut b = start(&mut b_view, cart(1299), 1, 2);
@@ -385,30 +349,14 @@ fn an_unlocked_start_adopts_a_key_settled_meanwhile() {
 #[test]
 fn an_unlocked_start_keeps_its_key_when_it_stands_or_vanished() {
     let mut shared = MemoryJournal::new();
-    let a = Operation::start_unlocked(
-        cart(1299),
-        RetryPolicy::default(),
-        0,
-        &mut shared,
-        &mut key(1),
-        50,
-    )
-    .unwrap();
+    let a = unlocked(&mut shared, 0, 1, 50);
     assert_eq!(
         a.confirm(50, &mut shared).unwrap().key(),
         Some(Uuid::from_u128(1))
     );
     // Discarded meanwhile: ours is written again before anything is sent.
     let mut shared = MemoryJournal::new();
-    let a = Operation::start_unlocked(
-        cart(1299),
-        RetryPolicy::default(),
-        0,
-        &mut shared,
-        &mut key(1),
-        50,
-    )
-    .unwrap();
+    let a = unlocked(&mut shared, 0, 1, 50);
     shared.remove(NAME).unwrap();
     assert_eq!(
         a.confirm(50, &mut shared).unwrap().key(),
@@ -424,15 +372,7 @@ fn an_unlocked_start_keeps_its_key_when_it_stands_or_vanished() {
 fn an_unlocked_start_that_read_an_existing_key_has_nothing_to_confirm() {
     let mut shared = MemoryJournal::new();
     start(&mut shared, cart(1299), 0, 1);
-    let b = Operation::start_unlocked(
-        cart(1299),
-        RetryPolicy::default(),
-        5,
-        &mut shared,
-        &mut key(2),
-        50,
-    )
-    .unwrap();
+    let b = unlocked(&mut shared, 5, 2, 50);
     assert_eq!((b.key(), b.confirm_at()), (Some(Uuid::from_u128(1)), None));
     // Even if the entry changed since, a read key is kept: it was already someone's key.
     shared.remove(NAME).unwrap();

@@ -1,7 +1,7 @@
 // Waits the SDK takes from the server: a `Retry-After: 0` (or tiny) never makes a tight loop,
 // an HTTP-date is honoured, and a wait past setTimeout's 2^31-1 ms limit is not fired at once.
 // Against the scripted server (idempotency-server.mjs): idem's own server never sends any of these.
-import { test, expect } from '@playwright/test';
+import { test, expect, type Page } from '@playwright/test';
 import { openClient, resetServer, serverLog, submit } from './harness';
 
 const PAYLOAD = { currency: 'EUR', amount: 1299 };
@@ -62,7 +62,20 @@ test('Retry-After as an HTTP-date is waited for', async ({ page, request }) => {
   expect(second - first).toBeLessThan(3_500);
 });
 
+/** Counts the page's setTimeout calls (the SDK's timers go through it) in `window.timers`. */
+async function countTimers(page: Page) {
+  await page.addInitScript(() => {
+    const setTimeout = window.setTimeout;
+    (window as any).timers = 0;
+    (window as any).setTimeout = function (this: unknown, ...args: unknown[]) {
+      (window as any).timers++;
+      return setTimeout.apply(this, args as any);
+    };
+  });
+}
+
 test('a Retry-After past setTimeout\'s limit is waited for, not fired at once', async ({ page, request }) => {
+  await countTimers(page);
   // 2,147,484 s = 2^31 ms + 352 ms: one more than a timer can hold. A 100-day window admits it.
   await openClient(page, '/api/always-409?retryAfter=2147484', { policy: { retryWindowMs: 8_640_000_000 } });
   // Started, not awaited: it waits for 24.8 days.
@@ -70,13 +83,22 @@ test('a Retry-After past setTimeout\'s limit is waited for, not fired at once', 
     (window as any).sdk.submit('checkout:far', { amount: 1 }).catch(() => {});
   });
   await expect.poll(async () => (await serverLog(request, '/api/always-409')).requests.length).toBe(1);
+  const armed = await page.evaluate(() => (window as any).timers);
   await page.waitForTimeout(2_000);
   expect((await serverLog(request, '/api/always-409')).requests).toHaveLength(1);
+  // One clamped timer is armed for the wait; a delay that overflowed would fire at once and be
+  // re-armed again and again (hundreds of timers a second).
+  const fired = (await page.evaluate(() => (window as any).timers)) - armed;
+  expect(fired).toBeLessThanOrEqual(2);
 });
 
 test('an attempt timeout past setTimeout\'s limit does not abort the attempt at once', async ({ page, request }) => {
+  await countTimers(page);
   await openClient(page, '/api/checkout?workMs=1000', { policy: { attemptTimeoutMs: 3_000_000_000 } });
+  const before = await page.evaluate(() => (window as any).timers);
   const outcome = await submit(page, 'checkout:patient', PAYLOAD);
   expect(outcome).toMatchObject({ kind: 'succeeded', attempts: 1 });
   expect((await serverLog(request, '/api/checkout')).requests).toHaveLength(1);
+  // The attempt's deadline timer, armed once (plus the page's own): not re-armed every tick.
+  expect((await page.evaluate(() => (window as any).timers)) - before).toBeLessThanOrEqual(3);
 });

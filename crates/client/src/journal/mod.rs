@@ -4,7 +4,7 @@
 //! payload bytes and their fingerprint, the attempt count, the creation time) while the
 //! operation is pending or unknown, then a [`SettledRecord`] (key and fingerprint, no body) once
 //! it got its final answer, kept until the retry window that began at its creation closes.
-//! Entries are stored as JSON text (see [`codec`]), so every implementation reads back the same
+//! Entries are stored as JSON text (see [`decode_entry`]), so every implementation reads back the same
 //! way and meets the same failures: corrupt or foreign text, and entries of another format
 //! version.
 
