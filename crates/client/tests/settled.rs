@@ -202,6 +202,32 @@ fn past_its_window_a_settled_entry_is_forgotten() {
 }
 
 #[test]
+fn a_shorter_window_now_forgets_a_settled_entry_sooner() {
+    let mut journal = MemoryJournal::new();
+    let mut op = start(&mut journal, cart(1299), 0, 1);
+    answer(&mut op, &mut journal, 0, Reply::new(201, "o-1"));
+    // The page now runs a one-hour window: an entry settled under 24 h is not reused after it,
+    // where a re-send would be given up as unknown before it was sent.
+    let hour = RetryPolicy {
+        retry_window_ms: 3_600_000,
+        ..RetryPolicy::default()
+    };
+    let reused = Operation::start(
+        cart(1299),
+        hour.clone(),
+        3_599_999,
+        &mut journal,
+        &mut key(2),
+    );
+    assert_eq!(reused.unwrap().key(), Some(Uuid::from_u128(1)));
+    let mut journal = MemoryJournal::new();
+    let mut op = start(&mut journal, cart(1299), 0, 1);
+    answer(&mut op, &mut journal, 0, Reply::new(201, "o-1"));
+    let fresh = Operation::start(cart(1299), hour, 3_600_000, &mut journal, &mut key(3));
+    assert_eq!(fresh.unwrap().key(), Some(Uuid::from_u128(3)));
+}
+
+#[test]
 fn pruning_removes_only_expired_settled_entries() {
     let mut journal = MemoryJournal::new();
     for (name, at) in [("a", 0), ("b", 10_000)] {

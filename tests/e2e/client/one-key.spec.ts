@@ -20,15 +20,21 @@ for (const locks of [true, false]) {
     await openClient(page, CHECKOUT);
     expect(await page.evaluate(() => (window as any).sdk.constructor.hasWebLocks())).toBe(locks);
     await page.evaluate(() => localStorage.clear());
-    const [a, b] = await page.evaluate(
+    const [a, b, other] = await page.evaluate(
       (payload) => {
-        const sdk = (window as any).sdk;
-        return Promise.all([sdk.submit('checkout:double', payload), sdk.submit('checkout:double', payload)]);
+        const { sdk, attempt } = window as any;
+        return Promise.all([
+          sdk.submit('checkout:double', payload),
+          sdk.submit('checkout:double', { ...payload }),
+          // Another cart under the name while the first runs: refused, nothing sent.
+          attempt(sdk.submit('checkout:double', { ...payload, amount: 1 })),
+        ]);
       },
       PAYLOAD,
     );
     expect(a).toMatchObject({ kind: 'succeeded', status: 201, attempts: 1 });
     expect(b).toEqual(a);
+    expect(other).toMatchObject({ error: 'pendingWithDifferentPayload' });
     const log = await serverLog(request, CHECKOUT);
     expect(log.requests).toHaveLength(1);
     expect(log.executions).toEqual({ [a.key]: 1 });
