@@ -746,8 +746,14 @@ fn continuation(
 ) -> Result<Option<Operation>, StartError> {
     let same = entry.is_same_request(method, &payload.fingerprint);
     let key = key_string(entry.key());
+    // A settled key is reused only while attempts may still be sent under it: until the entry
+    // expires, and within this policy's window too (it may be shorter than the one it settled
+    // under), or the re-send would end unknown without being sent.
+    let reusable = |s: &SettledRecord| {
+        s.is_live(now) && now < s.created_at.saturating_add(policy.retry_window_ms)
+    };
     match entry {
-        Entry::Settled(settled) if !settled.is_live(now) => Ok(None),
+        Entry::Settled(settled) if !reusable(&settled) => Ok(None),
         Entry::Open(record) if same => Ok(Some(Operation::from_record(record, policy.clone()))),
         Entry::Settled(settled) if same => {
             let op = Operation::from_settled(settled, payload.clone(), policy.clone());
