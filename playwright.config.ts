@@ -2,9 +2,11 @@
 //
 // Two projects, each against its own static server on 127.0.0.1:
 // - demo:   the Yew demo, from `trunk build --release` output in dist/
-// - client: a plain HTML checkout page embedding the idem-client JS package
+// - client: a plain HTML checkout page embedding the idem-client JS package, and a scripted
+//           idempotency server the one-key specs send to (tests/e2e/client/idempotency-server.mjs)
 import { defineConfig } from '@playwright/test';
 import { chromiumLaunchOptions } from './tests/e2e/chromium';
+import { IDEMPOTENCY_PORT } from './tests/e2e/client/api';
 
 const DEMO_PORT = 4173;
 const CLIENT_PORT = 4174;
@@ -35,6 +37,11 @@ export default defineConfig({
     {
       command: `node tests/e2e/serve.mjs ${CLIENT_PORT} /pkg=target/sdk-pkg /=tests/e2e/pages`,
       url: `http://127.0.0.1:${CLIENT_PORT}/client/`,
+      reuseExistingServer: false,
+    },
+    {
+      command: `node tests/e2e/client/idempotency-server.mjs ${IDEMPOTENCY_PORT}`,
+      url: `http://127.0.0.1:${IDEMPOTENCY_PORT}/control/log`,
       reuseExistingServer: false,
     },
   ],

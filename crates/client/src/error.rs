@@ -19,6 +19,17 @@ pub enum StartError {
         /// The key of the pending operation.
         key: String,
     },
+    /// The operation with this name already got its final answer, for a different payload or
+    /// method, and its key is still kept (see [`SettledRecord`](crate::journal::SettledRecord)).
+    /// Sending the new payload under that key would be a 422; under a new key it could be a
+    /// second charge the caller did not mean. Discard the settled entry first (that is how a
+    /// page pays again, say with another card: a new operation with a new key).
+    SettledWithDifferentPayload {
+        /// The operation's name.
+        name: String,
+        /// The key of the settled operation.
+        key: String,
+    },
     /// The key could not be persisted (storage blocked, full...), so it is not sent: it could be
     /// lost on reload. Opt into
     /// [`Persistence::AllowMemoryOnly`](crate::Persistence::AllowMemoryOnly) to send anyway.
@@ -40,6 +51,14 @@ impl StartError {
                 " is pending with a different payload (key ",
                 key,
                 ")",
+            ]
+            .concat(),
+            StartError::SettledWithDifferentPayload { name, key } => [
+                "operation ",
+                name,
+                " already settled with a different payload (key ",
+                key,
+                "); discard it to start a new one",
             ]
             .concat(),
             StartError::NotPersisted(e) => {

@@ -11,9 +11,16 @@
 //!   pass a [`CanonicalPayload`], so the package ships neither serde_json nor its float code);
 //! - replies are classified by status: 2xx succeeds (or is a replay, from
 //!   `Idempotent-Replayed: true`), 409 and 429 wait and retry, 5xx, network errors and timeouts
-//!   retry with backoff, 422 and the other 4xx are final rejections;
+//!   retry with backoff, 422 and the other 4xx are final rejections; a `Retry-After` shorter
+//!   than the backoff floor is not trusted ([`retry_delay_ms`]);
 //! - when the [`RetryPolicy`]'s window closes, the outcome is [`OutcomeKind::Unknown`]: reconcile,
-//!   never mint a new key.
+//!   never mint a new key;
+//! - a final answer replaces the record by a [`SettledRecord`] (key and fingerprint, no body)
+//!   kept for the rest of the retry window: starting the same request again re-sends under the
+//!   same key, so the server replays; another payload under the name is refused until the entry
+//!   is removed ([`Operation::start`] has the table). Where two writers share the journal
+//!   without a lock (two tabs without Web Locks), [`Operation::start_unlocked`] makes a minted
+//!   key wait and be confirmed, so both end up with one key.
 //!
 //! # What this crate does not do
 //!
@@ -23,11 +30,14 @@
 //! values ([`Action`]). The same machine is driven by the simulator (`idem-sim`) and, on
 //! `wasm32`, by the `fetch` driver and the JavaScript bindings in this crate. It does not decide
 //! what the server does with a key: that is the store's job, and the two agree only on the wire
-//! (status codes, `Retry-After`, `Idempotent-Replayed`, `application/problem+json`).
+//! (status codes, `Retry-After`, `Idempotent-Replayed`, `application/problem+json`). It holds no
+//! lock and shares no promise: serialising two tabs (Web Locks) and joining two calls of one
+//! page are the bindings' job, on top of the journal rules here.
 #![warn(missing_docs)]
 
 mod backoff;
 mod error;
+mod http_date;
 pub mod journal;
 mod json;
 mod key;
@@ -47,16 +57,20 @@ pub mod driver;
 #[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 mod js;
 
-pub use backoff::backoff_delay_ms;
+pub use backoff::{backoff_delay_ms, retry_delay_ms};
 pub use error::StartError;
-pub use journal::{Journal, JournalError, MemoryJournal, Record, RecordState};
+pub use journal::{
+    Entry, Journal, JournalError, MemoryJournal, Record, RecordState, SettledRecord,
+};
 pub use key::{KeyMinter, RandomKeys, RngKeys};
 pub use method::{KeyUse, Method};
-pub use operation::{Action, Attempt, IntoCanonical, Operation, OperationSpec, Persistence};
+pub use operation::{
+    Action, Attempt, IntoCanonical, Operation, OperationSpec, Persistence, Unconfirmed,
+};
 pub use outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
 pub use payload::CanonicalPayload;
 pub use policy::RetryPolicy;
-pub use reply::{is_replayed_header, parse_retry_after, Reply};
+pub use reply::{is_replayed_header, parse_retry_after, retry_after_ms, Reply};
 
 /// Request header carrying the idempotency key.
 pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::http_date::parse_http_date_ms;
+
 /// What came back for one attempt: the parts of an HTTP response the retry rules read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reply {
@@ -41,10 +43,10 @@ impl Reply {
 
 /// Parses a `Retry-After` value given in delay-seconds (`"3"`) into milliseconds.
 ///
-/// The HTTP-date form is not parsed: it needs a wall clock, which this crate does not read; a
-/// date yields `None` and the operation falls back to its backoff. A delay too large for a
-/// `u64` saturates: the server asked for longer than any retry window, so the operation gives
-/// up (unknown outcome) rather than retry sooner than asked.
+/// The HTTP-date form needs a wall clock, which the sans-IO core does not read: see
+/// [`retry_after_ms`], which a driver with a clock calls. A delay too large for a `u64`
+/// saturates: the server asked for longer than any retry window, so the operation gives up
+/// (unknown outcome) rather than retry sooner than asked.
 pub fn parse_retry_after(value: &str) -> Option<u64> {
     let value = value.trim();
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
@@ -53,6 +55,20 @@ pub fn parse_retry_after(value: &str) -> Option<u64> {
     // Only digits are left, so the parse fails on overflow alone.
     let seconds = value.parse::<u64>().unwrap_or(u64::MAX);
     Some(seconds.saturating_mul(1000))
+}
+
+/// A `Retry-After` header value as the wait it asks for at `now_ms` (milliseconds since the Unix
+/// epoch, the caller's wall clock): delay-seconds as [`parse_retry_after`] reads them, or an
+/// HTTP-date (`Wed, 21 Oct 2015 07:28:00 GMT`, and the obsolete RFC 850 and asctime forms
+/// recipients must accept), as the time left until it, 0 once it has passed. `None` for
+/// anything else. How a wait shorter than the policy's floor is treated is
+/// [`retry_delay_ms`](crate::retry_delay_ms)'s business, not this parser's.
+pub fn retry_after_ms(value: &str, now_ms: u64) -> Option<u64> {
+    if let Some(ms) = parse_retry_after(value) {
+        return Some(ms);
+    }
+    let at = parse_http_date_ms(value.trim())?;
+    Some(at.saturating_sub(now_ms))
 }
 
 /// Whether an `Idempotent-Replayed` header value means "replayed".
@@ -83,6 +99,60 @@ mod tests {
         );
         assert_eq!(parse_retry_after("18446744073709552"), Some(u64::MAX));
         assert_eq!(parse_retry_after("99999999999999999999999"), Some(u64::MAX));
+    }
+
+    /// 2015-10-21T07:28:00Z in ms since the epoch (`date -u -d 2015-10-21T07:28:00Z +%s`).
+    const OCT_21_2015: u64 = 1_445_412_480_000;
+
+    #[test]
+    fn retry_after_as_an_http_date_is_the_time_left_until_it() {
+        let now = OCT_21_2015 - 90_000;
+        for date in [
+            "Wed, 21 Oct 2015 07:28:00 GMT",     // IMF-fixdate
+            "Wednesday, 21-Oct-15 07:28:00 GMT", // obsolete RFC 850
+            "Wed Oct 21 07:28:00 2015",          // obsolete asctime
+            " Wed, 21 Oct 2015 07:28:00 GMT ",   // header whitespace
+        ] {
+            assert_eq!(retry_after_ms(date, now), Some(90_000), "{date:?}");
+        }
+        // Past (or right now): no wait left; the operation's floor applies then.
+        assert_eq!(
+            retry_after_ms("Wed, 21 Oct 2015 07:28:00 GMT", OCT_21_2015),
+            Some(0)
+        );
+        assert_eq!(
+            retry_after_ms("Thu, 01 Jan 1970 00:00:00 GMT", OCT_21_2015),
+            Some(0)
+        );
+        // Far ahead: the whole wait, which a retry window then judges.
+        assert_eq!(
+            retry_after_ms("Fri, 31 Dec 9999 23:59:59 GMT", 0),
+            Some(253_402_300_799_000)
+        );
+    }
+
+    #[test]
+    fn retry_after_delay_seconds_need_no_clock() {
+        assert_eq!(retry_after_ms("3", 0), Some(3000));
+        assert_eq!(retry_after_ms("3", u64::MAX), Some(3000));
+        assert_eq!(retry_after_ms(" 0 ", OCT_21_2015), Some(0));
+    }
+
+    #[test]
+    fn retry_after_that_is_neither_is_ignored() {
+        for bad in [
+            "",
+            "soon",
+            "-1",
+            "1.5",
+            "Wed, 21 Oct 2015 07:28:00",      // no zone
+            "Wed, 21 Oct 2015 07:28:00 CEST", // not GMT
+            "Wed, 32 Oct 2015 07:28:00 GMT",  // no such day
+            "Wed, 21 Oct 2015 25:28:00 GMT",
+            "2015-10-21T07:28:00Z", // ISO 8601 is not an HTTP-date
+        ] {
+            assert_eq!(retry_after_ms(bad, OCT_21_2015), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -6,35 +6,22 @@
 mod common;
 
 use idem_client::journal::local_storage::LocalStorageJournal;
-use idem_client::journal::{self, encode, RecordState};
+use idem_client::journal::{self, encode, Entry, RecordState, SETTLED_FORMAT_VERSION};
 use idem_client::{
     Action, CanonicalPayload, Durability, Journal, JournalError, Operation, OperationSpec,
     Persistence, RetryPolicy, StartError,
 };
-use rand_core::RngCore;
 use serde_json::json;
 use uuid::Uuid;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
 use web_sys::Storage;
 
+use common::rng::Zero;
+
 wasm_bindgen_test_configure!(run_in_browser);
 
 const NAME: &str = "checkout:cart-42";
-
-struct Zero;
-
-impl RngCore for Zero {
-    fn next_u32(&mut self) -> u32 {
-        0
-    }
-    fn next_u64(&mut self) -> u64 {
-        0
-    }
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        dst.fill(0)
-    }
-}
 
 fn storage() -> Storage {
     web_sys::window().unwrap().local_storage().unwrap().unwrap()
@@ -243,7 +230,7 @@ fn an_old_version_is_migrated_and_a_newer_one_reported() {
 
     let mut newer = journal.load(NAME).unwrap().unwrap();
     assert_eq!(newer.state, RecordState::Pending);
-    newer.version = 2;
+    newer.version = SETTLED_FORMAT_VERSION + 1;
     storage()
         .set_item(&format!("test-version:{NAME}"), &encode(&newer))
         .unwrap();
@@ -258,13 +245,90 @@ fn an_old_version_is_migrated_and_a_newer_one_reported() {
         matches!(
             result,
             Err(StartError::Unreadable(JournalError::UnsupportedVersion {
-                found: 2,
+                found: 3,
                 ..
             }))
         ),
         "{result:?}"
     );
     journal.remove(NAME).unwrap();
+}
+
+/// In the real localStorage: the answer replaces the record by a settled entry without the
+/// payload, a reload's start of the same payload continues under its key, another payload is
+/// refused, and pruning past the window removes it.
+#[wasm_bindgen_test]
+fn a_settled_entry_lives_in_local_storage_without_the_payload() {
+    let mut journal = fresh("test-settled:");
+    let policy = RetryPolicy::default();
+    let mut op = Operation::start(
+        spec(),
+        policy.clone(),
+        1_000,
+        &mut journal,
+        &mut Uuid::new_v4,
+    )
+    .unwrap();
+    let key = op.key();
+    let Action::Send(_) = op.poll(1_000, &mut journal, &mut Zero) else {
+        panic!("expected Send")
+    };
+    op.handle_reply(1_010, idem_client::Reply::new(201, r#"{"order":"o-1"}"#));
+    let Action::Finished(_) = op.poll(1_010, &mut journal, &mut Zero) else {
+        panic!("expected Finished")
+    };
+    let text = storage()
+        .get_item(&format!("test-settled:{NAME}"))
+        .unwrap()
+        .expect("a settled entry");
+    let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(raw["version"], json!(SETTLED_FORMAT_VERSION));
+    assert_eq!(
+        raw["state"],
+        json!({ "status": "settled", "httpStatus": 201 })
+    );
+    assert!(!text.contains("1299") && !text.contains("o-1"), "{text}");
+    assert!(matches!(
+        journal.load_entry(NAME),
+        Ok(Some(Entry::Settled(_)))
+    ));
+    // A reload: a new journal object over the same storage.
+    let mut reloaded = LocalStorageJournal::new("test-settled:");
+    let again = Operation::start(
+        spec(),
+        policy.clone(),
+        5_000,
+        &mut reloaded,
+        &mut Uuid::new_v4,
+    )
+    .unwrap();
+    assert_eq!(again.key(), key);
+    let other = OperationSpec::post(NAME, json!({ "amount": 1 }));
+    // `again` rewrote the open record; settle it once more to test the refusal.
+    let mut again = again;
+    let Action::Send(_) = again.poll(5_000, &mut reloaded, &mut Zero) else {
+        panic!()
+    };
+    again.handle_reply(5_010, idem_client::Reply::new(201, "").replayed());
+    let _ = again.poll(5_010, &mut reloaded, &mut Zero);
+    assert!(matches!(
+        Operation::start(
+            other,
+            policy.clone(),
+            6_000,
+            &mut reloaded,
+            &mut Uuid::new_v4
+        ),
+        Err(StartError::SettledWithDifferentPayload { .. })
+    ));
+    assert_eq!(
+        journal::prune_settled(&mut reloaded, 1_000 + policy.retry_window_ms).unwrap(),
+        1
+    );
+    assert_eq!(
+        storage().get_item(&format!("test-settled:{NAME}")).unwrap(),
+        None
+    );
 }
 
 /// The JS-side canonicaliser (what `submit` uses) gives the golden RFC 8785 bytes, the same as

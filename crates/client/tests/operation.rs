@@ -97,7 +97,7 @@ fn problem(status: u16) -> Vec<u8> {
 }
 
 #[test]
-fn success_on_first_attempt_clears_the_record() {
+fn success_on_first_attempt_settles_the_record() {
     let mut h = Harness::new(RetryPolicy::default());
     let a = h.expect_send(0);
     assert_eq!(a.key, Some(Uuid::from_u128(1)));
@@ -120,7 +120,9 @@ fn success_on_first_attempt_clears_the_record() {
         (outcome.attempts, outcome.durability),
         (1, Durability::Journaled)
     );
+    // No open record is left; the settled entry (see tests/settled.rs) keeps no body.
     assert_eq!(h.journal.load(NAME).unwrap(), None);
+    assert!(!h.journal.raw(NAME).unwrap().contains("amount"));
     // Finished is sticky.
     assert_eq!(h.expect_finished(100), outcome);
 }
@@ -165,6 +167,78 @@ fn conflict_without_retry_after_backs_off() {
     h.expect_send(0);
     h.op.handle_reply(10, Reply::new(409, ""));
     assert_eq!(h.expect_wait(10), 510);
+}
+
+#[test]
+fn a_tiny_retry_after_waits_the_backoff_instead() {
+    let mut h = Harness::new(no_jitter());
+    let mut now = 0;
+    let mut gaps = Vec::new();
+    for _ in 0..6 {
+        h.expect_send(now);
+        h.op.handle_reply(now, Reply::new(409, problem(409)).with_retry_after_ms(0));
+        let at = h.expect_wait(now);
+        gaps.push(at - now);
+        now = at;
+    }
+    // Floored at the initial backoff and growing as the backoff does, never 0.
+    assert_eq!(gaps, [500, 1000, 2000, 4000, 5000, 5000]);
+}
+
+/// A server (a proxy) answering every attempt `409, Retry-After: 0` for an hour of virtual
+/// time, with the default policy and jitter from a real generator: the attempts stay on the
+/// policy's schedule.
+#[test]
+fn retry_after_zero_forever_is_not_a_tight_loop() {
+    /// xorshift64*: varied draws, so jitter is exercised across its range.
+    struct XorShift(u64);
+    impl RngCore for XorShift {
+        fn next_u32(&mut self) -> u32 {
+            (self.next_u64() >> 32) as u32
+        }
+        fn next_u64(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn fill_bytes(&mut self, dst: &mut [u8]) {
+            rand_core::impls::fill_bytes_via_next(self, dst)
+        }
+    }
+    let mut journal = MemoryJournal::new();
+    let policy = RetryPolicy::default();
+    let mut op = Operation::start(spec(), policy.clone(), 0, &mut journal, &mut key(1)).unwrap();
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    let (mut now, mut sends) = (0, Vec::new());
+    while now < 3_600_000 {
+        match op.poll(now, &mut journal, &mut rng) {
+            Action::Send(_) => {
+                sends.push(now);
+                op.handle_reply(now + 5, Reply::new(409, "").with_retry_after_ms(0));
+                now += 5;
+            }
+            Action::WaitUntil(at) => now = at,
+            Action::Finished(outcome) => panic!("finished early: {outcome:?}"),
+        }
+    }
+    let gaps: Vec<u64> = sends.windows(2).map(|w| w[1] - w[0]).collect();
+    let min = *gaps.iter().min().unwrap();
+    let steady = &gaps[5..];
+    let mean = steady.iter().sum::<u64>() as f64 / steady.len() as f64;
+    // Never faster than the floor; once at the cap, the jittered backoff [2.5 s, 5 s] plus
+    // the 5 ms reply: about 3.75 s apart, about 960 attempts in the hour (not 720,000).
+    assert!(min >= policy.initial_backoff_ms, "min gap {min}");
+    assert!(
+        steady.iter().all(|g| (2_505..=5_005).contains(g)),
+        "{steady:?}"
+    );
+    assert!((3_500.0..=4_000.0).contains(&mean), "mean gap {mean}");
+    assert!(
+        (850..=1_100).contains(&sends.len()),
+        "{} attempts",
+        sends.len()
+    );
 }
 
 #[test]

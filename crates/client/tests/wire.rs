@@ -3,6 +3,8 @@
 //! `Retry-After` in milliseconds, the replay marker, the problem `type`, and the classification.
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "common/rng.rs"]
+mod rng;
 #[allow(dead_code)]
 #[path = "../../store/tests/common/wire.rs"]
 mod wire;
@@ -11,23 +13,10 @@ use idem_client::{
     is_replayed_header, parse_retry_after, Action, MemoryJournal, Operation, OperationSpec,
     OutcomeKind, Problem, Reply, RetryPolicy, REPLAYED_HEADER, RETRY_AFTER_HEADER,
 };
-use rand_core::RngCore;
 use serde_json::json;
 use uuid::Uuid;
 
-struct Zero;
-
-impl RngCore for Zero {
-    fn next_u32(&mut self) -> u32 {
-        0
-    }
-    fn next_u64(&mut self) -> u64 {
-        0
-    }
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        dst.fill(0)
-    }
-}
+use rng::Zero;
 
 /// The reply as the fetch driver builds it from a response.
 fn reply(case: &wire::WireCase) -> Reply {

@@ -1,15 +1,15 @@
 //! Sending attempts with `fetch`, and the loop that drives an operation to its outcome.
 
-use gloo_timers::future::TimeoutFuture;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, RequestInit, Response};
 
+use super::timer::{first, sleep_until, First};
 use super::{now_ms, MathRandom};
 use crate::journal::Journal;
 use crate::operation::{Action, Attempt, Operation};
 use crate::outcome::Outcome;
-use crate::reply::{is_replayed_header, parse_retry_after, Reply};
+use crate::reply::{is_replayed_header, retry_after_ms, Reply};
 use crate::{IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, RETRY_AFTER_HEADER};
 
 /// Where and how attempts are sent.
@@ -38,7 +38,7 @@ pub async fn run(op: &mut Operation, endpoint: &Endpoint, journal: &mut dyn Jour
         let now = now_ms();
         match op.poll(now, journal, &mut rng) {
             Action::Finished(outcome) => return outcome,
-            Action::WaitUntil(at) => sleep(at.saturating_sub(now)).await,
+            Action::WaitUntil(at) => sleep_until(at).await,
             Action::Send(attempt) => match send(endpoint, &attempt).await {
                 Ok(reply) => op.handle_reply(now_ms(), reply),
                 Err(Lost::TimedOut) => op.handle_timeout(now_ms()),
@@ -48,26 +48,19 @@ pub async fn run(op: &mut Operation, endpoint: &Endpoint, journal: &mut dyn Jour
     }
 }
 
-async fn sleep(ms: u64) {
-    TimeoutFuture::new(u32::try_from(ms).unwrap_or(u32::MAX)).await
-}
-
 /// Sends one attempt, aborting it (request and body read) at its deadline.
 async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
     let window = web_sys::window().ok_or_else(|| Lost::Network("no window".into()))?;
     let controller = AbortController::new().map_err(|e| Lost::Network(text(&e)))?;
-    let timeout_ms = attempt.deadline.saturating_sub(now_ms());
-    let abort = controller.clone();
-    // Dropping the handle cancels the timer; it lives until the reply is read.
-    let _timer = gloo_timers::callback::Timeout::new(
-        u32::try_from(timeout_ms).unwrap_or(u32::MAX),
-        move || abort.abort(),
-    );
-    let result = fetch(&window, endpoint, attempt, &controller).await;
-    match result {
-        Err(_) if controller.signal().aborted() => Err(Lost::TimedOut),
-        Err(e) => Err(Lost::Network(text(&e))),
-        Ok(reply) => Ok(reply),
+    let exchange = fetch(&window, endpoint, attempt, &controller);
+    match first(exchange, sleep_until(attempt.deadline)).await {
+        First::Left(Ok(reply)) => Ok(reply),
+        First::Left(Err(e)) => Err(Lost::Network(text(&e))),
+        First::Right(()) => {
+            // Cancels the request, or the body still being read.
+            controller.abort();
+            Err(Lost::TimedOut)
+        }
     }
 }
 
@@ -102,10 +95,11 @@ async fn fetch(
         .await?
         .dyn_into()?;
     let headers = response.headers();
+    // Delay-seconds, or an HTTP-date read against this page's clock: the core gets a duration.
     let retry_after_ms = headers
         .get(RETRY_AFTER_HEADER)?
         .as_deref()
-        .and_then(parse_retry_after);
+        .and_then(|value| retry_after_ms(value, now_ms()));
     let replayed = headers
         .get(REPLAYED_HEADER)?
         .as_deref()

@@ -1,15 +1,19 @@
 //! One tab at a time per operation: the Web Locks API, where present.
 //!
-//! [`with_lock`] runs a future while holding the exclusive lock `idem:<name>` through
-//! `navigator.locks.request`, so a second tab submitting the same operation waits until the
-//! first is done, then reads the journal afresh (and resumes the same key, or sees the record
-//! gone). The API is reached through `Reflect` because web-sys gates `LockManager` behind
-//! unstable APIs.
+//! [`with_lock`] runs a future while holding an exclusive lock (the bindings name it after the
+//! record's storage key, `<storagePrefix><name>`) through `navigator.locks.request`, so a second
+//! tab submitting the same operation waits until the first is done, then reads the journal
+//! afresh: a pending record resumes under its key, a settled entry re-sends under its key (the
+//! server replays). The API is reached through `Reflect` because web-sys gates `LockManager`
+//! behind unstable APIs.
 //!
-//! Fallback, where `navigator.locks` is missing (old browsers, some insecure contexts): the
-//! future runs without a lock. Two tabs resuming a journaled operation still send the same key,
-//! and the server's 409 / replay keeps it single; only two tabs *creating* the same operation in
-//! the same instant could mint two keys.
+//! Fallback, where `navigator.locks` is missing (old browsers, some insecure contexts) or the
+//! request is refused (an opaque origin): the future runs without a lock and is told so. Two tabs
+//! resuming a journaled operation still send the same key, and the server's 409 / replay keeps
+//! it single. Two tabs *creating* the same operation in the same instant can both read "nothing
+//! here"; the bindings then write the minted key, wait for the other tab's write to arrive, and
+//! confirm (`Operation::start_unlocked`): the key that stands in storage wins in both tabs. What
+//! is left is a write slower to reach the other tab than that wait.
 
 use std::future::Future;
 
@@ -30,11 +34,14 @@ fn locks() -> Option<JsValue> {
     request.is_function().then_some(locks)
 }
 
-/// Runs `work` holding the exclusive Web Lock named `lock_name`, or without a lock if the API is
-/// missing or refuses the request.
-pub async fn with_lock<T>(lock_name: &str, work: impl Future<Output = T>) -> T {
+/// Runs `work(held)` holding the exclusive Web Lock named `lock_name` (`held`: true), or without a
+/// lock (`held`: false) if the API is missing or refuses the request.
+pub async fn with_lock<T, W: Future<Output = T>>(
+    lock_name: &str,
+    work: impl FnOnce(bool) -> W,
+) -> T {
     let Some(locks) = locks() else {
-        return work.await;
+        return work(false).await;
     };
     let mut acquired_resolve: Option<Function> = None;
     let acquired = Promise::new(&mut |resolve, _| acquired_resolve = Some(resolve));
@@ -43,7 +50,7 @@ pub async fn with_lock<T>(lock_name: &str, work: impl Future<Output = T>) -> T {
     let (Some(acquired_resolve), Some(release_resolve)) = (acquired_resolve, release_resolve)
     else {
         // Promise executors run synchronously, so both are set; if not, do without the lock.
-        return work.await;
+        return work(false).await;
     };
     // Called once the lock is granted; the lock is held until `release` settles.
     let callback = Closure::once_into_js(move |_lock: JsValue| -> JsValue {
@@ -59,10 +66,10 @@ pub async fn with_lock<T>(lock_name: &str, work: impl Future<Output = T>) -> T {
             .ok()
     });
     let Some(granted) = granted else {
-        return work.await;
+        return work(false).await;
     };
     let _ = JsFuture::from(acquired).await;
-    let out = work.await;
+    let out = work(true).await;
     let _ = release_resolve.call0(&JsValue::UNDEFINED);
     if let Ok(granted) = granted.dyn_into::<Promise>() {
         let _ = JsFuture::from(granted).await;

@@ -2,13 +2,15 @@
 //!
 //! [`fetch::run`] loops over [`Operation::poll`](crate::Operation::poll): it sends attempts with
 //! `fetch` (aborting each with an `AbortController` at its deadline), sleeps through backoffs
-//! with gloo-timers, and feeds replies back. [`lock::with_lock`] keeps two tabs of the same origin
+//! with gloo-timers ([`timer`] keeps waits past `setTimeout`'s 24.8-day limit from firing at
+//! once), and feeds replies back, `Retry-After` dates read against `Date.now()`. [`lock::with_lock`] keeps two tabs of the same origin
 //! from running the same operation at once. Time is `Date.now()` (wall clock, since records
 //! outlive the page); jitter comes from `Math.random()` ([`MathRandom`]), which is fine here:
 //! nothing replays a browser run.
 
 pub mod fetch;
 pub mod lock;
+pub mod timer;
 
 /// Milliseconds since the epoch, from `Date.now()`.
 pub fn now_ms() -> u64 {

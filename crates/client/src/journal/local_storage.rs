@@ -3,7 +3,9 @@
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{DomException, Storage, StorageEvent};
 
-use super::{decode, encode, Journal, JournalError, Record};
+use super::{
+    decode_entry, encode, encode_settled, Entry, Journal, JournalError, Record, SettledRecord,
+};
 
 /// The prefix under which records are stored when none is given: `idem:` + operation name.
 pub const DEFAULT_PREFIX: &str = "idem:";
@@ -11,7 +13,7 @@ pub const DEFAULT_PREFIX: &str = "idem:";
 /// How the journal reaches storage: `window.localStorage` by default, injectable for tests.
 type StorageGetter = Box<dyn Fn() -> Result<Option<Storage>, JsValue>>;
 
-/// A [`Journal`] in `localStorage`, under `prefix + name`.
+/// A [`Journal`] in `localStorage`, under `prefix + name`, settled entries included.
 ///
 /// Storage is looked up on every call (as `window.localStorage`, or through an injected getter),
 /// so a journal built while storage works keeps reporting errors honestly if it stops working.
@@ -21,7 +23,7 @@ type StorageGetter = Box<dyn Fn() -> Result<Option<Storage>, JsValue>>;
 ///   window: [`JournalError::Unavailable`];
 /// - `QuotaExceededError` on write: [`JournalError::QuotaExceeded`];
 /// - a corrupt or foreign value under our prefix: [`JournalError::Corrupt`] (left untouched);
-/// - a record of another format version: migrated, or reported (see [`decode`]).
+/// - an entry of another format version: migrated, or reported (see [`decode_entry`]).
 pub struct LocalStorageJournal {
     prefix: String,
     storage: StorageGetter,
@@ -73,17 +75,25 @@ impl LocalStorageJournal {
         [self.prefix.as_str(), name].concat()
     }
 
-    /// The record change another tab made, read from a `storage` event, if it concerns this
-    /// journal: `(name, None)` when the record was removed (the operation finished there),
-    /// `(name, Some(..))` when it was written. Hook it to `window`'s `storage` event to show
-    /// another tab's progress.
+    /// The entry change another tab made, read from a `storage` event, if it concerns this
+    /// journal: `(name, None)` when the entry was removed (discarded, or pruned), `(name,
+    /// Some(..))` when it was written (an open record while the operation runs, a settled entry
+    /// once it got its answer there). Hook it to `window`'s `storage` event to show another
+    /// tab's progress.
     pub fn change_from_event(
         &self,
         event: &StorageEvent,
-    ) -> Option<(String, Option<Result<Record, JournalError>>)> {
+    ) -> Option<(String, Option<Result<Entry, JournalError>>)> {
         let name = event.key()?.strip_prefix(&self.prefix)?.to_owned();
-        let record = event.new_value().map(|text| decode(&name, &text));
-        Some((name, record))
+        let entry = event.new_value().map(|text| decode_entry(&name, &text));
+        Some((name, entry))
+    }
+
+    fn write(&mut self, name: &str, text: &str) -> Result<(), JournalError> {
+        let storage = self.storage()?;
+        storage
+            .set_item(&self.storage_key(name), text)
+            .map_err(write_error)
     }
 
     fn storage(&self) -> Result<Storage, JournalError> {
@@ -99,18 +109,14 @@ impl LocalStorageJournal {
 
 impl Journal for LocalStorageJournal {
     fn load(&self, name: &str) -> Result<Option<Record>, JournalError> {
-        let storage = self.storage()?;
-        let text = storage
-            .get_item(&self.storage_key(name))
-            .map_err(|e| JournalError::Unavailable(describe(&e)))?;
-        text.map(|text| decode(name, &text)).transpose()
+        Ok(match self.load_entry(name)? {
+            Some(Entry::Open(record)) => Some(record),
+            Some(Entry::Settled(_)) | None => None,
+        })
     }
 
     fn save(&mut self, record: &Record) -> Result<(), JournalError> {
-        let storage = self.storage()?;
-        storage
-            .set_item(&self.storage_key(&record.name), &encode(record))
-            .map_err(write_error)
+        self.write(&record.name, &encode(record))
     }
 
     fn remove(&mut self, name: &str) -> Result<(), JournalError> {
@@ -131,6 +137,18 @@ impl Journal for LocalStorageJournal {
             .collect();
         crate::json::sort_by(&mut names, |a, b| a < b);
         Ok(names)
+    }
+
+    fn load_entry(&self, name: &str) -> Result<Option<Entry>, JournalError> {
+        let storage = self.storage()?;
+        let text = storage
+            .get_item(&self.storage_key(name))
+            .map_err(|e| JournalError::Unavailable(describe(&e)))?;
+        text.map(|text| decode_entry(name, &text)).transpose()
+    }
+
+    fn save_settled(&mut self, settled: &SettledRecord) -> Result<(), JournalError> {
+        self.write(&settled.name, &encode_settled(settled))
     }
 }
 

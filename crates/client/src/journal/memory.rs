@@ -1,8 +1,10 @@
-//! An in-memory journal for native code, tests and the simulator.
+//! An in-memory journal for native code, tests and the simulator; it keeps settled entries.
 
 use std::collections::BTreeMap;
 
-use super::{decode, encode, Journal, JournalError, Record};
+use super::{
+    decode_entry, encode, encode_settled, Entry, Journal, JournalError, Record, SettledRecord,
+};
 
 /// A [`Journal`] in a `BTreeMap` of encoded text (so it reads back exactly like localStorage
 /// does, corrupt values included). Survives a simulated reload if the simulator keeps it.
@@ -31,6 +33,14 @@ impl MemoryJournal {
         self.entries.insert(name.into(), text.into());
     }
 
+    fn write(&mut self, name: &str, text: String) -> Result<(), JournalError> {
+        if let Some(error) = &self.failing {
+            return Err(error.clone());
+        }
+        self.entries.insert(name.to_owned(), text);
+        Ok(())
+    }
+
     /// The raw text stored under `name`.
     pub fn raw(&self, name: &str) -> Option<&str> {
         self.entries.get(name).map(String::as_str)
@@ -39,18 +49,14 @@ impl MemoryJournal {
 
 impl Journal for MemoryJournal {
     fn load(&self, name: &str) -> Result<Option<Record>, JournalError> {
-        self.entries
-            .get(name)
-            .map(|text| decode(name, text))
-            .transpose()
+        Ok(match self.load_entry(name)? {
+            Some(Entry::Open(record)) => Some(record),
+            Some(Entry::Settled(_)) | None => None,
+        })
     }
 
     fn save(&mut self, record: &Record) -> Result<(), JournalError> {
-        if let Some(error) = &self.failing {
-            return Err(error.clone());
-        }
-        self.entries.insert(record.name.clone(), encode(record));
-        Ok(())
+        self.write(&record.name, encode(record))
     }
 
     fn remove(&mut self, name: &str) -> Result<(), JournalError> {
@@ -63,5 +69,16 @@ impl Journal for MemoryJournal {
 
     fn names(&self) -> Result<Vec<String>, JournalError> {
         Ok(self.entries.keys().cloned().collect())
+    }
+
+    fn load_entry(&self, name: &str) -> Result<Option<Entry>, JournalError> {
+        self.entries
+            .get(name)
+            .map(|text| decode_entry(name, text))
+            .transpose()
+    }
+
+    fn save_settled(&mut self, settled: &SettledRecord) -> Result<(), JournalError> {
+        self.write(&settled.name, encode_settled(settled))
     }
 }

@@ -1,1 +1,2 @@
 pub mod canonical;
+pub mod rng;

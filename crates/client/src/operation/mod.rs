@@ -1,114 +1,25 @@
-//! The sans-IO state machine of one logical operation.
+//! The sans-IO state machine of one logical operation: `spec.rs` says what is asked,
+//! `start.rs` how it begins (against the journal), this file how it runs (attempts, replies,
+//! backoff, outcome).
+
+mod spec;
+mod start;
 
 use rand_core::RngCore;
 use uuid::Uuid;
 
-use crate::backoff::backoff_delay_ms;
-use crate::error::StartError;
-use crate::journal::{Journal, JournalError, Record, RecordState, FORMAT_VERSION};
-use crate::key::KeyMinter;
-use crate::method::{KeyUse, Method};
+pub use spec::{IntoCanonical, OperationSpec, Persistence};
+pub use start::Unconfirmed;
+
+use crate::backoff::retry_delay_ms;
+use crate::journal::{
+    Journal, Record, RecordState, SettledRecord, FORMAT_VERSION, SETTLED_FORMAT_VERSION,
+};
+use crate::method::Method;
 use crate::outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
 use crate::payload::CanonicalPayload;
 use crate::policy::RetryPolicy;
 use crate::reply::Reply;
-
-/// What the caller wants done: one logical operation.
-///
-/// `P` is the payload: a `serde_json::Value` (the default), canonicalized by
-/// [`Operation::start`], or a [`CanonicalPayload`] already in canonical form (the browser
-/// bindings canonicalize with the browser's own JSON and hand the bytes over this way). Either
-/// way the same state machine runs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct OperationSpec<P = serde_json::Value> {
-    /// A stable name for the logical operation, e.g. `checkout:cart-42`; the journal's key.
-    pub name: String,
-    /// The HTTP method.
-    pub method: Method,
-    /// The JSON payload (canonicalized before anything is stored or sent).
-    pub payload: P,
-    /// Whether to send an `Idempotency-Key` (default: on POST and PATCH).
-    pub key_use: KeyUse,
-    /// What to do when the key cannot be persisted (default: refuse to send).
-    pub persistence: Persistence,
-}
-
-impl OperationSpec {
-    /// A POST of `payload` named `name`, keyed, with a persisted key required.
-    pub fn post(name: impl Into<String>, payload: serde_json::Value) -> Self {
-        OperationSpec::with_payload(name, payload)
-    }
-}
-
-impl OperationSpec<CanonicalPayload> {
-    /// A POST of the canonical `payload` named `name`, keyed, with a persisted key required.
-    pub fn post_canonical(name: impl Into<String>, payload: CanonicalPayload) -> Self {
-        OperationSpec::with_payload(name, payload)
-    }
-}
-
-impl<P> OperationSpec<P> {
-    fn with_payload(name: impl Into<String>, payload: P) -> Self {
-        OperationSpec {
-            name: name.into(),
-            method: Method::Post,
-            payload,
-            key_use: KeyUse::Auto,
-            persistence: Persistence::Required,
-        }
-    }
-
-    /// The same operation with another method.
-    pub fn with_method(mut self, method: Method) -> Self {
-        self.method = method;
-        self
-    }
-
-    /// The same operation with another key choice.
-    pub fn with_key_use(mut self, key_use: KeyUse) -> Self {
-        self.key_use = key_use;
-        self
-    }
-
-    /// The same operation with another persistence requirement.
-    pub fn with_persistence(mut self, persistence: Persistence) -> Self {
-        self.persistence = persistence;
-        self
-    }
-}
-
-/// A payload [`Operation::start`] can turn into canonical bytes: a `serde_json::Value`
-/// (canonicalized, RFC 8785) or a [`CanonicalPayload`] (taken as is).
-pub trait IntoCanonical {
-    /// The canonical bytes and their fingerprint.
-    fn into_canonical(self) -> Result<CanonicalPayload, StartError>;
-}
-
-impl IntoCanonical for serde_json::Value {
-    fn into_canonical(self) -> Result<CanonicalPayload, StartError> {
-        CanonicalPayload::new(&self)
-    }
-}
-
-impl IntoCanonical for CanonicalPayload {
-    fn into_canonical(self) -> Result<CanonicalPayload, StartError> {
-        Ok(self)
-    }
-}
-
-/// Whether an operation may run with a key that is not in the journal.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Persistence {
-    /// The key must be in the journal before the first send; otherwise
-    /// [`StartError::NotPersisted`] and nothing is sent.
-    #[default]
-    Required,
-    /// If the journal fails, keep the key in memory and send anyway; the outcome says
-    /// [`Durability::MemoryOnly`]. A reload then loses the key (and a retry after it would
-    /// carry a new one): an explicit choice for pages that prefer that to not paying at all.
-    AllowMemoryOnly,
-}
 
 /// One attempt to send: the same key and the same bytes every time.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -170,13 +81,16 @@ enum State {
 ///
 /// 1. [`Operation::start`] (or [`Operation::resume`]): mints or reloads the key and, for a new
 ///    operation, writes it to the journal. No `Send` can exist before that write succeeded.
+///    Where other writers share the journal without a lock, [`Operation::start_unlocked`] and
+///    [`Unconfirmed::confirm`] instead.
 /// 2. Call [`poll`](Self::poll) with the current time:
 ///    - [`Action::Send`]: send it; when its fate is known call exactly one `handle_*`, then poll
 ///      again. (Polling while it is out returns `WaitUntil(deadline)`; polling at or past the
 ///      deadline counts the attempt as timed out, so a driver may skip `handle_timeout`.)
 ///    - [`Action::WaitUntil`]: sleep until then (or until an input arrives), then poll again.
-///    - [`Action::Finished`]: done; the journal record has been cleared (final outcomes) or
-///      marked unknown. Further polls return the same outcome.
+///    - [`Action::Finished`]: done; the journal record has been replaced by a settled entry
+///      (final outcomes: key and fingerprint, kept for the rest of the retry window) or marked
+///      unknown. Further polls return the same outcome.
 ///
 /// A reply that arrives late (after its attempt timed out) is still used when it is final
 /// (2xx or a rejection): it is an answer for the same key. Late retryable replies are ignored.
@@ -221,107 +135,6 @@ pub struct Operation {
 }
 
 impl Operation {
-    /// Starts the operation described by `spec` at `now`, or resumes it if the journal holds a
-    /// pending (or unknown) record under its name with the same method and payload: same key,
-    /// same bytes, attempt count and creation time kept.
-    ///
-    /// A new keyed operation gets a key from `keys` and is written to `journal` before this
-    /// returns; if that write fails, this returns [`StartError::NotPersisted`] unless
-    /// `spec.persistence` allows memory-only. Unkeyed operations (idempotent methods) do not
-    /// touch the journal.
-    pub fn start<P: IntoCanonical>(
-        spec: OperationSpec<P>,
-        policy: RetryPolicy,
-        now: u64,
-        journal: &mut dyn Journal,
-        keys: &mut dyn KeyMinter,
-    ) -> Result<Operation, StartError> {
-        let OperationSpec {
-            name,
-            method,
-            payload,
-            key_use,
-            persistence,
-        } = spec;
-        let spec = OperationSpec {
-            name,
-            method,
-            payload: payload.into_canonical()?,
-            key_use,
-            persistence,
-        };
-        Operation::start_canonical(spec, policy, now, journal, keys)
-    }
-
-    /// [`Operation::start`] once the payload is canonical (one copy, whatever the payload type).
-    fn start_canonical(
-        spec: OperationSpec<CanonicalPayload>,
-        policy: RetryPolicy,
-        now: u64,
-        journal: &mut dyn Journal,
-        keys: &mut dyn KeyMinter,
-    ) -> Result<Operation, StartError> {
-        let payload = spec.payload;
-        if !spec.key_use.applies_to(spec.method) {
-            return Ok(Operation::new(
-                spec.name,
-                None,
-                spec.method,
-                payload,
-                now,
-                policy,
-                Durability::Unkeyed,
-            ));
-        }
-        let memory_only = spec.persistence == Persistence::AllowMemoryOnly;
-        let loaded = match journal.load(&spec.name) {
-            Ok(Some(record)) => {
-                if record.fingerprint != payload.fingerprint || record.method != spec.method {
-                    return Err(StartError::PendingWithDifferentPayload {
-                        name: spec.name,
-                        key: key_string(record.key),
-                    });
-                }
-                return Ok(Operation::from_record(record, policy));
-            }
-            Ok(None) => Ok(()),
-            // Something is there that we cannot read: never mint a key over it.
-            Err(error) if is_unreadable(&error) => return Err(StartError::Unreadable(error)),
-            Err(error) => Err(error),
-        };
-        let op = Operation::new(
-            spec.name,
-            Some(keys.mint()),
-            spec.method,
-            payload,
-            now,
-            policy,
-            Durability::Journaled,
-        );
-        // Persisted before any `Send` can exist, or not sent (unless memory-only is allowed).
-        match loaded.and_then(|()| journal.save(&op.record())) {
-            Ok(()) => Ok(op),
-            Err(_) if memory_only => Ok(op.in_memory_only()),
-            Err(error) => Err(StartError::NotPersisted(error)),
-        }
-    }
-
-    /// Resumes the operation journaled under `name` (e.g. after a reload, from a list of
-    /// [`pending`](crate::journal::pending) records), with its key, bytes and attempt count.
-    /// `Ok(None)` when nothing is journaled under that name.
-    pub fn resume(
-        name: &str,
-        policy: RetryPolicy,
-        journal: &dyn Journal,
-    ) -> Result<Option<Operation>, StartError> {
-        match journal.load(name) {
-            Ok(Some(record)) => Ok(Some(Operation::from_record(record, policy))),
-            Ok(None) => Ok(None),
-            Err(error) if is_unreadable(&error) => Err(StartError::Unreadable(error)),
-            Err(error) => Err(StartError::NotPersisted(error)),
-        }
-    }
-
     fn new(
         name: String,
         key: Option<Uuid>,
@@ -367,6 +180,26 @@ impl Operation {
             last_error,
             state: State::Ready,
         }
+    }
+
+    /// The operation continuing a settled entry with the request's own payload (the entry
+    /// keeps no body): same key, creation time and attempt count.
+    fn from_settled(
+        settled: SettledRecord,
+        payload: CanonicalPayload,
+        policy: RetryPolicy,
+    ) -> Self {
+        let mut op = Operation::new(
+            settled.name,
+            Some(settled.key),
+            settled.method,
+            payload,
+            settled.created_at,
+            policy,
+            Durability::Journaled,
+        );
+        op.attempts = settled.attempts;
+        op
     }
 
     fn in_memory_only(mut self) -> Self {
@@ -518,10 +351,11 @@ impl Operation {
     /// Output: the next action at `now`.
     ///
     /// Before each `Send` the attempt count is written to `journal` (a failure there is
-    /// tolerated: the key itself is already persisted). Once finished, the record is cleared
-    /// (final outcomes) or marked unknown, once; a failure there is tolerated too, since a
-    /// leftover record only resumes under the same key, which the server replays. Backoff
-    /// jitter is drawn from `rng`.
+    /// tolerated: the key itself is already persisted). Once finished, the record is replaced by
+    /// a settled entry (final outcomes) or marked unknown, once; a failure there is tolerated
+    /// too, since a leftover record only resumes under the same key, which the server replays.
+    /// The wait after a retryable failure is [`retry_delay_ms`](crate::retry_delay_ms) (a
+    /// `Retry-After` below the backoff floor is not trusted); backoff jitter is drawn from `rng`.
     pub fn poll(&mut self, now: u64, journal: &mut dyn Journal, rng: &mut dyn RngCore) -> Action {
         loop {
             match &mut self.state {
@@ -529,7 +363,7 @@ impl Operation {
                     if !*settled {
                         *settled = true;
                         let outcome = outcome.clone();
-                        self.settle(journal, &outcome);
+                        self.settle(now, journal, &outcome);
                         return Action::Finished(outcome);
                     }
                     return Action::Finished(outcome.clone());
@@ -546,10 +380,7 @@ impl Operation {
                     until: None,
                 } => {
                     let (since, retry_after_ms) = (*since, *retry_after_ms);
-                    let delay = match retry_after_ms {
-                        Some(ms) => ms,
-                        None => backoff_delay_ms(&self.policy, self.failures, rng),
-                    };
+                    let delay = retry_delay_ms(&self.policy, self.failures, retry_after_ms, rng);
                     let at = since.saturating_add(delay);
                     if at >= self.window_end() {
                         self.give_up();
@@ -641,27 +472,38 @@ impl Operation {
         };
     }
 
-    fn settle(&self, journal: &mut dyn Journal, outcome: &Outcome) {
+    /// Writes the outcome to the journal: an unknown one keeps the open record (to reconcile);
+    /// a final one replaces it with a settled entry (key and fingerprint, no body), kept until
+    /// the retry window that began at the operation's creation closes.
+    fn settle(&self, now: u64, journal: &mut dyn Journal, outcome: &Outcome) {
         if self.durability != Durability::Journaled {
             return;
         }
-        // Failures tolerated, see `poll`.
-        let _ = match outcome.kind {
-            OutcomeKind::Unknown { .. } => journal.save(&self.record()),
-            _ => journal.remove(&self.name),
+        let status = match &outcome.kind {
+            OutcomeKind::Unknown { .. } => {
+                // Failures tolerated, see `poll`.
+                let _ = journal.save(&self.record());
+                return;
+            }
+            OutcomeKind::Succeeded { status, .. }
+            | OutcomeKind::Replayed { status, .. }
+            | OutcomeKind::Rejected { status, .. } => *status,
         };
+        let settled = SettledRecord {
+            version: SETTLED_FORMAT_VERSION,
+            name: self.name.clone(),
+            key: self.key.unwrap_or_default(),
+            method: self.method,
+            fingerprint: self.payload.fingerprint.clone(),
+            attempts: self.attempts,
+            created_at: self.created_at,
+            settled_at: now,
+            expires_at: self.window_end(),
+            status,
+        };
+        // Tolerated too: a leftover open record only resumes under the same key.
+        let _ = journal.save_settled(&settled);
     }
-}
-
-/// Whether a journal read failed on what is stored (corrupt, foreign, another format version)
-/// rather than on reaching the storage.
-fn is_unreadable(error: &JournalError) -> bool {
-    matches!(
-        error,
-        JournalError::Corrupt { .. }
-            | JournalError::UnsupportedVersion { .. }
-            | JournalError::Outdated { .. }
-    )
 }
 
 /// A key as the hyphenated lowercase text the header carries (without `core::fmt`).

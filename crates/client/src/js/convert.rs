@@ -1,0 +1,160 @@
+//! Values crossing into JavaScript: outcomes, listings and errors as the plain objects the
+//! TypeScript declarations (`typescript.rs`) describe, built with `Reflect` (no serde).
+
+use js_sys::{Object, Reflect, JSON};
+use wasm_bindgen::JsValue;
+
+use crate::journal::{Entry, JournalError, Record, RecordState, SettledRecord};
+use crate::operation::key_string;
+use crate::{Durability, Failure, Outcome, OutcomeKind, Problem, StartError};
+
+/// `target[name] = value` on a fresh plain object (cannot fail).
+pub(super) fn set(target: &Object, name: &str, value: &JsValue) {
+    let _ = Reflect::set(target, &JsValue::from_str(name), value);
+}
+
+/// `Outcome` as the plain JS object of the TypeScript `Outcome` interface.
+pub(super) fn outcome_object(outcome: &Outcome) -> Object {
+    let js = Object::new();
+    set(&js, "name", &JsValue::from_str(&outcome.name));
+    set(&js, "kind", &JsValue::from_str(outcome.kind.name()));
+    match &outcome.kind {
+        OutcomeKind::Succeeded { status, body } | OutcomeKind::Replayed { status, body } => {
+            set(&js, "status", &JsValue::from(*status));
+            set(&js, "body", &body_value(body));
+        }
+        OutcomeKind::Rejected {
+            status,
+            body,
+            problem,
+        } => {
+            set(&js, "status", &JsValue::from(*status));
+            set(&js, "body", &body_value(body));
+            if let Some(problem) = problem {
+                set(&js, "problem", &problem_object(problem));
+            }
+        }
+        OutcomeKind::Unknown { .. } => {}
+    }
+    let key = match &outcome.key {
+        Some(key) => JsValue::from_str(key),
+        None => JsValue::NULL,
+    };
+    set(&js, "key", &key);
+    set(&js, "attempts", &JsValue::from(outcome.attempts));
+    let durability = match outcome.durability {
+        Durability::Journaled => "journaled",
+        Durability::MemoryOnly => "memoryOnly",
+        Durability::Unkeyed => "unkeyed",
+    };
+    set(&js, "durability", &JsValue::from_str(durability));
+    if let OutcomeKind::Unknown { last_error } = &outcome.kind {
+        let text = last_error
+            .as_ref()
+            .map_or_else(|| "no attempt sent".to_owned(), Failure::message);
+        set(&js, "lastError", &JsValue::from_str(&text));
+    }
+    js
+}
+
+/// RFC 9457 problem details as a plain object (absent members left out).
+fn problem_object(problem: &Problem) -> Object {
+    let js = Object::new();
+    let text = |name: &str, value: &Option<String>| {
+        if let Some(value) = value {
+            set(&js, name, &JsValue::from_str(value));
+        }
+    };
+    text("type", &problem.kind);
+    text("title", &problem.title);
+    if let Some(status) = problem.status {
+        set(&js, "status", &JsValue::from(status));
+    }
+    text("detail", &problem.detail);
+    js
+}
+
+/// A record as the TypeScript `PendingOperation`.
+pub(super) fn pending_object(name: &str, record: Result<Record, JournalError>) -> Object {
+    let js = Object::new();
+    set(&js, "name", &JsValue::from_str(name));
+    match record {
+        Ok(record) => {
+            set(&js, "key", &JsValue::from_str(&key_string(record.key)));
+            set(&js, "attempts", &JsValue::from(record.attempts));
+            set(&js, "createdAt", &time(record.created_at));
+            let status = match record.state {
+                RecordState::Pending => "pending",
+                RecordState::Unknown { .. } => "unknown",
+            };
+            set(&js, "status", &JsValue::from_str(status));
+            set(&js, "payload", &body_value(record.body.as_bytes()));
+        }
+        Err(e) => set(&js, "error", &JsValue::from_str(&e.message())),
+    }
+    js
+}
+
+/// A settled entry as the TypeScript `SettledOperation`.
+pub(super) fn settled_object(settled: &SettledRecord) -> Object {
+    let js = Object::new();
+    set(&js, "name", &JsValue::from_str(&settled.name));
+    set(&js, "key", &JsValue::from_str(&key_string(settled.key)));
+    set(&js, "status", &JsValue::from(settled.status));
+    set(&js, "attempts", &JsValue::from(settled.attempts));
+    set(&js, "createdAt", &time(settled.created_at));
+    set(&js, "settledAt", &time(settled.settled_at));
+    set(&js, "expiresAt", &time(settled.expires_at));
+    js
+}
+
+/// An entry change from the `storage` event as the TypeScript `JournalChange`.
+pub(super) fn change_object(name: &str, entry: Option<Result<Entry, JournalError>>) -> Object {
+    let js = Object::new();
+    set(&js, "name", &JsValue::from_str(name));
+    let (record, settled) = match entry {
+        None => (JsValue::NULL, JsValue::NULL),
+        Some(Ok(Entry::Settled(s))) => (JsValue::NULL, settled_object(&s).into()),
+        Some(Ok(Entry::Open(r))) => (pending_object(name, Ok(r)).into(), JsValue::NULL),
+        Some(Err(e)) => (pending_object(name, Err(e)).into(), JsValue::NULL),
+    };
+    set(&js, "record", &record);
+    set(&js, "settled", &settled);
+    js
+}
+
+/// Milliseconds since the epoch as a JS number: exact as a double far beyond any real date.
+fn time(ms: u64) -> JsValue {
+    JsValue::from_f64(ms as f64)
+}
+
+/// A body as JSON when it parses (`JSON.parse`), else as text.
+fn body_value(body: &[u8]) -> JsValue {
+    match core::str::from_utf8(body) {
+        Ok(text) => JSON::parse(text).unwrap_or_else(|_| JsValue::from_str(text)),
+        Err(_) => JsValue::from_str(&String::from_utf8_lossy(body)),
+    }
+}
+
+/// An `Error` named `IdempotencyError` with a machine-readable `code`.
+pub(super) fn error(code: &str, message: &str) -> JsValue {
+    let error = js_sys::Error::new(message);
+    error.set_name("IdempotencyError");
+    let _ = Reflect::set(&error, &JsValue::from_str("code"), &JsValue::from_str(code));
+    error.into()
+}
+
+pub(super) fn journal_error(code: &str, e: &JournalError) -> JsValue {
+    error(code, &e.message())
+}
+
+pub(super) fn start_error(e: StartError) -> JsValue {
+    let code = match &e {
+        StartError::Payload(_) => "payload",
+        StartError::PendingWithDifferentPayload { .. } => "pendingWithDifferentPayload",
+        StartError::SettledWithDifferentPayload { .. } => "settledWithDifferentPayload",
+        StartError::NotPersisted(_) => "notPersisted",
+        StartError::Unreadable(_) => "unreadable",
+    };
+    error(code, &e.message())
+}

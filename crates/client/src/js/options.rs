@@ -1,0 +1,178 @@
+//! `ClientOptions` read into a [`Config`], field by field with `Reflect` (no serde in the
+//! package), each bad value a clear `invalidOptions` error at construction.
+
+use js_sys::{Array, Object, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::driver::fetch::Endpoint;
+use crate::driver::timer::MAX_TIMER_MS;
+use crate::journal::local_storage::{LocalStorageJournal, DEFAULT_PREFIX};
+use crate::{KeyUse, Method, Persistence, RetryPolicy};
+
+/// What each submit needs, read once from `ClientOptions`.
+pub(super) struct Config {
+    pub endpoint: Endpoint,
+    pub method: Method,
+    pub key_use: KeyUse,
+    pub policy: RetryPolicy,
+    /// The localStorage prefix, which also prefixes the Web Lock names.
+    pub prefix: String,
+    pub persistence: Persistence,
+    /// Where Web Locks are missing: the wait before a minted key is confirmed.
+    pub settle_without_locks_ms: u64,
+}
+
+/// `settleWithoutLocksMs` when not given: a localStorage write reaches another tab of Chromium
+/// within milliseconds (it goes through the browser process), so 100 ms leaves a wide margin at
+/// the cost of one tenth of a second on browsers without Web Locks only.
+const DEFAULT_SETTLE_WITHOUT_LOCKS_MS: u64 = 100;
+
+impl Config {
+    /// The journal in this origin's localStorage under the configured prefix.
+    pub fn journal(&self) -> LocalStorageJournal {
+        LocalStorageJournal::new(self.prefix.clone())
+    }
+
+    /// The Web Lock that serialises operation `name` across tabs: the storage key of its
+    /// record, so two clients with different prefixes never wait on each other.
+    pub fn lock_name(&self, name: &str) -> String {
+        [self.prefix.as_str(), name].concat()
+    }
+}
+
+/// Reads `ClientOptions` as serde did (undefined members take their defaults; `null` too where
+/// the TypeScript type allows it), field by field, without serde.
+pub(super) fn read_options(options: &JsValue) -> Result<Config, String> {
+    if !options.is_object() {
+        return Err("options must be an object".into());
+    }
+    let endpoint = member(options, "endpoint")
+        .and_then(|v| v.as_string())
+        .ok_or("options.endpoint must be a string")?;
+    let method = match member(options, "method").filter(|v| !v.is_null()) {
+        None => Method::Post,
+        Some(v) => v
+            .as_string()
+            .and_then(|name| Method::from_name(&name))
+            .ok_or("options.method must be one of POST, PATCH, PUT, DELETE, GET, HEAD")?,
+    };
+    let always_key = boolean(options, "alwaysKey", "options.alwaysKey")?.unwrap_or(false);
+    let allow_memory_only =
+        boolean(options, "allowMemoryOnly", "options.allowMemoryOnly")?.unwrap_or(false);
+    let prefix = match member(options, "storagePrefix").filter(|v| !v.is_null()) {
+        None => DEFAULT_PREFIX.to_owned(),
+        Some(v) => v
+            .as_string()
+            .ok_or("options.storagePrefix must be a string")?,
+    };
+    let mut headers = Vec::new();
+    if let Some(object) = member(options, "headers") {
+        if !object.is_object() {
+            return Err("options.headers must be an object".into());
+        }
+        for entry in Object::entries(object.unchecked_ref()).iter() {
+            let entry: Array = entry.unchecked_into();
+            let (Some(name), Some(value)) = (entry.get(0).as_string(), entry.get(1).as_string())
+            else {
+                return Err("options.headers values must be strings".into());
+            };
+            headers.push((name, value));
+        }
+        crate::json::sort_by(&mut headers, |a, b| a.0 < b.0);
+    }
+    let settle_without_locks_ms = match member(options, "settleWithoutLocksMs") {
+        None => DEFAULT_SETTLE_WITHOUT_LOCKS_MS,
+        Some(v) => integer(&v, MAX_TIMER_MS)
+            .ok_or("options.settleWithoutLocksMs must be an integer from 0 to 2147483647")?,
+    };
+    let mut policy = RetryPolicy::default();
+    if let Some(p) = member(options, "policy") {
+        if !p.is_object() {
+            return Err("options.policy must be an object".into());
+        }
+        let ms = |name: &str, default: u64| -> Result<u64, String> {
+            match member(&p, name) {
+                None => Ok(default),
+                Some(v) => integer(&v, u64::MAX).ok_or_else(|| {
+                    ["options.policy.", name, " must be a non-negative integer"].concat()
+                }),
+            }
+        };
+        policy.initial_backoff_ms = ms("initialBackoffMs", policy.initial_backoff_ms)?;
+        policy.max_backoff_ms = ms("maxBackoffMs", policy.max_backoff_ms)?;
+        policy.attempt_timeout_ms = ms("attemptTimeoutMs", policy.attempt_timeout_ms)?;
+        policy.retry_window_ms = ms("retryWindowMs", policy.retry_window_ms)?;
+        policy.jitter = boolean(&p, "jitter", "options.policy.jitter")?.unwrap_or(policy.jitter);
+        policy.max_attempts = match member(&p, "maxAttempts").filter(|v| !v.is_null()) {
+            None => None,
+            Some(v) => Some(
+                integer(&v, u64::from(u32::MAX))
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or("options.policy.maxAttempts must be a non-negative integer or null")?,
+            ),
+        };
+    }
+    Ok(Config {
+        endpoint: Endpoint {
+            url: endpoint,
+            headers,
+        },
+        method,
+        key_use: if always_key {
+            KeyUse::Always
+        } else {
+            KeyUse::Auto
+        },
+        policy,
+        prefix,
+        persistence: if allow_memory_only {
+            Persistence::AllowMemoryOnly
+        } else {
+            Persistence::Required
+        },
+        settle_without_locks_ms,
+    })
+}
+
+/// Checks that `fetch` can send to `endpoint` at all: a URL the `Request` constructor parses
+/// and headers it accepts. Otherwise every attempt would fail the same way, be reported as a
+/// network error and be retried until the window closes.
+pub(super) fn check_endpoint(endpoint: &Endpoint) -> Result<(), String> {
+    let headers = web_sys::Headers::new().map_err(|_| "cannot build request headers")?;
+    for (name, value) in &endpoint.headers {
+        headers
+            .append(name, value)
+            .map_err(|_| ["options.headers has an invalid header: ", name.as_str()].concat())?;
+    }
+    let init = web_sys::RequestInit::new();
+    init.set_headers(&headers);
+    web_sys::Request::new_with_str_and_init(&endpoint.url, &init)
+        .map_err(|_| "options.endpoint is not a URL fetch accepts")?;
+    Ok(())
+}
+
+/// `object[name]`, `None` when it is `undefined` (or cannot be read).
+fn member(object: &JsValue, name: &str) -> Option<JsValue> {
+    Reflect::get(object, &JsValue::from_str(name))
+        .ok()
+        .filter(|v| !v.is_undefined())
+}
+
+/// An optional boolean member.
+fn boolean(object: &JsValue, name: &str, path: &str) -> Result<Option<bool>, String> {
+    match member(object, name) {
+        None => Ok(None),
+        Some(v) => v
+            .as_bool()
+            .map(Some)
+            .ok_or_else(|| [path, " must be a boolean"].concat()),
+    }
+}
+
+/// A JS number that is an integer in `0..=max` (and a safe integer), as serde read a `u64`.
+fn integer(value: &JsValue, max: u64) -> Option<u64> {
+    let n = value.as_f64()?;
+    let safe = (0.0..=9_007_199_254_740_991.0).contains(&n) && n.trunc() == n;
+    // In range and integral: the cast is exact.
+    (safe && n as u64 <= max).then_some(n as u64)
+}

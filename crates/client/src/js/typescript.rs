@@ -1,0 +1,107 @@
+//! The TypeScript declarations of the package's plain objects (options, outcomes, listings);
+//! wasm-bindgen writes the class itself from `client.rs`.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** Options of `new IdempotentClient(options)`. */
+export interface ClientOptions {
+  /** URL every attempt is sent to, e.g. '/api/checkout'. */
+  endpoint: string;
+  /** HTTP method (default 'POST'). POST and PATCH carry an Idempotency-Key; others only with `alwaysKey`. */
+  method?: 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Send an Idempotency-Key whatever the method (default false). */
+  alwaysKey?: boolean;
+  /** Retry policy; missing fields take their defaults. */
+  policy?: Partial<RetryPolicy>;
+  /** localStorage key prefix (default 'idem:'); Web Lock names use it too. */
+  storagePrefix?: string;
+  /** If localStorage fails, send with a key kept only in memory (default false: refuse). */
+  allowMemoryOnly?: boolean;
+  /** Extra headers sent on every attempt. */
+  headers?: Record<string, string>;
+  /**
+   * Where the Web Locks API is missing: how long a new operation waits after writing its key,
+   * before reading it back and sending, so that two tabs starting it at the same instant end
+   * up with one key (default 100 ms; 0 skips the wait). Unused where Web Locks exist.
+   */
+  settleWithoutLocksMs?: number;
+}
+
+/** Retry policy (all durations in ms). */
+export interface RetryPolicy {
+  /** First backoff delay (default 500), doubling per failure; also the floor under which a Retry-After is not trusted. */
+  initialBackoffMs: number;
+  /** Backoff cap (default 5000). */
+  maxBackoffMs: number;
+  /** Spread delays over [d/2, d] (default true). */
+  jitter: boolean;
+  /** Per-attempt timeout (default 10000). */
+  attemptTimeoutMs: number;
+  /**
+   * Attempts may be sent until this long after creation (default 86400000, 24 h), and a settled
+   * operation's key is reused until then. Keep it no longer than the server's retention.
+   */
+  retryWindowMs: number;
+  /** Optional cap on attempts (default none). */
+  maxAttempts: number | null;
+}
+
+/** How an operation ended. */
+export interface Outcome {
+  name: string;
+  kind: 'succeeded' | 'replayed' | 'rejected' | 'unknown';
+  /** HTTP status of the final answer (absent when unknown). */
+  status?: number;
+  /** Response body: parsed JSON when it is JSON, else text (absent when unknown). */
+  body?: unknown;
+  /** Problem details of a rejection, when the body is one. */
+  problem?: { type?: string; title?: string; status?: number; detail?: string };
+  /** The Idempotency-Key sent, or null for an unkeyed operation. */
+  key: string | null;
+  /** Attempts sent in total under this key, across reloads and duplicate submits. */
+  attempts: number;
+  /** Where the key lived: 'journaled' (localStorage), 'memoryOnly' or 'unkeyed'. */
+  durability: 'journaled' | 'memoryOnly' | 'unkeyed';
+  /** The last failure, for an unknown outcome. */
+  lastError?: string;
+}
+
+/** An unsettled operation in localStorage, as listed by `pending()`. */
+export interface PendingOperation {
+  name: string;
+  /** Absent when the record is unreadable (see `error`). */
+  key?: string;
+  attempts?: number;
+  createdAt?: number;
+  /** 'pending', or 'unknown' when the retry window closed without an answer. */
+  status?: 'pending' | 'unknown';
+  /** The canonical payload, parsed. */
+  payload?: unknown;
+  /** Why the record cannot be read (corrupt, foreign, newer format). */
+  error?: string;
+}
+
+/** An operation that got its final answer, as listed by `settled()`: its key is reused by a duplicate submit of the same payload until `expiresAt`. */
+export interface SettledOperation {
+  name: string;
+  key: string;
+  /** HTTP status of the final answer. */
+  status: number;
+  attempts: number;
+  createdAt: number;
+  settledAt: number;
+  /** Until then (ms since the epoch) the key is reused; a different payload is refused until `discard(name)`. */
+  expiresAt: number;
+}
+
+/** An entry change seen through the `storage` event (another tab's progress). */
+export interface JournalChange {
+  name: string;
+  /** The open record now stored, or null when there is none (settled there, or discarded). */
+  record: PendingOperation | null;
+  /** The settled entry now stored, when the operation got its answer there. */
+  settled: SettledOperation | null;
+}
+"#;
