@@ -22,7 +22,7 @@ use idem_store::{
 /// Store operations per key: claim, save, replay.
 pub const OPS_PER_KEY: u32 = 3;
 
-const ROUTE: RouteConfig = RouteConfig::required(ErrorPolicy::SaveResponse);
+const ROUTE: RouteConfig = RouteConfig::required("POST /api/checkout", ErrorPolicy::SaveResponse);
 const BODY: &[u8] = br#"{"cart":"c-1","amount":4200,"currency":"EUR"}"#;
 const SCOPE: &str = "tenant-a";
 
@@ -84,7 +84,7 @@ impl Fixture {
                 .map(|i| SavedResponse::json(201, format!(r#"{{"order":{i}}}"#).into_bytes()))
                 .collect(),
             // BODY is a constant valid JSON object.
-            fingerprint: fingerprint(BODY).unwrap_or(Fingerprint([0; 32])),
+            fingerprint: fingerprint(&ROUTE.operation, BODY).unwrap_or(Fingerprint([0; 32])),
         }
     }
 

@@ -16,7 +16,7 @@ use std::{collections::HashMap, hint::black_box, time::Instant};
 
 use idem_store::{fingerprint, Begin, ErrorPolicy, RouteConfig, SavedResponse, Store, StoreConfig};
 
-const ROUTE: RouteConfig = RouteConfig::required(ErrorPolicy::SaveResponse);
+const ROUTE: RouteConfig = RouteConfig::required("POST /api/checkout", ErrorPolicy::SaveResponse);
 const BODY: &[u8] = br#"{"cart":"c-1","amount":4200,"currency":"EUR"}"#;
 const SCOPE: &str = "tenant-a";
 const OPS_PER_KEY: u32 = 3;
@@ -39,7 +39,7 @@ fn store_round(
     config: StoreConfig,
     hashed: bool,
 ) -> f64 {
-    let fp = fingerprint(BODY).expect("valid body");
+    let fp = fingerprint(&ROUTE.operation, BODY).expect("valid body");
     let mut store = Store::new(config);
     let start = Instant::now();
     for (i, key) in keys.iter().enumerate() {

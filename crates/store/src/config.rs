@@ -1,5 +1,7 @@
 //! Store-wide and per-route configuration.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 /// Store-wide settings.
@@ -59,19 +61,50 @@ pub enum KeyRequirement {
 
 /// What the store does with a claim when the work fails.
 ///
-/// There is deliberately no default: each route chooses.
+/// There is deliberately no default: each route chooses. Spelled in kebab-case in JSON
+/// (`"release-claim"`, `"save-response"`), like every other enum of the project's configs;
+/// the old spellings `"ReleaseClaim"` and `"SaveResponse"` are still read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ErrorPolicy {
     /// Delete the claim so a retry runs the work again (the lab's choice). Safe only when
     /// the work is idempotent downstream, e.g. the payment provider got its own key.
+    #[serde(alias = "ReleaseClaim")]
     ReleaseClaim,
     /// Save the error response; retries replay it (Stripe's choice).
+    #[serde(alias = "SaveResponse")]
     SaveResponse,
 }
 
-/// Per-route settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl ErrorPolicy {
+    /// The kebab-case name, as in JSON and in a SQL table's `on_error` column.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ReleaseClaim => "release-claim",
+            Self::SaveResponse => "save-response",
+        }
+    }
+
+    /// The policy named `name` ([`as_str`](Self::as_str)'s spelling), if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::ReleaseClaim, Self::SaveResponse]
+            .into_iter()
+            .find(|p| p.as_str() == name)
+    }
+}
+
+/// Per-route settings: what the route declares, and so what the store enforces.
+///
+/// `operation` names the endpoint: the method and the route's *template* (`POST /api/checkout`,
+/// never the concrete path or the query string), or a name the caller chooses. It goes into
+/// the request's [`Fingerprint`](crate::Fingerprint) with the body, so a key reused on another
+/// endpoint with the same body is a 422, as Stripe compares "endpoint and parameters".
+/// `on_error` is recorded with the claim, and [`Store::fail`](crate::Store::fail) follows it:
+/// a caller cannot pick another policy after the fact.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RouteConfig {
+    /// The operation the fingerprint binds, e.g. `POST /api/checkout`.
+    pub operation: Cow<'static, str>,
     /// Whether the key is required.
     pub key: KeyRequirement,
     /// What a work error does to the claim.
@@ -79,18 +112,33 @@ pub struct RouteConfig {
 }
 
 impl RouteConfig {
-    /// A route that requires a key.
-    pub const fn required(on_error: ErrorPolicy) -> Self {
+    /// A route `operation` that requires a key.
+    pub const fn required(operation: &'static str, on_error: ErrorPolicy) -> Self {
         Self {
+            operation: Cow::Borrowed(operation),
             key: KeyRequirement::Required,
             on_error,
         }
     }
 
-    /// A route where the key is optional.
-    pub const fn optional(on_error: ErrorPolicy) -> Self {
+    /// A route `operation` where the key is optional.
+    pub const fn optional(operation: &'static str, on_error: ErrorPolicy) -> Self {
         Self {
+            operation: Cow::Borrowed(operation),
             key: KeyRequirement::Optional,
+            on_error,
+        }
+    }
+
+    /// A route whose operation name is only known at run time (read from configuration).
+    pub fn named(
+        operation: impl Into<Cow<'static, str>>,
+        key: KeyRequirement,
+        on_error: ErrorPolicy,
+    ) -> Self {
+        Self {
+            operation: operation.into(),
+            key,
             on_error,
         }
     }

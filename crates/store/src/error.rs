@@ -3,6 +3,8 @@
 use serde::Serialize;
 
 /// Why a request was refused before any decision about its key (HTTP 400 or 413).
+///
+/// Every variant is decided before the table is read: a refused request leaves no row.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, thiserror::Error)]
 pub enum RequestError {
     /// The route requires an `Idempotency-Key` and the request has none.
@@ -20,6 +22,22 @@ pub enum RequestError {
     /// The key holds a byte outside printable ASCII (0x20..=0x7E).
     #[error("idempotency key has a character that is not printable ascii at byte {index}")]
     KeyNotPrintable {
+        /// Byte offset of the first offending character.
+        index: usize,
+    },
+    /// The scope (tenant) is empty.
+    #[error("scope is empty")]
+    EmptyScope,
+    /// The scope is longer than [`crate::MAX_SCOPE_LEN`] bytes.
+    #[error("scope is {len} bytes long, the limit is 255")]
+    ScopeTooLong {
+        /// Length of the scope in bytes.
+        len: usize,
+    },
+    /// The scope holds a byte outside visible ASCII (0x21..=0x7E): a space, a control
+    /// character or a non-ASCII byte, which no tenant id is made of.
+    #[error("scope has a character that is not visible ascii at byte {index}")]
+    ScopeNotVisible {
         /// Byte offset of the first offending character.
         index: usize,
     },

@@ -120,9 +120,10 @@ pub enum Rejection {
     Mismatch,
 }
 
-/// A bounded log of events.
+/// A bounded log of events: the [`crate::Store`]'s own, and the one a table driven from
+/// outside the store (a SQL table in a server) keeps, so both log the same events.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct EventLog {
+pub struct EventLog {
     events: VecDeque<Event>,
     capacity: usize,
     next_seq: u64,
@@ -133,7 +134,8 @@ impl EventLog {
     /// Most events allocated ahead of use.
     const PREALLOCATED: usize = 4_096;
 
-    pub(crate) fn new(capacity: usize) -> Self {
+    /// An empty log keeping at most `capacity` events (0: off).
+    pub fn new(capacity: usize) -> Self {
         Self {
             // Sized up front (up to a point): growing a deque of events reallocates and
             // copies it a dozen times on the way to the default capacity.
@@ -142,6 +144,13 @@ impl EventLog {
             next_seq: 0,
             scopes: ScopeCache::default(),
         }
+    }
+
+    /// Append an event about a request whose key, if any, is not known to be valid: an
+    /// invalid key is logged as no key.
+    pub fn push_unchecked_key(&mut self, at: u64, scope: &str, key: Option<&str>, kind: EventKind) {
+        let key = key.and_then(|k| crate::key::validate(k).ok());
+        self.push(at, scope, key, kind);
     }
 
     /// Append an event about a request that may have no valid key. Allocates only when
@@ -156,7 +165,7 @@ impl EventLog {
     }
 
     /// Append an event about a record; shares the id's strings.
-    pub(crate) fn push_id(&mut self, at: u64, id: &RecordId, kind: EventKind) {
+    pub fn push_id(&mut self, at: u64, id: &RecordId, kind: EventKind) {
         if self.is_on() {
             self.append(at, id.scope_shared(), Some(id.key().clone()), kind);
         }
@@ -186,7 +195,7 @@ impl EventLog {
 
     /// Keep at most `capacity` events from now on, dropping the oldest beyond it. Sequence
     /// numbers carry on.
-    pub(crate) fn set_capacity(&mut self, capacity: usize) {
+    pub fn set_capacity(&mut self, capacity: usize) {
         let excess = self.events.len().saturating_sub(capacity);
         self.events.drain(..excess);
         self.events.reserve(
@@ -197,26 +206,31 @@ impl EventLog {
         self.capacity = capacity;
     }
 
-    pub(crate) fn is_on(&self) -> bool {
+    /// Whether the log keeps events (capacity above 0).
+    pub fn is_on(&self) -> bool {
         self.capacity > 0
     }
 
-    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = &Event> + '_ {
+    /// The held events, oldest first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Event> + '_ {
         self.events.iter()
     }
 
-    pub(crate) fn since(&self, seq: u64) -> impl Iterator<Item = &Event> + '_ {
+    /// The held events with [`Event::seq`] at least `seq`.
+    pub fn since(&self, seq: u64) -> impl Iterator<Item = &Event> + '_ {
         // Events are stored in seq order, so skip the prefix by arithmetic.
         let first = self.events.front().map_or(self.next_seq, |e| e.seq);
         let skip = usize::try_from(seq.saturating_sub(first)).unwrap_or(usize::MAX);
         self.events.iter().skip(skip)
     }
 
-    pub(crate) fn drain(&mut self) -> impl Iterator<Item = Event> + '_ {
+    /// Remove and return every held event, oldest first.
+    pub fn drain(&mut self) -> impl Iterator<Item = Event> + '_ {
         self.events.drain(..)
     }
 
-    pub(crate) fn next_seq(&self) -> u64 {
+    /// The seq the next event will get.
+    pub fn next_seq(&self) -> u64 {
         self.next_seq
     }
 }

@@ -1,4 +1,4 @@
-//! Request fingerprints: SHA-256 of the body's canonical JSON (RFC 8785).
+//! Request fingerprints: SHA-256 of the operation and the body's canonical JSON (RFC 8785).
 
 use std::{fmt, io};
 
@@ -7,23 +7,40 @@ use sha2::{Digest, Sha256};
 
 use crate::RequestError;
 
-/// SHA-256 of a request's canonical JSON. Bodies that differ only in key order,
-/// whitespace or number spelling (`1.0` vs `1`) share a fingerprint.
+/// SHA-256 of a request's operation and canonical JSON. Bodies that differ only in key
+/// order, whitespace or number spelling (`1.0` vs `1`) share a fingerprint; the same body
+/// sent to two operations (`POST /api/checkout`, `POST /api/refund`) does not.
+///
+/// The hashed bytes are the operation's length (4 bytes, big-endian), the operation, then
+/// the canonical JSON: the length prefix keeps every (operation, body) pair apart, whatever
+/// characters the operation holds.
 ///
 /// Serialises as 64 lowercase hex digits.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Fingerprint(pub [u8; 32]);
 
-/// Fingerprint a JSON request body. Invalid JSON is [`RequestError::InvalidJson`] (a 400),
-/// never a panic; so are nesting deeper than 128 levels and an object with the same member
-/// name twice (RFC 8785 takes I-JSON, RFC 7493, which forbids duplicate names: the two
-/// readings of such a body would be two different requests).
-pub fn fingerprint(body: &[u8]) -> Result<Fingerprint, RequestError> {
+/// Fingerprint a JSON request body sent to `operation` (the route's
+/// [`RouteConfig::operation`](crate::RouteConfig::operation)). Invalid JSON is
+/// [`RequestError::InvalidJson`] (a 400), never a panic; so are nesting deeper than 128 levels
+/// and an object with the same member name twice (RFC 8785 takes I-JSON, RFC 7493, which
+/// forbids duplicate names: the two readings of such a body would be two different requests).
+pub fn fingerprint(operation: &str, body: &[u8]) -> Result<Fingerprint, RequestError> {
     let value = serde_json::from_slice::<Strict>(body).map_err(invalid)?.0;
-    let mut hasher = HashWriter(Sha256::new());
+    let mut hasher = HashWriter(operation_hasher(operation));
     // Writing into a hasher cannot fail, and a parsed Value always serialises.
     serde_json_canonicalizer::to_writer(&value, &mut hasher).map_err(invalid)?;
     Ok(Fingerprint(hasher.0.finalize().into()))
+}
+
+/// The SHA-256 state after the operation's part of the fingerprint.
+fn operation_hasher(operation: &str) -> Sha256 {
+    let mut hasher = Sha256::new();
+    // An operation longer than 4 GiB cannot come from a route table; saturating keeps the
+    // prefix total instead of panicking.
+    let len = u32::try_from(operation.len()).unwrap_or(u32::MAX);
+    hasher.update(len.to_be_bytes());
+    hasher.update(operation.as_bytes());
+    hasher
 }
 
 fn invalid(e: serde_json::Error) -> RequestError {
@@ -119,6 +136,16 @@ impl io::Write for HashWriter {
 }
 
 impl Fingerprint {
+    /// The fingerprint of a body the caller knows to be canonical JSON already (RFC 8785,
+    /// as the SDK's canonical payload is): [`fingerprint`] without parsing, so a caller
+    /// that never sees other bodies (the simulator) links no JSON parser. For any other
+    /// body, use [`fingerprint`]: a non-canonical spelling here gives another fingerprint.
+    pub fn of_canonical(operation: &str, canonical_json: &[u8]) -> Self {
+        let mut hasher = operation_hasher(operation);
+        hasher.update(canonical_json);
+        Self(hasher.finalize().into())
+    }
+
     /// All 64 hex digits.
     pub fn to_hex(&self) -> String {
         let mut s = String::with_capacity(64);
@@ -203,8 +230,10 @@ mod tests {
 
     use super::*;
 
+    const OP: &str = "POST /api/checkout";
+
     fn fp(body: &str) -> Fingerprint {
-        fingerprint(body.as_bytes()).unwrap()
+        fingerprint(OP, body.as_bytes()).unwrap()
     }
 
     #[test]
@@ -230,12 +259,33 @@ mod tests {
     }
 
     #[test]
-    fn is_sha256_of_the_canonical_form() {
-        // Canonical form of the body below is {"a":1,"b":[true,null]}.
-        let expected = Sha256::digest(br#"{"a":1,"b":[true,null]}"#);
+    fn is_sha256_of_the_operation_and_the_canonical_form() {
+        // Canonical form of the body below is {"a":1,"b":[true,null]}; the operation is
+        // 18 bytes long.
+        let mut hashed = vec![0, 0, 0, 18];
+        hashed.extend_from_slice(b"POST /api/checkout");
+        hashed.extend_from_slice(br#"{"a":1,"b":[true,null]}"#);
+        let expected = Sha256::digest(&hashed);
         assert_eq!(
             fp(r#"{ "b": [true, null], "a": 1.00 }"#).0,
             <[u8; 32]>::from(expected)
+        );
+        assert_eq!(
+            Fingerprint::of_canonical(OP, br#"{"a":1,"b":[true,null]}"#),
+            fp(r#"{ "b": [true, null], "a": 1.00 }"#)
+        );
+    }
+
+    #[test]
+    fn the_operation_is_part_of_the_fingerprint() {
+        let body = br#"{"amount":4200}"#;
+        let checkout = fingerprint("POST /api/checkout", body).unwrap();
+        assert_ne!(checkout, fingerprint("POST /api/refund", body).unwrap());
+        assert_ne!(checkout, fingerprint("PUT /api/checkout", body).unwrap());
+        // The length prefix keeps the boundary: "a" + "bc" is not "ab" + "c".
+        assert_ne!(
+            Fingerprint::of_canonical("a", b"bc"),
+            Fingerprint::of_canonical("ab", b"c")
         );
     }
 
@@ -252,7 +302,7 @@ mod tests {
             b"1e999",
             deep.as_bytes(),
         ] {
-            match fingerprint(body) {
+            match fingerprint(OP, body) {
                 Err(e @ RequestError::InvalidJson { .. }) => assert_eq!(e.status(), 400),
                 other => panic!("{:?}: {other:?}", String::from_utf8_lossy(body)),
             }
@@ -266,7 +316,7 @@ mod tests {
             (r#"{"a":1,"b":{"c":[{"d":0,"d":1}]}}"#, (1, 27)),
             ("{\"a\":1,\n\"\\u0061\":2}", (2, 8)),
         ] {
-            match fingerprint(body.as_bytes()) {
+            match fingerprint(OP, body.as_bytes()) {
                 Err(e @ RequestError::InvalidJson { line, column }) => {
                     assert_eq!(e.status(), 400);
                     assert_eq!((line, column), at, "{body}");
@@ -275,7 +325,7 @@ mod tests {
             }
         }
         // The same name in two different objects is fine.
-        assert!(fingerprint(br#"{"a":{"a":1},"b":[{"a":1},{"a":2}]}"#).is_ok());
+        assert!(fingerprint(OP, br#"{"a":{"a":1},"b":[{"a":1},{"a":2}]}"#).is_ok());
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! | [`Begin::Mismatch`] | 422 | | [`problem::KEY_REUSED`] |
 //! | [`RequestError::MissingKey`] | 400 | | [`problem::KEY_MISSING`] |
 //! | key empty / too long / not printable / malformed header | 400 | | [`problem::KEY_INVALID`] |
+//! | scope empty / too long / not visible ASCII | 400 | | [`problem::SCOPE_INVALID`] |
 //! | [`RequestError::BodyTooLarge`] | 413 | | [`problem::BODY_TOO_LARGE`] |
 //! | [`RequestError::InvalidJson`] | 400 | | [`problem::INVALID_JSON`] |
 //! | [`Fenced`](crate::Fenced) (see [`lease_lost`]) | 409 | `Retry-After: 1` | [`problem::LEASE_LOST`] |
@@ -44,6 +45,9 @@ pub mod problem {
     pub const KEY_INVALID: &str = "https://idem.dev/problems/idempotency-key-invalid";
     /// 413: the request body is over the limit.
     pub const BODY_TOO_LARGE: &str = "https://idem.dev/problems/request-body-too-large";
+    /// 400: the scope (tenant) is empty, over 255 bytes or not visible ASCII: no tenant id
+    /// looks like that, so the server's scope extractor or the caller is broken.
+    pub const SCOPE_INVALID: &str = "https://idem.dev/problems/scope-invalid";
     /// 400: the request body is not JSON.
     pub const INVALID_JSON: &str = "https://idem.dev/problems/request-body-not-json";
     /// 422: the key was first used with a different payload. Do not retry with this key.
@@ -89,11 +93,14 @@ impl HttpResponse {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The first answer: `saved` as it is, with its content type.
+    /// The first answer: `saved` as it is, with its content type, then its saved headers.
     pub fn original(saved: SavedResponse) -> Self {
+        let mut headers = Vec::with_capacity(saved.headers.len() + 2);
+        headers.push((CONTENT_TYPE.to_owned(), saved.content_type));
+        headers.extend(saved.headers);
         Self {
             status: saved.status,
-            headers: vec![(CONTENT_TYPE.to_owned(), saved.content_type)],
+            headers,
             body: saved.body,
         }
     }
@@ -157,6 +164,9 @@ pub fn problem_for(e: &RequestError) -> HttpResponse {
         | RequestError::KeyTooLong { .. }
         | RequestError::KeyNotPrintable { .. }
         | RequestError::MalformedHeader => (problem::KEY_INVALID, "Idempotency key invalid"),
+        RequestError::EmptyScope
+        | RequestError::ScopeTooLong { .. }
+        | RequestError::ScopeNotVisible { .. } => (problem::SCOPE_INVALID, "Scope invalid"),
         RequestError::BodyTooLarge { .. } => (problem::BODY_TOO_LARGE, "Request body too large"),
         RequestError::InvalidJson { .. } => (problem::INVALID_JSON, "Request body is not JSON"),
     };
@@ -470,16 +480,14 @@ mod tests {
 
     #[test]
     fn replay_is_byte_for_byte_and_marked() {
-        let saved = SavedResponse {
-            status: 201,
-            content_type: "application/json".into(),
-            body: b"{\"order\":17}".to_vec(),
-        };
+        let saved = SavedResponse::json(201, b"{\"order\":17}".to_vec())
+            .with_header("Location", "/api/orders/17");
         let r = response_for(&Begin::Replay(saved.clone())).unwrap();
         assert_eq!(r.status, 201);
         assert_eq!(r.body, saved.body);
         assert_eq!(r.header("idempotent-replayed"), Some("true"));
         assert_eq!(r.header(CONTENT_TYPE), Some("application/json"));
+        assert_eq!(r.header("location"), Some("/api/orders/17"));
         let first = HttpResponse::original(saved);
         assert_eq!(first.header(IDEMPOTENT_REPLAYED), None);
     }
@@ -531,6 +539,17 @@ mod tests {
                 problem::KEY_INVALID,
             ),
             (RequestError::MalformedHeader, 400, problem::KEY_INVALID),
+            (RequestError::EmptyScope, 400, problem::SCOPE_INVALID),
+            (
+                RequestError::ScopeTooLong { len: 300 },
+                400,
+                problem::SCOPE_INVALID,
+            ),
+            (
+                RequestError::ScopeNotVisible { index: 1 },
+                400,
+                problem::SCOPE_INVALID,
+            ),
             (
                 RequestError::BodyTooLarge { len: 9, limit: 8 },
                 413,
@@ -580,6 +599,7 @@ mod tests {
         let all = [
             problem::KEY_MISSING,
             problem::KEY_INVALID,
+            problem::SCOPE_INVALID,
             problem::BODY_TOO_LARGE,
             problem::INVALID_JSON,
             problem::KEY_REUSED,

@@ -14,6 +14,9 @@ use crate::RequestError;
 /// Longest accepted key, in characters.
 pub const MAX_KEY_LEN: usize = 255;
 
+/// Longest accepted scope (tenant id), in bytes.
+pub const MAX_SCOPE_LEN: usize = 255;
+
 /// A validated idempotency key: 1 to 255 characters of printable ASCII (0x20..=0x7E,
 /// the character set of a structured-field string). Cheap to clone (shared).
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -54,6 +57,25 @@ pub(crate) fn validate(key: &str) -> Result<&str, RequestError> {
         return Err(RequestError::KeyTooLong { len: key.len() });
     }
     Ok(key)
+}
+
+/// Check a scope: 1 to [`MAX_SCOPE_LEN`] bytes of visible ASCII (0x21..=0x7E). A scope is
+/// a tenant id the server derived (from a token, a header, a path), so it is checked like a
+/// key, a little stricter: no spaces. One that fails could never name a real tenant; the
+/// request is a 400 and leaves no row.
+pub fn validate_scope(scope: &str) -> Result<&str, RequestError> {
+    if scope.is_empty() {
+        return Err(RequestError::EmptyScope);
+    }
+    let visible = |b: u8| (0x21..=0x7e).contains(&b);
+    if !scope.bytes().fold(true, |ok, b| ok & visible(b)) {
+        let index = scope.bytes().position(|b| !visible(b)).unwrap_or_default();
+        return Err(RequestError::ScopeNotVisible { index });
+    }
+    if scope.len() > MAX_SCOPE_LEN {
+        return Err(RequestError::ScopeTooLong { len: scope.len() });
+    }
+    Ok(scope)
 }
 
 impl TryFrom<&str> for IdempotencyKey {
@@ -354,6 +376,32 @@ mod tests {
         assert_eq!(ok.as_str(), "k-1");
         assert!(serde_json::from_str::<IdempotencyKey>("\"\"").is_err());
         assert!(serde_json::from_str::<IdempotencyKey>("\"\\n\"").is_err());
+    }
+
+    #[test]
+    fn scopes_are_visible_ascii_up_to_255_bytes() {
+        for scope in ["t", "tenant-a", "acme:eu/1", &"s".repeat(MAX_SCOPE_LEN)] {
+            assert_eq!(validate_scope(scope), Ok(scope));
+        }
+        assert_eq!(validate_scope(""), Err(RequestError::EmptyScope));
+        assert_eq!(
+            validate_scope(&"s".repeat(MAX_SCOPE_LEN + 1)),
+            Err(RequestError::ScopeTooLong { len: 256 })
+        );
+        for (scope, index) in [
+            (" ", 0),
+            ("tenant a", 6),
+            ("t\n", 1),
+            ("t\u{0}", 1),
+            ("tenant-\u{e9}", 7),
+            ("t\u{7f}", 1),
+        ] {
+            assert_eq!(
+                validate_scope(scope),
+                Err(RequestError::ScopeNotVisible { index }),
+                "{scope:?}"
+            );
+        }
     }
 
     #[test]

@@ -46,7 +46,7 @@
 //! use idem_store::{Begin, ErrorPolicy, RouteConfig, SavedResponse, Store, StoreConfig};
 //!
 //! let mut store = Store::new(StoreConfig::default());
-//! let route = RouteConfig::required(ErrorPolicy::SaveResponse);
+//! let route = RouteConfig::required("POST /api/checkout", ErrorPolicy::SaveResponse);
 //! let body = br#"{"cart":"c-1","amount":4200}"#;
 //!
 //! let Begin::Execute { id, lease, .. } = store.begin(0, "tenant-a", Some("k-1"), body, &route)
@@ -75,15 +75,16 @@ pub mod http;
 mod key;
 mod lease;
 mod record;
+pub mod rules;
 mod store;
 mod table;
 mod view;
 
 pub use config::{ErrorPolicy, KeyRequirement, RouteConfig, StoreConfig};
 pub use error::{Fenced, RequestError};
-pub use event::{Event, EventKind, Rejection};
+pub use event::{Event, EventKind, EventLog, Rejection};
 pub use fingerprint::{fingerprint, Fingerprint};
-pub use key::{IdRef, IdempotencyKey, RecordId, MAX_KEY_LEN};
+pub use key::{validate_scope, IdRef, IdempotencyKey, RecordId, MAX_KEY_LEN, MAX_SCOPE_LEN};
 pub use lease::Lease;
 pub use record::{Record, SavedResponse, Status};
 pub use store::{Begin, Store};

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Fingerprint, Lease};
+use crate::{ErrorPolicy, Fingerprint, Lease};
 
 /// The response saved for replay, byte for byte.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -11,18 +11,30 @@ pub struct SavedResponse {
     pub status: u16,
     /// Value of the `Content-Type` header.
     pub content_type: String,
+    /// Further headers to replay, in order (name, value). The store keeps what it is given:
+    /// which headers may be replayed (`Location`, never `Set-Cookie`) is the HTTP layer's
+    /// allow-list, applied before saving.
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
     /// The body, exactly as first sent.
     pub body: Vec<u8>,
 }
 
 impl SavedResponse {
-    /// A response with `Content-Type: application/json`.
+    /// A response with `Content-Type: application/json` and no further headers.
     pub fn json(status: u16, body: Vec<u8>) -> Self {
         Self {
             status,
             content_type: "application/json".to_owned(),
+            headers: Vec::new(),
             body,
         }
+    }
+
+    /// The same response with one more header to replay.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
     }
 }
 
@@ -44,8 +56,11 @@ pub enum Status {
 /// One row of the claim table.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Record {
-    /// Fingerprint of the request that claimed the key.
+    /// Fingerprint of the request that claimed the key (its operation and body).
     pub fingerprint: Fingerprint,
+    /// The claiming route's [`RouteConfig::on_error`](crate::RouteConfig::on_error), which
+    /// [`Store::fail`](crate::Store::fail) follows.
+    pub on_error: ErrorPolicy,
     /// In flight or done.
     pub status: Status,
     /// When the key was first claimed, in milliseconds.

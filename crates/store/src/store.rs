@@ -1,14 +1,11 @@
 //! The rules: the decision table and the fenced writes, on top of a [`Table`].
 
-use std::borrow::Cow;
-
 use crate::{
     event::{EventLog, Rejection},
-    fingerprint, key,
     key::ScopeCache,
-    ErrorPolicy, Event, EventKind, Fenced, Fingerprint, IdRef, KeyRequirement, Lease, MemoryTable,
-    Record, RecordId, RequestError, RouteConfig, RowView, SavedResponse, Status, StoreConfig,
-    Table,
+    rules::{self, Answer, Finish, Step, Write},
+    ErrorPolicy, Event, EventKind, Fenced, Fingerprint, IdRef, Lease, MemoryTable, RecordId,
+    RequestError, RouteConfig, RowView, SavedResponse, Status, StoreConfig, Table,
 };
 
 /// What to do with a request, decided by [`Store::begin`].
@@ -74,16 +71,6 @@ impl Default for Store<MemoryTable> {
     }
 }
 
-/// What one read of the row showed, taken before any write (the read borrows the table).
-enum Seen {
-    Absent,
-    Expired,
-    Mismatch,
-    Done(SavedResponse),
-    Live { retry_after_ms: u64 },
-    Stale(Lease),
-}
-
 impl<T: Table> Store<T> {
     /// A store over `table`.
     pub fn with_table(config: StoreConfig, table: T) -> Self {
@@ -122,10 +109,11 @@ impl<T: Table> Store<T> {
         &mut self.table
     }
 
-    /// Decide what to do with a request: validate the key and the body, fingerprint the
-    /// body, then apply the decision table. Checks run in this order: key present (where
+    /// Decide what to do with a request: validate the scope, the key and the body,
+    /// fingerprint the route's operation and the body, then apply the decision table
+    /// ([`rules::decide`]). Checks run in this order: scope valid, key present (where
     /// required), key valid, body size, body JSON. An unkeyed request on an optional-key
-    /// route is only checked for size.
+    /// route is only checked for scope and size.
     pub fn begin(
         &mut self,
         now: u64,
@@ -134,29 +122,16 @@ impl<T: Table> Store<T> {
         body: &[u8],
         route: &RouteConfig,
     ) -> Begin {
-        let key = match self.check_key(now, scope, key, route) {
-            Ok(key) => key,
-            Err(begin) => return begin,
-        };
-        let limit = self.config.max_body_bytes;
-        if body.len() > limit {
-            let e = RequestError::BodyTooLarge {
-                len: body.len(),
-                limit,
-            };
-            return self.invalid(now, scope, key, e);
-        }
-        let Some(key) = key else {
-            return Begin::Unkeyed;
-        };
-        match fingerprint(body) {
-            Ok(fp) => self.decide(now, IdRef { scope, key }, fp),
-            Err(e) => self.invalid(now, scope, Some(key), e),
+        match rules::check_request(scope, key, body, route, &self.config) {
+            Ok(Some((key, fp))) => self.decide(now, IdRef { scope, key }, fp, route.on_error),
+            Ok(None) => Begin::Unkeyed,
+            Err(refusal) => self.refuse(now, refusal),
         }
     }
 
-    /// [`begin`](Self::begin) with a fingerprint the caller computed (over the request's
-    /// parameters, or once for many requests). Skips the body checks.
+    /// [`begin`](Self::begin) with a fingerprint the caller computed (over the route's
+    /// operation and the request's parameters, with [`fingerprint`](crate::fingerprint)
+    /// or [`Fingerprint::of_canonical`], or once for many requests). Skips the body checks.
     pub fn begin_with_fingerprint(
         &mut self,
         now: u64,
@@ -165,10 +140,10 @@ impl<T: Table> Store<T> {
         fingerprint: Fingerprint,
         route: &RouteConfig,
     ) -> Begin {
-        match self.check_key(now, scope, key, route) {
-            Ok(Some(key)) => self.decide(now, IdRef { scope, key }, fingerprint),
+        match rules::check_id(scope, key, route) {
+            Ok(Some(key)) => self.decide(now, IdRef { scope, key }, fingerprint, route.on_error),
             Ok(None) => Begin::Unkeyed,
-            Err(begin) => begin,
+            Err(refusal) => self.refuse(now, refusal),
         }
     }
 
@@ -185,7 +160,7 @@ impl<T: Table> Store<T> {
         lease: &Lease,
         work: impl FnOnce() -> (R, SavedResponse),
     ) -> Result<R, Fenced> {
-        let expires_at = self.expires_at(now);
+        let expires_at = rules::expires_at(now, &self.config);
         let mut status = 0;
         let out = self
             .table
@@ -222,7 +197,7 @@ impl<T: Table> Store<T> {
         response: SavedResponse,
     ) -> Result<(), Fenced> {
         let status = response.status;
-        let expires_at = self.expires_at(now);
+        let expires_at = rules::expires_at(now, &self.config);
         let done = Status::Done { response };
         if self
             .table
@@ -242,21 +217,26 @@ impl<T: Table> Store<T> {
         }
     }
 
-    /// The work failed: apply `policy` (the route's [`RouteConfig::on_error`]).
+    /// The work failed: follow the policy the claiming route declared
+    /// ([`RouteConfig::on_error`], kept in the row as [`Record::on_error`](crate::Record::on_error)).
     /// [`ErrorPolicy::ReleaseClaim`] releases the claim and drops `response` (send it to
     /// the client yourself); [`ErrorPolicy::SaveResponse`] saves it for replay. Fenced
-    /// like [`save`](Self::save) and [`release`](Self::release).
+    /// like [`save`](Self::save) and [`release`](Self::release): a lost lease writes
+    /// nothing and returns `Err(Fenced)`.
     pub fn fail(
         &mut self,
         now: u64,
         id: &RecordId,
         lease: &Lease,
-        policy: ErrorPolicy,
         response: SavedResponse,
     ) -> Result<(), Fenced> {
-        match policy {
-            ErrorPolicy::ReleaseClaim => self.release(now, id, lease),
-            ErrorPolicy::SaveResponse => self.save(now, id, lease, response),
+        let held = self.table.get(id.as_ref()).filter(|r| r.is_held_by(lease));
+        let Some(policy) = held.map(|r| r.on_error) else {
+            return Err(self.fenced(now, id, lease));
+        };
+        match rules::finish(policy, response) {
+            Finish::Release => self.release(now, id, lease),
+            Finish::Commit(response) => self.save(now, id, lease, response),
         }
     }
 
@@ -317,47 +297,56 @@ impl<T: Table> Store<T> {
     /// simulated bug writing through [`table_mut`](Self::table_mut)).
     /// An invalid `key` is logged as no key.
     pub fn push_event(&mut self, now: u64, scope: &str, key: Option<&str>, text: String) {
-        let key = key.and_then(|k| key::validate(k).ok());
-        self.log.push(now, scope, key, EventKind::Note { text });
+        self.log
+            .push_unchecked_key(now, scope, key, EventKind::Note { text });
     }
 
-    /// `Ok(Some(key))` to go on with a valid key, `Ok(None)` for an unkeyed request on an
-    /// optional-key route, `Err` with the rejection already logged.
-    fn check_key<'k>(
-        &mut self,
-        now: u64,
-        scope: &str,
-        key: Option<&'k str>,
-        route: &RouteConfig,
-    ) -> Result<Option<&'k str>, Begin> {
-        match (key, route.key) {
-            (Some(k), _) => match key::validate(k) {
-                Ok(k) => Ok(Some(k)),
-                Err(e) => Err(self.invalid(now, scope, None, e)),
-            },
-            (None, KeyRequirement::Optional) => Ok(None),
-            (None, KeyRequirement::Required) => {
-                Err(self.invalid(now, scope, None, RequestError::MissingKey))
-            }
-        }
-    }
-
-    /// Apply the decision table to a validated request.
-    fn decide(&mut self, now: u64, id: IdRef<'_>, fp: Fingerprint) -> Begin {
+    /// Apply the decision table ([`rules::decide`]) to a validated request, performing the
+    /// conditional write it asks for.
+    fn decide(&mut self, now: u64, id: IdRef<'_>, fp: Fingerprint, on_error: ErrorPolicy) -> Begin {
         let lock_ms = self.config.lock_ms;
         // One pass decides, unless the row changed between our read and our conditional
         // write, which only a table shared with other stores allows; then read again.
-        for _ in 0..4 {
-            let (seen, stored) = self.look(now, id, &fp);
-            match seen {
-                Seen::Absent => {
-                    let lease = self.new_lease(now);
-                    let record = Record {
-                        fingerprint: fp,
-                        status: Status::InFlight { lease },
-                        created_at: now,
-                        expires_at: self.expires_at(now),
+        for _ in 0..rules::MAX_READS {
+            let (stored, row) = match self.table.get_with_id(id) {
+                Some((stored, row)) => (stored, Some(row)),
+                None => (None, None),
+            };
+            // The row's own id, shared with the events and handed out (no key copy).
+            let stored = stored.filter(|_| self.log.is_on()).cloned();
+            let step = rules::decide(row.as_deref(), now, &fp, lock_ms);
+            // An answer is logged and returned; a write is performed below, outside the
+            // read's borrow of the table.
+            let write = match step {
+                Step::Answer(Answer::Replay(response)) => {
+                    let response = response.clone();
+                    let status = response.status;
+                    self.log_seen(now, id, stored, EventKind::Replayed { status });
+                    return Begin::Replay(response);
+                }
+                Step::Answer(Answer::InFlight { retry_after_ms }) => {
+                    let kind = EventKind::Rejected {
+                        status: 409,
+                        reason: Rejection::InFlight { retry_after_ms },
                     };
+                    self.log_seen(now, id, stored, kind);
+                    return Begin::InFlight { retry_after_ms };
+                }
+                Step::Answer(Answer::Mismatch) => {
+                    let kind = EventKind::Rejected {
+                        status: 422,
+                        reason: Rejection::Mismatch,
+                    };
+                    self.log_seen(now, id, stored, kind);
+                    return Begin::Mismatch;
+                }
+                Step::Write(write) => write,
+            };
+            drop(row);
+            match write {
+                Write::Claim => {
+                    let lease = self.new_lease(now);
+                    let record = rules::claim_record(now, fp, on_error, lease, &self.config);
                     let owned = self.owned(id);
                     if self.table.insert_if_absent(&owned, record) {
                         self.log_id(now, &owned, EventKind::Claimed { token: lease.token });
@@ -368,39 +357,18 @@ impl<T: Table> Store<T> {
                         };
                     }
                 }
-                Seen::Expired => {
+                Write::ClearExpired => {
                     if self.table.delete_if_expired(id, now, lock_ms) {
                         self.log_seen(now, id, stored, EventKind::Pruned);
                     }
                 }
-                Seen::Mismatch => {
-                    let kind = EventKind::Rejected {
-                        status: 422,
-                        reason: Rejection::Mismatch,
-                    };
-                    self.log_seen(now, id, stored, kind);
-                    return Begin::Mismatch;
-                }
-                Seen::Done(response) => {
-                    let status = response.status;
-                    self.log_seen(now, id, stored, EventKind::Replayed { status });
-                    return Begin::Replay(response);
-                }
-                Seen::Live { retry_after_ms } => {
-                    let kind = EventKind::Rejected {
-                        status: 409,
-                        reason: Rejection::InFlight { retry_after_ms },
-                    };
-                    self.log_seen(now, id, stored, kind);
-                    return Begin::InFlight { retry_after_ms };
-                }
-                Seen::Stale(old) => {
+                Write::TakeOver { seen } => {
                     let lease = self.new_lease(now);
                     let status = Status::InFlight { lease };
-                    let expires_at = self.expires_at(now);
-                    if self.table.compare_and_set(id, &old, status, expires_at) {
+                    let expires_at = rules::expires_at(now, &self.config);
+                    if self.table.compare_and_set(id, &seen, status, expires_at) {
                         let kind = EventKind::TakenOver {
-                            old_token: old.token,
+                            old_token: seen.token,
                             new_token: lease.token,
                         };
                         let owned = stored.unwrap_or_else(|| self.owned(id));
@@ -416,43 +384,10 @@ impl<T: Table> Store<T> {
         }
         // Still contended after several reads: someone else is writing this row right
         // now, so it is in flight as far as this request can tell.
-        let retry_after_ms = lock_ms.clamp(1, 1_000);
+        let retry_after_ms = rules::contended(lock_ms);
         let reason = Rejection::InFlight { retry_after_ms };
         self.reject(now, id.scope, Some(id.key), 409, reason);
         Begin::InFlight { retry_after_ms }
-    }
-
-    /// Read the row once: what it shows, and the table's own id for it where the table
-    /// keeps one and the decision will log or hand it out (a clone shares its strings).
-    fn look(&self, now: u64, id: IdRef<'_>, fp: &Fingerprint) -> (Seen, Option<RecordId>) {
-        let lock_ms = self.config.lock_ms;
-        let Some((stored, record)) = self.table.get_with_id(id) else {
-            return (Seen::Absent, None);
-        };
-        let stored = stored.filter(|_| self.log.is_on()).cloned();
-        if record.is_expired(now, lock_ms) {
-            return (Seen::Expired, stored);
-        }
-        if record.fingerprint != *fp {
-            return (Seen::Mismatch, stored);
-        }
-        let seen = match &record.status {
-            Status::InFlight { lease } if lease.is_live(now, lock_ms) => Seen::Live {
-                retry_after_ms: lease.time_left(now, lock_ms),
-            },
-            Status::InFlight { lease } => Seen::Stale(*lease),
-            Status::Done { response } => match record {
-                // A borrowed row (in memory) is copied; an owned one (read from a
-                // database) gives up its response without a copy.
-                Cow::Borrowed(_) => Seen::Done(response.clone()),
-                Cow::Owned(Record {
-                    status: Status::Done { response },
-                    ..
-                }) => Seen::Done(response),
-                Cow::Owned(_) => Seen::Done(response.clone()),
-            },
-        };
-        (seen, stored)
     }
 
     /// An owned id for a validated `id`, sharing the scope with earlier ones.
@@ -475,16 +410,13 @@ impl<T: Table> Store<T> {
         }
     }
 
-    fn expires_at(&self, now: u64) -> u64 {
-        now.saturating_add(self.config.retention_ms)
-    }
-
-    fn invalid(&mut self, now: u64, scope: &str, key: Option<&str>, e: RequestError) -> Begin {
-        let status = e.status();
+    fn refuse(&mut self, now: u64, refusal: rules::Refusal<'_>) -> Begin {
+        let rules::Refusal { error, scope, key } = refusal;
         if self.log.is_on() {
-            self.reject(now, scope, key, status, Rejection::Invalid(e.clone()));
+            let status = error.status();
+            self.reject(now, scope, key, status, Rejection::Invalid(error.clone()));
         }
-        Begin::Invalid(e)
+        Begin::Invalid(error)
     }
 
     fn reject(&mut self, now: u64, scope: &str, key: Option<&str>, status: u16, reason: Rejection) {

@@ -25,7 +25,7 @@ use crate::{key::IdPair, IdRef, Lease, Record, RecordId, SavedResponse, Status};
 /// A zombie worker's fenced write changes nothing once its claim has been taken over:
 ///
 /// ```
-/// use idem_store::{Fingerprint, IdempotencyKey, Lease, MemoryTable, Record, RecordId, Status, Table};
+/// use idem_store::{ErrorPolicy, Fingerprint, IdempotencyKey, Lease, MemoryTable, Record, RecordId, Status, Table};
 ///
 /// let mut table = MemoryTable::new();
 /// let owned = RecordId::new("tenant-a", IdempotencyKey::parse("k-1").unwrap());
@@ -33,6 +33,7 @@ use crate::{key::IdPair, IdRef, Lease, Record, RecordId, SavedResponse, Status};
 /// let first = Lease { locked_at: 0, token: table.next_token() };
 /// let record = Record {
 ///     fingerprint: Fingerprint([0; 32]),
+///     on_error: ErrorPolicy::ReleaseClaim,
 ///     status: Status::InFlight { lease: first },
 ///     created_at: 0,
 ///     expires_at: 1_000,
@@ -292,6 +293,7 @@ mod tests {
         };
         let record = Record {
             fingerprint: Fingerprint([7; 32]),
+            on_error: crate::ErrorPolicy::SaveResponse,
             status: Status::InFlight { lease },
             created_at: locked_at,
             expires_at,

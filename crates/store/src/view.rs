@@ -46,7 +46,8 @@ pub struct RowView {
 }
 
 impl RowView {
-    pub(crate) fn new(id: IdRef<'_>, r: &Record, now: u64, lock_ms: u64) -> Self {
+    /// The view of row `r` of `id` at `now` under `lock_ms`.
+    pub fn new(id: IdRef<'_>, r: &Record, now: u64, lock_ms: u64) -> Self {
         let (state, response_status, response, lease) = match &r.status {
             Status::InFlight { lease } => {
                 let state = if lease.is_live(now, lock_ms) {

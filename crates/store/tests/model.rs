@@ -1,6 +1,7 @@
 //! Random sequences of claim / save / commit / fail / release / advance time / prune
-//! (takeovers happen when time passes a lease) across several keys and scopes, checked
-//! step by step against a small reference model of the decision table.
+//! (takeovers happen when time passes a lease) across several keys, scopes and two routes
+//! (two operations with opposite error policies), checked step by step against a small
+//! reference model of the decision table.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeMap;
@@ -13,6 +14,12 @@ use idem_store::{
 };
 
 const SCOPES: [&str; 2] = ["tenant-a", "tenant-b"];
+/// Two operations: the same body sent to both is two requests, and each declares its own
+/// error policy, which `fail` must follow.
+const ROUTES: [RouteConfig; 2] = [
+    RouteConfig::required("POST /api/checkout", ErrorPolicy::SaveResponse),
+    RouteConfig::required("POST /api/cancel", ErrorPolicy::ReleaseClaim),
+];
 const KEYS: [&str; 3] = ["k1", "k2", "k3"];
 /// Two payloads, each spelled three equivalent ways.
 const BODIES: [[&str; 3]; 2] = [
@@ -32,6 +39,7 @@ const BODIES: [[&str; 3]; 2] = [
 enum Op {
     /// A request; `key: None` is a missing key on the required route.
     Begin {
+        route: usize,
         scope: usize,
         key: Option<usize>,
         payload: usize,
@@ -41,8 +49,8 @@ enum Op {
     Save { worker: usize, status: u16 },
     /// One-step commit.
     Commit { worker: usize },
-    /// Work error under a policy.
-    Fail { worker: usize, save: bool },
+    /// Work error: the claiming route's policy applies.
+    Fail { worker: usize },
     /// Release the claim.
     Release { worker: usize },
     /// Let time pass.
@@ -53,11 +61,11 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0..SCOPES.len(), prop::option::weighted(0.95, 0..KEYS.len()), 0..2usize, 0..3usize)
-            .prop_map(|(scope, key, payload, spelling)| Op::Begin { scope, key, payload, spelling }),
+        6 => (prop::sample::select(vec![0usize, 0, 0, 1]), 0..SCOPES.len(), prop::option::weighted(0.95, 0..KEYS.len()), 0..2usize, 0..3usize)
+            .prop_map(|(route, scope, key, payload, spelling)| Op::Begin { route, scope, key, payload, spelling }),
         2 => (any::<usize>(), prop::sample::select(vec![200u16, 201, 402])).prop_map(|(worker, status)| Op::Save { worker, status }),
         2 => any::<usize>().prop_map(|worker| Op::Commit { worker }),
-        1 => (any::<usize>(), any::<bool>()).prop_map(|(worker, save)| Op::Fail { worker, save }),
+        2 => any::<usize>().prop_map(|worker| Op::Fail { worker }),
         1 => any::<usize>().prop_map(|worker| Op::Release { worker }),
         3 => prop_oneof![Just(0u64), 1..400u64, 400..2_500u64].prop_map(|ms| Op::Advance { ms }),
         1 => Just(Op::Prune),
@@ -86,6 +94,7 @@ enum State {
 
 #[derive(Debug, Clone)]
 struct Row {
+    route: usize,
     payload: usize,
     state: State,
     created_at: u64,
@@ -125,7 +134,6 @@ fn response(status: u16, token: u64) -> SavedResponse {
 }
 
 fn run(config: StoreConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
-    let route = RouteConfig::required(ErrorPolicy::SaveResponse);
     let (lock_ms, retention_ms) = (config.lock_ms, config.retention_ms);
     let mut store = Store::new(config);
     let mut model = Model::default();
@@ -135,13 +143,20 @@ fn run(config: StoreConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
     for op in ops {
         match op {
             Op::Begin {
+                route,
                 scope,
                 key,
                 payload,
                 spelling,
             } => {
                 let body = BODIES[payload][spelling].as_bytes();
-                let got = store.begin(now, SCOPES[scope], key.map(|k| KEYS[k]), body, &route);
+                let got = store.begin(
+                    now,
+                    SCOPES[scope],
+                    key.map(|k| KEYS[k]),
+                    body,
+                    &ROUTES[route],
+                );
                 let Some(key) = key else {
                     prop_assert_eq!(got, Begin::Invalid(idem_store::RequestError::MissingKey));
                     continue;
@@ -160,7 +175,7 @@ fn run(config: StoreConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 };
                 let claimed = match model.rows.get(&at) {
                     None => Some(expect_claim(&mut model, false)),
-                    Some(row) if row.payload != payload => {
+                    Some(row) if (row.route, row.payload) != (route, payload) => {
                         prop_assert_eq!(&got, &Begin::Mismatch);
                         None
                     }
@@ -210,6 +225,7 @@ fn run(config: StoreConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
                     model.rows.insert(
                         at,
                         Row {
+                            route,
                             payload,
                             state,
                             created_at,
@@ -219,23 +235,35 @@ fn run(config: StoreConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
                     workers.push(Worker { at, id, lease });
                 }
             }
-            Op::Save { worker, .. } | Op::Fail { worker, save: true } if !workers.is_empty() => {
-                let status = match op {
-                    Op::Save { status, .. } => status,
-                    _ => 502,
-                };
+            Op::Save { worker, status } if !workers.is_empty() => {
                 let w = &workers[worker % workers.len()];
                 let r = response(status, w.lease.token);
-                let got = if let Op::Save { .. } = op {
-                    store.save(now, &w.id, &w.lease, r.clone())
-                } else {
-                    store.fail(now, &w.id, &w.lease, ErrorPolicy::SaveResponse, r.clone())
-                };
+                let got = store.save(now, &w.id, &w.lease, r.clone());
                 match model.held(w.at, w.lease.token) {
                     Some(row) => {
                         prop_assert_eq!(got, Ok(()));
                         row.state = State::Done { response: r };
                         row.expires_at = now + retention_ms;
+                    }
+                    None => prop_assert_eq!(got, Err(Fenced)),
+                }
+            }
+            Op::Fail { worker } if !workers.is_empty() => {
+                let w = &workers[worker % workers.len()];
+                let r = response(502, w.lease.token);
+                let got = store.fail(now, &w.id, &w.lease, r.clone());
+                match model.held(w.at, w.lease.token) {
+                    Some(row) => {
+                        prop_assert_eq!(got, Ok(()));
+                        match ROUTES[row.route].on_error {
+                            ErrorPolicy::SaveResponse => {
+                                row.state = State::Done { response: r };
+                                row.expires_at = now + retention_ms;
+                            }
+                            ErrorPolicy::ReleaseClaim => {
+                                model.rows.remove(&w.at);
+                            }
+                        }
                     }
                     None => prop_assert_eq!(got, Err(Fenced)),
                 }
@@ -261,18 +289,9 @@ fn run(config: StoreConfig, ops: Vec<Op>) -> Result<(), TestCaseError> {
                     }
                 }
             }
-            Op::Release { worker }
-            | Op::Fail {
-                worker,
-                save: false,
-            } if !workers.is_empty() => {
+            Op::Release { worker } if !workers.is_empty() => {
                 let w = &workers[worker % workers.len()];
-                let got = if let Op::Release { .. } = op {
-                    store.release(now, &w.id, &w.lease)
-                } else {
-                    let r = response(503, w.lease.token);
-                    store.fail(now, &w.id, &w.lease, ErrorPolicy::ReleaseClaim, r)
-                };
+                let got = store.release(now, &w.id, &w.lease);
                 if model.held(w.at, w.lease.token).is_some() {
                     prop_assert_eq!(got, Ok(()));
                     model.rows.remove(&w.at);

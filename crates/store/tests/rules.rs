@@ -11,8 +11,10 @@ use idem_store::{
     RouteConfig, RowState, SavedResponse, Status, Store, StoreConfig, Table,
 };
 
-const REQUIRED: RouteConfig = RouteConfig::required(ErrorPolicy::SaveResponse);
-const OPTIONAL: RouteConfig = RouteConfig::optional(ErrorPolicy::SaveResponse);
+const OPERATION: &str = "POST /api/checkout";
+const REQUIRED: RouteConfig = RouteConfig::required(OPERATION, ErrorPolicy::SaveResponse);
+const OPTIONAL: RouteConfig = RouteConfig::optional(OPERATION, ErrorPolicy::SaveResponse);
+const RELEASING: RouteConfig = RouteConfig::required(OPERATION, ErrorPolicy::ReleaseClaim);
 const BODY: &[u8] = br#"{"cart":"c-1","amount":4200}"#;
 const OTHER_BODY: &[u8] = br#"{"cart":"c-1","amount":9900}"#;
 const LOCK_MS: u64 = 1_000;
@@ -181,7 +183,10 @@ fn no_record_claims_atomically_and_runs_the_work() {
     assert_eq!(record.status, Status::InFlight { lease });
     assert_eq!(record.created_at, 7);
     assert_eq!(record.expires_at, 7 + RETENTION_MS);
-    assert_eq!(record.fingerprint, idem_store::fingerprint(BODY).unwrap());
+    assert_eq!(
+        record.fingerprint,
+        idem_store::fingerprint(OPERATION, BODY).unwrap()
+    );
 
     let mut runs = 0;
     let order = s.commit(9, &id, &lease, || {
@@ -245,6 +250,7 @@ fn done_with_same_fingerprint_replays_byte_for_byte() {
     let response = SavedResponse {
         status: 201,
         content_type: "application/vnd.shop+json; charset=utf-8".into(),
+        headers: vec![("Location".into(), "/api/orders/17".into())],
         body: b"{\"order\": 17,\n \"raw\": \"\xc3\xa9\"}".to_vec(),
     };
     s.save(5, &id, &lease, response.clone()).unwrap();
@@ -371,17 +377,37 @@ fn zombie_release_after_takeover_leaves_the_record_alone() {
         status_of(&s, "t", "k"),
         Some(Status::InFlight { lease: winner })
     );
-    for policy in [ErrorPolicy::ReleaseClaim, ErrorPolicy::SaveResponse] {
-        let failed = SavedResponse::json(502, b"{}".to_vec());
-        assert_eq!(
-            s.fail(LOCK_MS + 2, &id, &zombie, policy, failed),
-            Err(Fenced)
-        );
-        assert_eq!(
-            status_of(&s, "t", "k"),
-            Some(Status::InFlight { lease: winner })
-        );
-    }
+    let failed = SavedResponse::json(502, b"{}".to_vec());
+    assert_eq!(s.fail(LOCK_MS + 2, &id, &zombie, failed), Err(Fenced));
+    assert_eq!(
+        status_of(&s, "t", "k"),
+        Some(Status::InFlight { lease: winner })
+    );
+}
+
+#[test]
+fn a_zombie_fail_on_a_releasing_route_leaves_the_record_alone() {
+    let mut s = store();
+    let Begin::Execute {
+        id, lease: zombie, ..
+    } = s.begin(0, "t", Some("k"), BODY, &RELEASING)
+    else {
+        panic!("claim")
+    };
+    let winner = match s.begin(LOCK_MS, "t", Some("k"), BODY, &RELEASING) {
+        Begin::Execute {
+            lease,
+            taken_over: true,
+            ..
+        } => lease,
+        other => panic!("expected a takeover, got {other:?}"),
+    };
+    let failed = SavedResponse::json(502, b"{}".to_vec());
+    assert_eq!(s.fail(LOCK_MS + 1, &id, &zombie, failed), Err(Fenced));
+    assert_eq!(
+        status_of(&s, "t", "k"),
+        Some(Status::InFlight { lease: winner })
+    );
 }
 
 #[test]
@@ -422,10 +448,11 @@ fn a_slow_worker_still_holding_its_lease_may_save() {
 #[test]
 fn release_claim_policy_lets_the_retry_run_again() {
     let mut s = store();
-    let (id, lease) = claim(&mut s, 0, "t", "k");
+    let Begin::Execute { id, lease, .. } = s.begin(0, "t", Some("k"), BODY, &RELEASING) else {
+        panic!("claim")
+    };
     let failed = SavedResponse::json(503, br#"{"error":"payco down"}"#.to_vec());
-    s.fail(1, &id, &lease, ErrorPolicy::ReleaseClaim, failed)
-        .unwrap();
+    s.fail(1, &id, &lease, failed).unwrap();
     assert_eq!(status_of(&s, "t", "k"), None);
     // The retry claims afresh, even with a different body: nothing is remembered.
     let retry = s.begin(2, "t", Some("k"), OTHER_BODY, &REQUIRED);
@@ -447,12 +474,96 @@ fn save_response_policy_replays_the_error() {
     let mut s = store();
     let (id, lease) = claim(&mut s, 0, "t", "k");
     let failed = SavedResponse::json(402, br#"{"error":"card declined"}"#.to_vec());
-    s.fail(1, &id, &lease, ErrorPolicy::SaveResponse, failed.clone())
-        .unwrap();
+    s.fail(1, &id, &lease, failed.clone()).unwrap();
     assert_eq!(
         s.begin(2, "t", Some("k"), BODY, &REQUIRED),
         Begin::Replay(failed)
     );
+}
+
+/// The policy is the claiming route's, kept in the row: the caller of `fail` has no say.
+#[test]
+fn fail_follows_the_policy_the_route_declared() {
+    let mut s = store();
+    let failed = SavedResponse::json(402, br#"{"error":"card declined"}"#.to_vec());
+    for (route, key) in [(&REQUIRED, "saves"), (&RELEASING, "releases")] {
+        let Begin::Execute { id, lease, .. } = s.begin(0, "t", Some(key), BODY, route) else {
+            panic!("claim")
+        };
+        assert_eq!(s.table().get(id.as_ref()).unwrap().on_error, route.on_error);
+        s.fail(1, &id, &lease, failed.clone()).unwrap();
+    }
+    assert_eq!(
+        s.begin(2, "t", Some("saves"), BODY, &REQUIRED),
+        Begin::Replay(failed)
+    );
+    assert_eq!(status_of(&s, "t", "releases"), None);
+    let kinds = kinds(&s);
+    assert!(
+        kinds.contains(&EventKind::Saved {
+            token: 1,
+            status: 402
+        }),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&EventKind::Released { token: 2 }),
+        "{kinds:?}"
+    );
+}
+
+// ---- what the route declares: the operation, and the scope ----
+
+/// Stripe compares "endpoint and parameters": the same key and the same body sent to
+/// another endpoint is a 422, never a replay of the first endpoint's answer.
+#[test]
+fn a_key_reused_on_another_operation_with_the_same_body_is_422() {
+    let mut s = store();
+    let refund = RouteConfig::required("POST /api/refund", ErrorPolicy::SaveResponse);
+    let (id, lease) = claim(&mut s, 0, "t", "k");
+    assert_eq!(s.begin(1, "t", Some("k"), BODY, &refund), Begin::Mismatch);
+    s.save(2, &id, &lease, created(1)).unwrap();
+    assert_eq!(s.begin(3, "t", Some("k"), BODY, &refund), Begin::Mismatch);
+    assert_eq!(
+        s.begin(4, "t", Some("k"), BODY, &REQUIRED),
+        Begin::Replay(created(1))
+    );
+    // Another key on the other operation is its own operation.
+    let other = s.begin(5, "t", Some("k2"), BODY, &refund);
+    assert!(matches!(other, Begin::Execute { .. }), "{other:?}");
+}
+
+#[test]
+fn a_scope_no_tenant_id_could_be_is_400_and_leaves_no_row() {
+    let mut s = store();
+    let long = "s".repeat(256);
+    for (scope, e) in [
+        ("", RequestError::EmptyScope),
+        (long.as_str(), RequestError::ScopeTooLong { len: 256 }),
+        ("tenant a", RequestError::ScopeNotVisible { index: 6 }),
+        ("t\n", RequestError::ScopeNotVisible { index: 1 }),
+        ("t\u{e9}", RequestError::ScopeNotVisible { index: 1 }),
+    ] {
+        assert_eq!(e.status(), 400);
+        assert_eq!(
+            s.begin(0, scope, Some("k"), BODY, &REQUIRED),
+            Begin::Invalid(e.clone()),
+            "{scope:?}"
+        );
+        // Unkeyed requests on an optional route are held to it too.
+        assert_eq!(s.begin(0, scope, None, BODY, &OPTIONAL), Begin::Invalid(e));
+        let fp = idem_store::fingerprint(OPERATION, BODY).unwrap();
+        assert!(matches!(
+            s.begin_with_fingerprint(0, scope, Some("k"), fp, &REQUIRED),
+            Begin::Invalid(_)
+        ));
+    }
+    assert!(s.table().is_empty());
+    // The rejection is logged without the scope it refused.
+    assert!(s
+        .events()
+        .all(|e| e.scope().is_empty() && e.key().is_none()));
+    claim(&mut s, 0, &"s".repeat(255), "k");
 }
 
 #[test]
@@ -539,8 +650,8 @@ fn the_same_key_in_two_scopes_is_two_operations() {
 #[test]
 fn begin_with_fingerprint_follows_the_same_table() {
     let mut s = store();
-    let fp = idem_store::fingerprint(BODY).unwrap();
-    let other = idem_store::fingerprint(OTHER_BODY).unwrap();
+    let fp = idem_store::fingerprint(OPERATION, BODY).unwrap();
+    let other = idem_store::fingerprint(OPERATION, OTHER_BODY).unwrap();
     let Begin::Execute { id, lease, .. } =
         s.begin_with_fingerprint(0, "t", Some("k"), fp, &REQUIRED)
     else {
@@ -696,7 +807,9 @@ fn rows_show_the_table_at_now() {
     assert_eq!(a.token, Some(2));
     assert_eq!(
         a.fingerprint,
-        idem_store::fingerprint(BODY).unwrap().short_hex()
+        idem_store::fingerprint(OPERATION, BODY)
+            .unwrap()
+            .short_hex()
     );
     assert_eq!(a.fingerprint.len(), 12);
     assert_eq!(b.state, RowState::Done);

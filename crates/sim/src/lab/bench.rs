@@ -32,7 +32,7 @@ pub struct BenchReport {
 }
 
 fn replay_store(ops: &[StoreOp], config: StoreConfig) -> Duration {
-    let route = RouteConfig::optional(ErrorPolicy::ReleaseClaim);
+    let route = RouteConfig::optional(crate::world::OPERATION, ErrorPolicy::ReleaseClaim);
     let started = Instant::now();
     let mut store = Store::new(config);
     let mut held: BTreeMap<uuid::Uuid, (RecordId, Lease)> = BTreeMap::new();

@@ -43,6 +43,9 @@ use slab::Slab;
 /// The store scope (tenant) every checkout uses.
 pub const SCOPE: &str = "shop";
 
+/// The checkout route's operation, which the store's fingerprint binds with the body.
+pub const OPERATION: &str = "POST /api/checkout";
+
 /// What the world does at an instant. Small and `Copy`: payloads live in slabs.
 #[derive(Clone, Copy, Debug)]
 enum Ev {

@@ -12,14 +12,17 @@ use idem_store::{
 use uuid::Uuid;
 
 use super::client::Response;
-use super::{Ev, World, SCOPE};
+use super::{Ev, World, OPERATION, SCOPE};
 use crate::config::ServerConfig;
 use crate::ids::{CheckoutId, OrderId};
 use crate::payco::{ChargeId, ChargeKey};
 use crate::receipt::Receipt;
 
-/// The checkout route: keys optional (no-key pages send none), errors release the claim.
-const ROUTE: RouteConfig = RouteConfig::optional(ErrorPolicy::ReleaseClaim);
+/// The checkout route: keys optional (no-key pages send none), errors follow the server's
+/// policy (the store keeps it with the claim).
+fn route(on_error: ErrorPolicy) -> RouteConfig {
+    RouteConfig::optional(OPERATION, on_error)
+}
 
 /// Which step of the work is next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,10 +109,9 @@ fn key_str<'b>(key: &Uuid, buf: &'b mut [u8; 36]) -> &'b str {
 /// the canonicaliser out of the demo's wasm. Debug builds (the tests) check every body against
 /// [`idem_store::fingerprint`].
 fn canonical_fingerprint(body: &[u8]) -> Fingerprint {
-    use sha2::{Digest, Sha256};
-    let fp = Fingerprint(Sha256::digest(body).into());
+    let fp = Fingerprint::of_canonical(OPERATION, body);
     debug_assert_eq!(
-        idem_store::fingerprint(body).ok(),
+        idem_store::fingerprint(OPERATION, body).ok(),
         Some(fp),
         "a simulated request body is not canonical JSON"
     );
@@ -184,7 +186,8 @@ impl World {
                 key,
             });
         }
-        match store.begin_with_fingerprint(now, SCOPE, key_s, fingerprint, &ROUTE) {
+        let route = route(self.server.config.on_error);
+        match store.begin_with_fingerprint(now, SCOPE, key_s, fingerprint, &route) {
             Begin::Execute {
                 id,
                 lease,
@@ -274,6 +277,7 @@ impl World {
         };
         let record = Record {
             fingerprint: j.fingerprint,
+            on_error: self.server.config.on_error,
             status: Status::InFlight { lease },
             created_at: now,
             expires_at: now + retention,
@@ -420,12 +424,8 @@ impl World {
         let kept = match &j.claim {
             Claim::Unkeyed => true,
             Claim::Leased { id, lease, .. } => {
-                let policy = self.server.config.on_error;
                 let response = SavedResponse::json(402, body.to_vec());
-                self.server
-                    .store
-                    .fail(now, id, lease, policy, response)
-                    .is_ok()
+                self.server.store.fail(now, id, lease, response).is_ok()
             }
         };
         if !kept {
@@ -459,6 +459,7 @@ impl World {
                     });
                     let record = Record {
                         fingerprint: j.fingerprint,
+                        on_error: self.server.config.on_error,
                         status: Status::Done { response },
                         created_at: lease.locked_at,
                         expires_at: now + retention,

@@ -225,7 +225,10 @@ impl World {
                 }
             }
         });
-        let route = idem_store::RouteConfig::optional(idem_store::ErrorPolicy::ReleaseClaim);
+        let route = idem_store::RouteConfig::optional(
+            super::OPERATION,
+            idem_store::ErrorPolicy::ReleaseClaim,
+        );
         for (key, fp) in in_flight {
             let store = &mut self.server.store;
             match store.begin_with_fingerprint(now, super::SCOPE, Some(&key), fp, &route) {

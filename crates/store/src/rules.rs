@@ -1,0 +1,326 @@
+//! The rule core: the decision table as a pure step, for every kind of table.
+//!
+//! [`decide`] takes the row as one read showed it, `now`, the request's fingerprint and
+//! `lock_ms`, and returns a [`Step`]: an answer that needs no write (replay, 409, 422), or
+//! the one conditional [`Write`] the request needs (insert-if-absent, compare-and-set
+//! takeover, delete-if-expired). After the work, [`finish`] turns the outcome into the one
+//! fenced write it needs ([`Finish`]: commit the response, or release the claim). Nothing
+//! here reads a clock or touches storage; a table only performs the writes:
+//!
+//! | write | in memory ([`crate::MemoryTable`]) | SQL |
+//! |---|---|---|
+//! | [`Write::Claim`] | `insert_if_absent` | `INSERT … ON CONFLICT (scope, key) DO NOTHING RETURNING token` |
+//! | [`Write::TakeOver`] | `compare_and_set` | `UPDATE … WHERE … AND status = 'in_flight' AND token = $seen RETURNING token` |
+//! | [`Write::ClearExpired`] | `delete_if_expired` | `DELETE … WHERE … AND expires_at <= $now AND (status = 'done' OR locked_at + $lock_ms <= $now)` |
+//! | [`Finish::Commit`] | `commit_if_held` | `UPDATE … SET status = 'done' … WHERE … AND token = $mine` in the handler's transaction |
+//! | [`Finish::Release`] | `delete_if_held` | `DELETE … WHERE … AND status = 'in_flight' AND token = $mine` |
+//! | prune | `delete_expired` | the same condition as [`Write::ClearExpired`], in batches |
+//!
+//! A conditional write that changes no row means another writer got there between the read
+//! and the write: the driver reads again and calls [`decide`] again, at most [`MAX_READS`]
+//! times, then answers [`contended`] (409).
+
+use crate::{
+    fingerprint, key, ErrorPolicy, Fingerprint, KeyRequirement, Lease, Record, RequestError,
+    RouteConfig, SavedResponse, Status, StoreConfig,
+};
+
+/// Reads of one request before it gives up and answers 409 ([`contended`]).
+pub const MAX_READS: usize = 4;
+
+/// What one read of the row decides.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step<'r> {
+    /// Answer now; write nothing.
+    Answer(Answer<'r>),
+    /// Perform this conditional write. If it changed the row, the request holds the claim
+    /// ([`Write::Claim`], [`Write::TakeOver`]) or the row is gone
+    /// ([`Write::ClearExpired`]: decide again as if the read had found nothing); if it
+    /// changed nothing, read again.
+    Write(Write),
+}
+
+/// The answers that need no write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer<'r> {
+    /// The operation finished: replay this response, byte for byte. The work must not run.
+    Replay(&'r SavedResponse),
+    /// Another worker holds a live claim: 409 with `Retry-After`. Nothing is saved.
+    InFlight {
+        /// Time left on the live lease, in milliseconds (at least 1).
+        retry_after_ms: u64,
+    },
+    /// The key was first used for another operation or another body: 422.
+    Mismatch,
+}
+
+/// The conditional writes a request can need before its work runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    /// No row: insert a new in-flight row ([`claim_record`]) if there still is none.
+    Claim,
+    /// The row is in flight under a stale lease: replace the lease by compare-and-set on
+    /// `seen` (one winner); `created_at` and the fingerprint stay the first claim's.
+    TakeOver {
+        /// The stale lease as read.
+        seen: Lease,
+    },
+    /// The row is past retention and no live claim: it counts as absent. Delete it if it is
+    /// still expired, then claim.
+    ClearExpired,
+}
+
+/// The fenced write that ends a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finish {
+    /// Save `response` as the row's answer (status `done`), if the claim is still ours.
+    Commit(SavedResponse),
+    /// Delete the row, if the claim is still ours, so a retry runs the work again.
+    Release,
+}
+
+/// A request refused before any table is read (400 or 413), and what its event may name:
+/// an invalid scope is logged as the empty scope, an invalid key as no key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal<'a> {
+    /// Why.
+    pub error: RequestError,
+    /// The request's scope, or `""` when the scope itself was refused.
+    pub scope: &'a str,
+    /// The request's key when it was valid.
+    pub key: Option<&'a str>,
+}
+
+/// The checks every request passes before its row is read, in this order: scope valid,
+/// key present (where the route requires one), key valid, body size, body JSON; then the
+/// fingerprint of the route's operation and the body. `Ok(None)`: no key on an
+/// optional-key route (checked for scope and size only), run the work unprotected.
+pub fn check_request<'a>(
+    scope: &'a str,
+    key: Option<&'a str>,
+    body: &[u8],
+    route: &RouteConfig,
+    config: &StoreConfig,
+) -> Result<Option<(&'a str, Fingerprint)>, Refusal<'a>> {
+    let key = check_id(scope, key, route)?;
+    let limit = config.max_body_bytes;
+    if body.len() > limit {
+        let error = RequestError::BodyTooLarge {
+            len: body.len(),
+            limit,
+        };
+        return Err(Refusal { error, scope, key });
+    }
+    let Some(key) = key else {
+        return Ok(None);
+    };
+    match fingerprint(&route.operation, body) {
+        Ok(fp) => Ok(Some((key, fp))),
+        Err(error) => Err(Refusal {
+            error,
+            scope,
+            key: Some(key),
+        }),
+    }
+}
+
+/// The scope and key checks of [`check_request`], for a caller that fingerprints the
+/// request itself. `Ok(None)`: no key on an optional-key route.
+pub fn check_id<'a>(
+    scope: &'a str,
+    key: Option<&'a str>,
+    route: &RouteConfig,
+) -> Result<Option<&'a str>, Refusal<'a>> {
+    if let Err(error) = key::validate_scope(scope) {
+        return Err(Refusal {
+            error,
+            scope: "",
+            key: None,
+        });
+    }
+    let refuse = |error| Refusal {
+        error,
+        scope,
+        key: None,
+    };
+    match (key, route.key) {
+        (Some(k), _) => key::validate(k).map(Some).map_err(refuse),
+        (None, KeyRequirement::Optional) => Ok(None),
+        (None, KeyRequirement::Required) => Err(refuse(RequestError::MissingKey)),
+    }
+}
+
+/// The decision table, for one read of the row (`None`: no row).
+pub fn decide<'r>(
+    row: Option<&'r Record>,
+    now: u64,
+    fingerprint: &Fingerprint,
+    lock_ms: u64,
+) -> Step<'r> {
+    let Some(row) = row else {
+        return Step::Write(Write::Claim);
+    };
+    if row.is_expired(now, lock_ms) {
+        return Step::Write(Write::ClearExpired);
+    }
+    if row.fingerprint != *fingerprint {
+        return Step::Answer(Answer::Mismatch);
+    }
+    match &row.status {
+        Status::Done { response } => Step::Answer(Answer::Replay(response)),
+        Status::InFlight { lease } if lease.is_live(now, lock_ms) => {
+            Step::Answer(Answer::InFlight {
+                retry_after_ms: lease.time_left(now, lock_ms),
+            })
+        }
+        Status::InFlight { lease } => Step::Write(Write::TakeOver { seen: *lease }),
+    }
+}
+
+/// What a failed work does to its claim under the route's `policy`: release it, or save
+/// `response` for replay.
+pub fn finish(policy: ErrorPolicy, response: SavedResponse) -> Finish {
+    match policy {
+        ErrorPolicy::ReleaseClaim => Finish::Release,
+        ErrorPolicy::SaveResponse => Finish::Commit(response),
+    }
+}
+
+/// The row a [`Write::Claim`] inserts: in flight under `lease`, retention from `now`.
+pub fn claim_record(
+    now: u64,
+    fingerprint: Fingerprint,
+    on_error: ErrorPolicy,
+    lease: Lease,
+    config: &StoreConfig,
+) -> Record {
+    Record {
+        fingerprint,
+        on_error,
+        status: Status::InFlight { lease },
+        created_at: now,
+        expires_at: expires_at(now, config),
+    }
+}
+
+/// When retention ends for a row written at `now`: claims, takeovers and commits restart it.
+pub fn expires_at(now: u64, config: &StoreConfig) -> u64 {
+    now.saturating_add(config.retention_ms)
+}
+
+/// The 409's `Retry-After` for a request that found its row changing under every one of
+/// its [`MAX_READS`] reads: someone else is writing the row right now.
+pub fn contended(lock_ms: u64) -> u64 {
+    lock_ms.clamp(1, 1_000)
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use super::*;
+
+    const LOCK_MS: u64 = 100;
+
+    fn fp(n: u8) -> Fingerprint {
+        Fingerprint([n; 32])
+    }
+
+    fn in_flight(locked_at: u64, expires_at: u64) -> Record {
+        Record {
+            fingerprint: fp(1),
+            on_error: ErrorPolicy::SaveResponse,
+            status: Status::InFlight {
+                lease: Lease {
+                    locked_at,
+                    token: 7,
+                },
+            },
+            created_at: locked_at,
+            expires_at,
+        }
+    }
+
+    #[test]
+    fn each_row_of_the_table() {
+        let live = in_flight(50, 1_000);
+        let done = Record {
+            status: Status::Done {
+                response: SavedResponse::json(201, b"{}".to_vec()),
+            },
+            ..live.clone()
+        };
+        assert_eq!(decide(None, 0, &fp(1), LOCK_MS), Step::Write(Write::Claim));
+        assert_eq!(
+            decide(Some(&live), 60, &fp(2), LOCK_MS),
+            Step::Answer(Answer::Mismatch)
+        );
+        assert_eq!(
+            decide(Some(&live), 60, &fp(1), LOCK_MS),
+            Step::Answer(Answer::InFlight { retry_after_ms: 90 })
+        );
+        assert_eq!(
+            decide(Some(&live), 150, &fp(1), LOCK_MS),
+            Step::Write(Write::TakeOver {
+                seen: Lease {
+                    locked_at: 50,
+                    token: 7
+                }
+            })
+        );
+        let Status::Done { response } = &done.status else {
+            unreachable!()
+        };
+        assert_eq!(
+            decide(Some(&done), 999, &fp(1), LOCK_MS),
+            Step::Answer(Answer::Replay(response))
+        );
+        // Past retention, a different body claims afresh.
+        assert_eq!(
+            decide(Some(&done), 1_000, &fp(2), LOCK_MS),
+            Step::Write(Write::ClearExpired)
+        );
+        // A live claim past retention is still live.
+        let short = in_flight(950, 960);
+        assert_eq!(
+            decide(Some(&short), 1_000, &fp(1), LOCK_MS),
+            Step::Answer(Answer::InFlight { retry_after_ms: 50 })
+        );
+    }
+
+    #[test]
+    fn a_failure_follows_the_policy() {
+        let r = SavedResponse::json(402, b"{}".to_vec());
+        assert_eq!(
+            finish(ErrorPolicy::ReleaseClaim, r.clone()),
+            Finish::Release
+        );
+        assert_eq!(
+            finish(ErrorPolicy::SaveResponse, r.clone()),
+            Finish::Commit(r)
+        );
+    }
+
+    #[test]
+    fn claims_start_retention_at_now() {
+        let config = StoreConfig {
+            retention_ms: 500,
+            ..StoreConfig::default()
+        };
+        let lease = Lease {
+            locked_at: 10,
+            token: 3,
+        };
+        let r = claim_record(10, fp(4), ErrorPolicy::ReleaseClaim, lease, &config);
+        assert_eq!((r.created_at, r.expires_at), (10, 510));
+        assert_eq!(r.on_error, ErrorPolicy::ReleaseClaim);
+        assert_eq!(r.status, Status::InFlight { lease });
+        assert_eq!(expires_at(u64::MAX, &config), u64::MAX);
+        assert_eq!(
+            (contended(0), contended(300), contended(60_000)),
+            (1, 300, 1_000)
+        );
+    }
+}
