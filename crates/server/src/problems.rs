@@ -1,4 +1,5 @@
-//! The server's own problem responses (401, 404, 408, 500, 502, 503), next to idem-store's
+//! The server's own problem responses (400 for bad parameters, 401, 402, 404, 405, 408, 500,
+//! 502, 503), next to idem-store's
 //! (400, 409, 413, 422 in `idem_store::http`).
 //!
 //! Every body here is an `idem_store::http::Problem`, serialised the one way the store does,
@@ -12,6 +13,12 @@ use idem_store::http::{HttpResponse, Problem, CONTENT_TYPE, PROBLEM_JSON, RETRY_
 pub mod kind {
     /// 401: no bearer token, or one no tenant holds.
     pub const UNAUTHORIZED: &str = "https://idem.dev/problems/unauthorized";
+    /// 400: the body is JSON, but not the parameters the route takes.
+    pub const INVALID_PARAMETERS: &str = "https://idem.dev/problems/invalid-parameters";
+    /// 402: the card was declined. Final for this idempotency key.
+    pub const PAYMENT_DECLINED: &str = "https://idem.dev/problems/payment-declined";
+    /// 405: the route exists, the method does not.
+    pub const METHOD_NOT_ALLOWED: &str = "https://idem.dev/problems/method-not-allowed";
     /// 404: no such route or resource.
     pub const NOT_FOUND: &str = "https://idem.dev/problems/not-found";
     /// 408: the client did not send its request body in time.
@@ -27,6 +34,39 @@ pub mod kind {
 /// 401 for a request without a known bearer token.
 pub fn unauthorized(detail: &str) -> HttpResponse {
     problem(401, kind::UNAUTHORIZED, "Unauthorized", detail, None)
+}
+
+/// 400 for a JSON body that is not the route's parameters.
+pub fn invalid_parameters(detail: &str) -> HttpResponse {
+    problem(
+        400,
+        kind::INVALID_PARAMETERS,
+        "Invalid parameters",
+        detail,
+        None,
+    )
+}
+
+/// 402 for a declined card.
+pub fn payment_declined(detail: &str) -> HttpResponse {
+    problem(
+        402,
+        kind::PAYMENT_DECLINED,
+        "Payment declined",
+        detail,
+        None,
+    )
+}
+
+/// 405 for a known route called with another method.
+pub fn method_not_allowed() -> HttpResponse {
+    problem(
+        405,
+        kind::METHOD_NOT_ALLOWED,
+        "Method not allowed",
+        "this route does not take that method",
+        None,
+    )
 }
 
 /// 404 for an unknown route or resource.

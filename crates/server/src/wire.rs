@@ -5,7 +5,7 @@
 
 use axum::{body::Body, response::Response};
 use http::{HeaderName, HeaderValue, StatusCode};
-use idem_store::http::HttpResponse;
+use idem_store::{http::HttpResponse, SavedResponse};
 
 /// Response headers a saved response keeps for its replays, besides `Content-Type`
 /// (lowercase). Anything else the handler set, `Set-Cookie` above all, is not saved: a replay
@@ -17,6 +17,50 @@ pub fn is_replayed_header(name: &str) -> bool {
     REPLAYED_HEADERS
         .iter()
         .any(|allowed| allowed.eq_ignore_ascii_case(name))
+}
+
+/// The response a handler answered, as it will be saved for replay: status, content type,
+/// body byte for byte, and only the [`REPLAYED_HEADERS`]. Everything else (`Set-Cookie`,
+/// caching headers, per-request ids) stays with the first answer.
+pub fn to_saved(first: &HttpResponse) -> SavedResponse {
+    let content_type = first
+        .header(idem_store::http::CONTENT_TYPE)
+        .unwrap_or("application/octet-stream")
+        .to_owned();
+    let headers = first
+        .headers
+        .iter()
+        .filter(|(name, _)| is_replayed_header(name))
+        .cloned()
+        .collect();
+    SavedResponse {
+        status: first.status,
+        content_type,
+        headers,
+        body: first.body.clone(),
+    }
+}
+
+/// A JSON answer with `status`: `value` serialised, `Content-Type: application/json`, then
+/// `headers`. A value that does not serialise (none of this crate's do) is a 500 problem.
+pub fn json<T: serde::Serialize>(
+    status: u16,
+    value: &T,
+    headers: &[(&str, String)],
+) -> HttpResponse {
+    let Ok(body) = serde_json::to_vec(value) else {
+        return crate::problems::internal();
+    };
+    let mut all = vec![(
+        idem_store::http::CONTENT_TYPE.to_owned(),
+        "application/json".to_owned(),
+    )];
+    all.extend(headers.iter().map(|(n, v)| ((*n).to_owned(), v.clone())));
+    HttpResponse {
+        status,
+        headers: all,
+        body,
+    }
 }
 
 /// Copy `wire` into an axum response. A header that is not valid HTTP (possible only for a
@@ -80,6 +124,28 @@ mod tests {
         let response = to_response(wire);
         assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
         assert!(response.headers().is_empty(), "{:?}", response.headers());
+    }
+
+    #[test]
+    fn the_saved_response_keeps_only_allowed_headers() {
+        let first = HttpResponse {
+            status: 201,
+            headers: vec![
+                ("Content-Type".into(), "application/json".into()),
+                ("Set-Cookie".into(), "session=abc".into()),
+                ("Location".into(), "/api/orders/7".into()),
+                ("X-Request-Id".into(), "r-1".into()),
+            ],
+            body: b"{}".to_vec(),
+        };
+        let saved = to_saved(&first);
+        assert_eq!(saved.status, 201);
+        assert_eq!(saved.content_type, "application/json");
+        assert_eq!(
+            saved.headers,
+            vec![("Location".into(), "/api/orders/7".into())]
+        );
+        assert_eq!(saved.body, b"{}");
     }
 
     #[test]

@@ -1,0 +1,141 @@
+//! PayCo: the payment provider the checkout charges, a service of its own (its own port, its
+//! own database), idempotent on its key through the same store rules, with a ledger.
+//!
+//! Routes: `POST /charges` ([`charge`]), `GET /ledger` (the merchant's ledger rows).
+//! Test cards: [`wire::DECLINING_CARD`] always declines (402, saved under the key); every
+//! other token charges.
+
+mod charge;
+pub mod ledger;
+pub mod wire;
+
+use std::{net::SocketAddr, ops::Deref, sync::Arc};
+
+use axum::{
+    extract::{Request, State},
+    response::Response,
+    routing::{get, post},
+    Router,
+};
+use idem_store::{ErrorPolicy, RouteConfig, StoreConfig};
+
+use crate::{
+    app::with_common_layers,
+    cors::cors_layer,
+    db::Db,
+    problems,
+    request::{BearerTenants, BodyLimits, ScopeExtractor},
+    schema::Schema,
+    serve::{serve, ConnLimits},
+    storage_error,
+    wire::{json, to_response},
+    StartError,
+};
+
+/// The `ledger` table's versioned schema.
+pub const SCHEMA: Schema = Schema {
+    table: "_ledger_migrations",
+    sqlite: include_str!("schema/sqlite.sql"),
+    postgres: include_str!("schema/postgres.sql"),
+};
+
+/// Everything `idem-server payco` is started with.
+pub struct PaycoConfig {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// `sqlite:FILE` or `postgres://…`: PayCo's own database.
+    pub database: String,
+    /// Merchant bearer token → merchant (PayCo's scope).
+    pub merchants: BearerTenants,
+    /// A claim's lease, in milliseconds.
+    pub lock_ms: u64,
+    /// Body size and time limits.
+    pub body: BodyLimits,
+    /// Connection limits.
+    pub conn: ConnLimits,
+    /// Origins allowed by CORS.
+    pub cors_origins: Vec<String>,
+}
+
+/// PayCo's shared state (cheap to clone).
+#[derive(Clone)]
+pub struct Payco(Arc<Inner>);
+
+/// What PayCo's handlers share.
+pub struct Inner {
+    /// Claim table and ledger.
+    pub db: Db,
+    /// `POST /charges`: key required, answers saved (declines included).
+    pub route: RouteConfig,
+    /// Which merchant is asking.
+    pub merchants: Box<dyn ScopeExtractor>,
+    /// Body limits.
+    pub body: BodyLimits,
+}
+
+impl Deref for Payco {
+    type Target = Inner;
+
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl Payco {
+    /// The state for `inner`.
+    pub fn new(inner: Inner) -> Self {
+        Self(Arc::new(inner))
+    }
+}
+
+/// The route every charge is claimed under.
+pub fn charge_route() -> RouteConfig {
+    RouteConfig::required(wire::CHARGE_ROUTE, ErrorPolicy::SaveResponse)
+}
+
+/// PayCo's routes, without the common layers.
+pub fn routes(app: Payco) -> Router {
+    Router::new()
+        .route("/charges", post(charge::charge))
+        .route("/ledger", get(list_ledger))
+        .with_state(app)
+}
+
+async fn list_ledger(State(app): State<Payco>, request: Request) -> Response {
+    let (parts, _) = request.into_parts();
+    let merchant = match app.merchants.scope(&parts.headers) {
+        Ok(m) => m,
+        Err(e) => return to_response(problems::unauthorized(&e.to_string())),
+    };
+    to_response(match ledger::list(&app.db, &merchant).await {
+        Ok(rows) => json(200, &rows, &[]),
+        Err(e) => storage_error(&e.into()),
+    })
+}
+
+/// Open PayCo's database, bind, print `idem-server payco listening on http://ADDR`, serve.
+pub async fn run(config: PaycoConfig) -> Result<(), StartError> {
+    let cors = cors_layer(&config.cors_origins)?;
+    let store = StoreConfig {
+        lock_ms: config.lock_ms,
+        max_body_bytes: config.body.max_bytes,
+        ..StoreConfig::default()
+    };
+    let db = Db::open(&config.database, store).await?;
+    SCHEMA.apply(&db).await?;
+    let app = Payco::new(Inner {
+        db,
+        route: charge_route(),
+        merchants: Box::new(config.merchants),
+        body: config.body,
+    });
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| StartError::Bind(config.listen, e))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| StartError::Bind(config.listen, e))?;
+    crate::announce("payco", addr);
+    serve(listener, with_common_layers(routes(app), cors), config.conn).await;
+    Ok(())
+}

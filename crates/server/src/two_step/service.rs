@@ -1,0 +1,143 @@
+//! The service: claim, run the inner service, save.
+
+use std::{
+    convert::Infallible,
+    future::Future,
+    pin::Pin,
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use axum::{
+    body::Body,
+    extract::Request,
+    response::{IntoResponse, Response},
+};
+use http_body_util::{BodyExt, Limited};
+use idem_store::{
+    http::{lease_lost, response_for, HttpResponse},
+    Begin,
+};
+use tower::Service;
+
+use super::layer::Shared;
+use crate::{
+    db::Begun,
+    problems,
+    request::IdempotentRequest,
+    storage_error,
+    wire::{to_response, to_saved},
+};
+
+/// Largest inner answer the layer saves, in bytes; a larger one releases the claim and
+/// answers 500, since it could not be replayed.
+pub const MAX_SAVED_BYTES: usize = 1024 * 1024;
+
+/// A service made idempotent by a two-step save. Built by [`super::TwoStepLayer`].
+#[derive(Clone)]
+pub struct TwoStep<S> {
+    inner: S,
+    shared: Arc<Shared>,
+}
+
+impl<S> TwoStep<S> {
+    pub(super) fn new(inner: S, shared: Arc<Shared>) -> Self {
+        Self { inner, shared }
+    }
+}
+
+impl<S> Service<Request> for TwoStep<S>
+where
+    S: Service<Request, Error = Infallible> + Clone + Send + 'static,
+    S::Response: IntoResponse,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // The clone that was polled ready does the work; a fresh clone stays for next time.
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        let shared = self.shared.clone();
+        Box::pin(async move { Ok(handle(inner, &shared, request).await) })
+    }
+}
+
+async fn handle<S>(mut inner: S, shared: &Shared, request: Request) -> Response
+where
+    S: Service<Request, Error = Infallible>,
+    S::Response: IntoResponse,
+{
+    let (parts, body) = request.into_parts();
+    let read = match IdempotentRequest::read(&parts, body, &*shared.scopes, shared.limits).await {
+        Ok(read) => read,
+        Err(refused) => return to_response(refused),
+    };
+    let begun = shared
+        .db
+        .begin(&read.scope, read.key.as_deref(), &read.body, &shared.route)
+        .await;
+    let claim = match begun {
+        Ok(Begun::Execute(claim)) => Some(claim),
+        Ok(Begun::Answer(Begin::Unkeyed)) => None,
+        Ok(Begun::Answer(decision)) => {
+            return to_response(response_for(&decision).unwrap_or_else(problems::internal));
+        }
+        Err(e) => return to_response(storage_error(&e)),
+    };
+    let held = match claim {
+        Some(claim) => match claim.commit().await {
+            Ok(held) => Some(held),
+            Err(e) => return to_response(storage_error(&e)),
+        },
+        None => None,
+    };
+    let request = Request::from_parts(parts, Body::from(read.body));
+    let Ok(response) = inner.call(request).await;
+    let response = response.into_response();
+    let Some(held) = held else {
+        return response; // An unkeyed request on an optional-key route: nothing to save.
+    };
+
+    let (parts, body) = response.into_parts();
+    let body = match Limited::new(body, MAX_SAVED_BYTES).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            tracing::error!(error = %e, "inner answer too large or broken; releasing the claim");
+            let _ = shared.db.release(&held).await;
+            return to_response(problems::internal());
+        }
+    };
+    let status = parts.status.as_u16();
+    let first = HttpResponse {
+        status,
+        headers: parts
+            .headers
+            .iter()
+            .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+            .collect(),
+        body: body.to_vec(),
+    };
+    let outcome = if status >= 500 {
+        // Unknown outcome: never saved; the retry runs the work again.
+        shared.db.release(&held).await.map(|_| Ok(()))
+    } else {
+        match shared.db.finish(&held).await {
+            Ok(finishing) if status >= 400 => finishing.fail(to_saved(&first)).await,
+            Ok(finishing) => finishing.commit(to_saved(&first)).await,
+            Err(e) => Err(e),
+        }
+    };
+    match outcome {
+        // The first answer goes out whole (its cookies too); replays get the saved copy.
+        Ok(Ok(())) => Response::from_parts(parts, Body::from(body)),
+        Ok(Err(_fenced)) => to_response(lease_lost()),
+        Err(e) => to_response(storage_error(&e)),
+    }
+}
