@@ -55,15 +55,42 @@ pub enum StartError {
 }
 
 /// The answer for a storage failure: 503 with `Retry-After` when the database cannot be
-/// reached (the client retries with the same key; nothing was committed), 500 otherwise (a
-/// corrupt row, a bug), logged either way.
+/// reached (the client retries with the same key; nothing was committed), 409 (lease lost)
+/// for a fenced write, 500 otherwise (a corrupt row, a bug), logged either way. The status
+/// is `db`'s classification ([`db::DbError::status`]).
 pub fn storage_error(e: &db::DbError) -> HttpResponse {
-    if e.is_unavailable() {
-        tracing::warn!(error = %e, "database unavailable");
-        problems::unavailable("the database is unavailable; retry with the same idempotency key")
+    match e.status() {
+        503 => {
+            tracing::warn!(error = %e, "database unavailable");
+            problems::unavailable(
+                "the database is unavailable; retry with the same idempotency key",
+            )
+        }
+        409 => idem_store::http::lease_lost(),
+        _ => {
+            tracing::error!(error = %e, "storage error");
+            problems::internal()
+        }
+    }
+}
+
+/// How the services open their database: the given lease and body limit, and leases measured
+/// on PostgreSQL's clock (several servers may share one database, and their own clocks may
+/// disagree by more than a lease) or on this machine's clock for a SQLite file (one machine).
+pub fn db_options(lock_ms: u64, max_body_bytes: usize, database: &str) -> db::DbOptions {
+    let clock = if database.starts_with("sqlite:") {
+        db::Clock::Caller
     } else {
-        tracing::error!(error = %e, "storage error");
-        problems::internal()
+        db::Clock::Database
+    };
+    db::DbOptions {
+        store: idem_store::StoreConfig {
+            lock_ms,
+            max_body_bytes,
+            ..idem_store::StoreConfig::default()
+        },
+        clock,
+        ..db::DbOptions::default()
     }
 }
 

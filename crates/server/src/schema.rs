@@ -7,7 +7,10 @@ use sqlx::{
     SqlSafeStr,
 };
 
-use crate::{db::Db, on_pool};
+use crate::{
+    db::{Backend, Db},
+    with_pool,
+};
 
 /// One versioned schema: a name for its migrations table and its SQL per backend.
 pub struct Schema {
@@ -34,13 +37,10 @@ impl Schema {
             m.dangerous_set_table_name(self.table);
             m
         };
-        on_pool!(db.pool(), |pool| {
-            let sql = if matches!(db.pool(), crate::db::Pool::Sqlite(_)) {
-                self.sqlite
-            } else {
-                self.postgres
-            };
-            migrator(sql).run(pool).await
-        })
+        let sql = match db.backend() {
+            Backend::Sqlite => self.sqlite,
+            Backend::Postgres => self.postgres,
+        };
+        with_pool!(db, |pool| migrator(sql).run(pool).await)
     }
 }

@@ -12,17 +12,18 @@ use idem_store::{
 };
 
 use super::{
-    orders,
+    orders::{self, Order},
     params::{self, CheckoutRequest},
     payco_client::{ChargeOutcome, ChargeUnknown},
     Checkout,
 };
 use crate::{
-    db::{Begun, Held},
+    db::{self, Begin, Claim, ClaimTx, DbError},
     failpoint::Step,
     payco::wire::ChargeRequest,
     problems,
     request::IdempotentRequest,
+    sql::now_ms,
     storage_error,
     wire::{to_response, to_saved},
 };
@@ -51,26 +52,29 @@ async fn run(app: &Checkout, request: IdempotentRequest) -> HttpResponse {
     };
     let begun = app
         .db
-        .begin(&request.scope, Some(key), &request.body, &app.route)
+        .begin(
+            now_ms(),
+            db::Request {
+                scope: &request.scope,
+                key: Some(key),
+                body: &request.body,
+                route: &app.route,
+            },
+        )
         .await;
-    let mut claim = match begun {
-        Ok(Begun::Execute(claim)) => claim,
-        Ok(Begun::Answer(decision)) => {
+    let claim_tx = match begun {
+        Ok(Begin::Execute(claim_tx)) => claim_tx,
+        Ok(Begin::Answer(decision)) => {
             return response_for(&decision).unwrap_or_else(problems::internal);
         }
+        // The route requires a key and this request has one.
+        Ok(Begin::Unkeyed) => return problem_for(&RequestError::MissingKey),
         Err(e) => return storage_error(&e),
     };
 
     // Phase 1: the order commits with the claim, or neither does.
-    let fingerprint = claim.fingerprint().to_hex();
-    let order = match orders::find_or_create(claim.tx(), &request.scope, key, &fingerprint, &params)
-        .await
-    {
-        Ok(order) => order,
-        Err(e) => return storage_error(&e.into()),
-    };
-    let held = match claim.commit().await {
-        Ok(held) => held,
+    let (claim, order) = match claim_and_order(claim_tx, &request.scope, key, &params).await {
+        Ok(claimed) => claimed,
         Err(e) => return storage_error(&e),
     };
     app.failpoints.hit(Step::AfterClaim).await;
@@ -88,68 +92,97 @@ async fn run(app: &Checkout, request: IdempotentRequest) -> HttpResponse {
     app.failpoints.hit(Step::AfterCharge).await;
 
     // Phase 3: the order's result and the response, fenced, in one transaction.
-    match outcome {
+    let settled = match outcome {
         Ok(ChargeOutcome::Charged(charge)) => {
             let answer = params::paid(order.id, &charge);
-            settle(
-                app,
-                &held,
-                order.id,
-                "paid",
-                Some(&charge.charge),
-                answer,
-                false,
-            )
-            .await
+            commit(app, &claim, order.id, "paid", Some(&charge.charge), answer).await
         }
-        Ok(ChargeOutcome::Declined) => {
-            let answer = params::declined(order.id);
-            settle(app, &held, order.id, "declined", None, answer, true).await
-        }
-        Err(unknown) => give_back(app, &held, &unknown).await,
-    }
-}
-
-/// Commit the order's `status` and the `answer` under the claim (`failed`: through the
-/// route's error policy, which saves or releases).
-async fn settle(
-    app: &Checkout,
-    held: &Held,
-    order: i64,
-    status: &str,
-    charge: Option<&str>,
-    answer: HttpResponse,
-    failed: bool,
-) -> HttpResponse {
-    let mut finishing = match app.db.finish(held).await {
-        Ok(f) => f,
-        Err(e) => return storage_error(&e),
+        Ok(ChargeOutcome::Declined) => decline(app, &claim, order.id).await,
+        Err(unknown) => return give_back(app, &claim, &unknown).await,
     };
-    if let Err(e) = orders::settle(finishing.tx(), order, status, charge).await {
-        return storage_error(&e.into());
-    }
-    app.failpoints.hit(Step::BeforeCommit).await;
-    let saved = to_saved(&answer);
-    let committed = if failed {
-        finishing.fail(saved).await
-    } else {
-        finishing.commit(saved).await
-    };
-    match committed {
-        Ok(Ok(())) => answer,
-        // Another worker took the claim over: our writes were rolled back; its answer will
-        // be the one replayed.
-        Ok(Err(_fenced)) => lease_lost(),
+    match settled {
+        Ok(answer) => answer,
+        // Another worker took the claim over: our writes were rolled back; its answer is
+        // the one that will be replayed.
+        Err(DbError::Fenced) => lease_lost(),
         Err(e) => storage_error(&e),
     }
 }
 
+/// Resume the order an earlier worker of this same request left (a takeover, or a claim
+/// after a release), or create it; commit it with the claim.
+async fn claim_and_order(
+    mut claim_tx: ClaimTx,
+    scope: &str,
+    key: &str,
+    params: &CheckoutRequest,
+) -> Result<(Claim, Order), DbError> {
+    let resumed = match recovered_order_id(&claim_tx) {
+        Some(id) => orders::resume(claim_tx.tx(), scope, id).await?,
+        None => None,
+    };
+    let order = match resumed {
+        Some(order) => order,
+        None => {
+            let order = orders::create(claim_tx.tx(), scope, key, params).await?;
+            claim_tx
+                .set_recovery(order.id.to_string().as_bytes())
+                .await?;
+            order
+        }
+    };
+    Ok((claim_tx.commit().await?, order))
+}
+
+/// The order id saved as the claim's recovery point. An unreadable one (a hand-edited row)
+/// is logged and treated as absent: a new order is made, and PayCo's key for it is new too.
+fn recovered_order_id(claim_tx: &ClaimTx) -> Option<i64> {
+    let point = claim_tx.recovery()?;
+    let id = std::str::from_utf8(point).ok().and_then(|s| s.parse().ok());
+    if id.is_none() {
+        tracing::error!(point = ?point, "unreadable recovery point; starting a new order");
+    }
+    id
+}
+
+/// Settle the order and save `answer`, in one fenced transaction.
+async fn commit(
+    app: &Checkout,
+    claim: &Claim,
+    order: i64,
+    status: &str,
+    charge: Option<&str>,
+    answer: HttpResponse,
+) -> Result<HttpResponse, DbError> {
+    let mut commit = app.db.commit_tx(claim).await?;
+    orders::settle(commit.tx(), order, status, charge).await?;
+    app.failpoints.hit(Step::BeforeCommit).await;
+    commit.commit(now_ms(), to_saved(&answer)).await?;
+    Ok(answer)
+}
+
+/// PayCo declined, and saved that under the order's key, so the decline is final for this
+/// checkout whatever the route's policy: mark the order declined, then let the route's
+/// policy save the 402 or release the claim (a retry then resumes the order and PayCo
+/// answers it the same 402).
+///
+/// The mark is not fenced with the claim (`db` offers the policy-following `fail` without a
+/// transaction of the route's own): harmless, because any worker of this order can only ever
+/// learn the same decline from PayCo's key.
+async fn decline(app: &Checkout, claim: &Claim, order: i64) -> Result<HttpResponse, DbError> {
+    let answer = params::declined(order);
+    orders::mark_declined(&app.db, order).await?;
+    app.failpoints.hit(Step::BeforeCommit).await;
+    app.db.fail(now_ms(), claim, to_saved(&answer)).await?;
+    Ok(answer)
+}
+
 /// PayCo's outcome is unknown: save nothing (whatever the route's policy), release the claim
 /// so the client's retry resumes the order and asks PayCo again under the same key.
-async fn give_back(app: &Checkout, held: &Held, unknown: &ChargeUnknown) -> HttpResponse {
+async fn give_back(app: &Checkout, claim: &Claim, unknown: &ChargeUnknown) -> HttpResponse {
     tracing::warn!(error = %unknown, "charge outcome unknown; releasing the claim");
-    match app.db.release(held).await {
-        Ok(_) => problems::bad_gateway(&unknown.to_string()),
+    match app.db.release(now_ms(), claim).await {
+        Ok(()) | Err(DbError::Fenced) => problems::bad_gateway(&unknown.to_string()),
         Err(e) => storage_error(&e),
     }
 }

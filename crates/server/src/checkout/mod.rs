@@ -18,12 +18,13 @@ use axum::{
     routing::{get, post, put},
     Router,
 };
-use idem_store::{ErrorPolicy, RouteConfig, StoreConfig};
+use idem_store::{ErrorPolicy, RouteConfig};
 
 use crate::{
     app::with_common_layers,
     cors::cors_layer,
     db::Db,
+    db_options,
     failpoint::{Action, Failpoints, Step},
     request::{BearerTenants, BodyLimits, ScopeExtractor},
     schema::Schema,
@@ -127,12 +128,11 @@ pub async fn run(config: CheckoutConfig) -> Result<(), StartError> {
         None => Failpoints::disabled(),
     };
     let cors = cors_layer(&config.cors_origins)?;
-    let store = StoreConfig {
-        lock_ms: config.lock_ms,
-        max_body_bytes: config.body.max_bytes,
-        ..StoreConfig::default()
-    };
-    let db = Db::open(&config.database, store).await?;
+    let db = Db::open(
+        &config.database,
+        db_options(config.lock_ms, config.body.max_bytes, &config.database),
+    )
+    .await?;
     SCHEMA.apply(&db).await?;
     let payco = PaycoClient::new(&config.payco_url, &config.payco_token, config.payco_timeout)
         .map_err(|e| StartError::Payco(e.to_string()))?;

@@ -2,7 +2,11 @@
 
 use serde::Serialize;
 
-use crate::{db::Tx, on_pool, on_tx, sql::unix_ms};
+use crate::{
+    db::{Db, Tx},
+    sql::now_ms,
+    with_pool, with_tx,
+};
 
 use super::params::CheckoutRequest;
 
@@ -49,56 +53,52 @@ macro_rules! order_from_row {
     }};
 }
 
-/// The order of this checkout, (scope, key, fingerprint), creating it `pending` if this is
-/// the first claim. Run in the claim's transaction, so the claim and the order commit
-/// together; found again after a takeover or a released claim of the same request, never
-/// for another payload under the same key (another fingerprint).
-pub async fn find_or_create(
+/// Create the order `pending`, in the claim's transaction (so the claim and the order
+/// commit together); its id becomes the claim's recovery point.
+pub async fn create(
     tx: &mut Tx,
     scope: &str,
     key: &str,
-    fingerprint: &str,
     request: &CheckoutRequest,
 ) -> Result<Order, sqlx::Error> {
-    let find = concat!(
-        "SELECT ",
-        columns!(),
-        " FROM orders WHERE scope = $1 AND idem_key = $2 AND fingerprint = $3"
+    let insert = concat!(
+        "INSERT INTO orders (scope, idem_key, cart, amount, card, status, created_at) ",
+        "VALUES ($1, $2, $3, $4, $5, 'pending', $6) RETURNING ",
+        columns!()
     );
-    let found = on_tx!(tx, |conn| {
-        match sqlx::query(find)
+    let created_at = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+    Ok(with_tx!(tx, |conn| {
+        let row = sqlx::query(insert)
             .bind(scope)
             .bind(key)
-            .bind(fingerprint)
+            .bind(&request.cart)
+            .bind(request.amount)
+            .bind(&request.card)
+            .bind(created_at)
+            .fetch_one(conn)
+            .await?;
+        order_from_row!(row)
+    }))
+}
+
+/// The order a recovery point names, read in the claim's transaction.
+pub async fn resume(tx: &mut Tx, scope: &str, id: i64) -> Result<Option<Order>, sqlx::Error> {
+    let sql = concat!(
+        "SELECT ",
+        columns!(),
+        " FROM orders WHERE scope = $1 AND id = $2"
+    );
+    Ok(with_tx!(tx, |conn| {
+        match sqlx::query(sql)
+            .bind(scope)
+            .bind(id)
             .fetch_optional(conn)
             .await?
         {
             Some(row) => Some(order_from_row!(row)),
             None => None,
         }
-    });
-    if let Some(order) = found {
-        return Ok(order);
-    }
-    let insert = concat!(
-        "INSERT INTO orders (scope, idem_key, fingerprint, cart, amount, card, status, created_at) ",
-        "VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7) RETURNING ",
-        columns!()
-    );
-    let order = on_tx!(tx, |conn| {
-        let row = sqlx::query(insert)
-            .bind(scope)
-            .bind(key)
-            .bind(fingerprint)
-            .bind(&request.cart)
-            .bind(request.amount)
-            .bind(&request.card)
-            .bind(unix_ms())
-            .fetch_one(conn)
-            .await?;
-        order_from_row!(row)
-    });
-    Ok(order)
+    }))
 }
 
 /// Record PayCo's answer on the order, in the fenced transaction that saves the response.
@@ -109,25 +109,35 @@ pub async fn settle(
     charge: Option<&str>,
 ) -> Result<(), sqlx::Error> {
     let sql = "UPDATE orders SET status = $1, charge_id = $2 WHERE id = $3";
-    on_tx!(tx, |conn| {
+    with_tx!(tx, |conn| {
         sqlx::query(sql)
             .bind(status)
             .bind(charge)
             .bind(id)
             .execute(conn)
-            .await?;
-    });
-    Ok(())
+            .await
+            .map(|_| ())
+    })
+}
+
+/// Mark the order declined, outside any claim (see the checkout's `decline`).
+pub async fn mark_declined(db: &Db, id: i64) -> Result<(), sqlx::Error> {
+    let sql = "UPDATE orders SET status = 'declined' WHERE id = $1";
+    with_pool!(db, |pool| sqlx::query(sql)
+        .bind(id)
+        .execute(pool)
+        .await
+        .map(|_| ()))
 }
 
 /// The scope's orders, newest first (at most `limit`).
-pub async fn list(db: &crate::db::Db, scope: &str, limit: i64) -> Result<Vec<Order>, sqlx::Error> {
+pub async fn list(db: &Db, scope: &str, limit: i64) -> Result<Vec<Order>, sqlx::Error> {
     let sql = concat!(
         "SELECT ",
         columns!(),
         " FROM orders WHERE scope = $1 ORDER BY id DESC LIMIT $2"
     );
-    let orders = on_pool!(db.pool(), |pool| {
+    Ok(with_pool!(db, |pool| {
         let rows = sqlx::query(sql)
             .bind(scope)
             .bind(limit)
@@ -138,18 +148,17 @@ pub async fn list(db: &crate::db::Db, scope: &str, limit: i64) -> Result<Vec<Ord
             orders.push(order_from_row!(row));
         }
         orders
-    });
-    Ok(orders)
+    }))
 }
 
 /// One order of the scope.
-pub async fn get(db: &crate::db::Db, scope: &str, id: i64) -> Result<Option<Order>, sqlx::Error> {
+pub async fn get(db: &Db, scope: &str, id: i64) -> Result<Option<Order>, sqlx::Error> {
     let sql = concat!(
         "SELECT ",
         columns!(),
         " FROM orders WHERE scope = $1 AND id = $2"
     );
-    let order = on_pool!(db.pool(), |pool| {
+    Ok(with_pool!(db, |pool| {
         match sqlx::query(sql)
             .bind(scope)
             .bind(id)
@@ -159,6 +168,5 @@ pub async fn get(db: &crate::db::Db, scope: &str, id: i64) -> Result<Option<Orde
             Some(row) => Some(order_from_row!(row)),
             None => None,
         }
-    });
-    Ok(order)
+    }))
 }

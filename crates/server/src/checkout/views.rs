@@ -9,18 +9,20 @@ use idem_store::http::HttpResponse;
 
 use super::{orders, Checkout};
 use crate::{
-    problems, storage_error,
+    problems,
+    sql::now_ms,
+    storage_error,
     wire::{json, to_response},
 };
 
 /// Most rows a listing returns.
-const LIST_LIMIT: i64 = 500;
+const LIST_LIMIT: u32 = 500;
 
 /// `GET /api/orders`: the tenant's orders, newest first.
 pub async fn list_orders(State(app): State<Checkout>, request: Request) -> Response {
     let (parts, _) = request.into_parts();
     to_response(match scope(&app, &parts) {
-        Ok(scope) => match orders::list(&app.db, &scope, LIST_LIMIT).await {
+        Ok(scope) => match orders::list(&app.db, &scope, i64::from(LIST_LIMIT)).await {
             Ok(orders) => json(200, &orders, &[]),
             Err(e) => storage_error(&e.into()),
         },
@@ -46,11 +48,11 @@ pub async fn get_order(
     })
 }
 
-/// `GET /api/claims`: the tenant's rows of the claim table.
+/// `GET /api/claims`: the tenant's rows of the claim table, in key order (the first 500).
 pub async fn list_claims(State(app): State<Checkout>, request: Request) -> Response {
     let (parts, _) = request.into_parts();
     to_response(match scope(&app, &parts) {
-        Ok(scope) => match app.db.rows(&scope).await {
+        Ok(scope) => match app.db.rows(now_ms(), &scope, "", LIST_LIMIT).await {
             Ok(rows) => json(200, &rows, &[]),
             Err(e) => storage_error(&e),
         },
@@ -66,7 +68,7 @@ pub async fn get_claim(
 ) -> Response {
     let (parts, _) = request.into_parts();
     to_response(match scope(&app, &parts) {
-        Ok(scope) => match app.db.row(&scope, &key).await {
+        Ok(scope) => match app.db.row(now_ms(), &scope, &key).await {
             Ok(Some(row)) => json(200, &row, &[]),
             Ok(None) => problems::not_found("no claim for this key"),
             Err(e) => storage_error(&e),

@@ -17,9 +17,10 @@ use super::{
     Payco,
 };
 use crate::{
-    db::Begun,
+    db::{self, Begin, Claim, DbError},
     problems,
     request::IdempotentRequest,
+    sql::now_ms,
     storage_error,
     wire::{json, to_response, to_saved},
 };
@@ -59,47 +60,62 @@ async fn run(app: &Payco, request: IdempotentRequest) -> HttpResponse {
         Ok(charge) => charge,
         Err(refused) => return refused,
     };
-    let claim = match app
+    let begun = app
         .db
-        .begin(&request.scope, Some(key), &request.body, &app.route)
-        .await
-    {
-        Ok(Begun::Execute(claim)) => claim,
-        Ok(Begun::Answer(decision)) => {
+        .begin(
+            now_ms(),
+            db::Request {
+                scope: &request.scope,
+                key: Some(key),
+                body: &request.body,
+                route: &app.route,
+            },
+        )
+        .await;
+    let claim = match begun {
+        Ok(Begin::Execute(claim_tx)) => match claim_tx.commit().await {
+            Ok(claim) => claim,
+            Err(e) => return storage_error(&e),
+        },
+        Ok(Begin::Answer(decision)) => {
             return response_for(&decision).unwrap_or_else(problems::internal);
         }
-        Err(e) => return storage_error(&e),
-    };
-    let held = match claim.commit().await {
-        Ok(held) => held,
+        Ok(Begin::Unkeyed) => return problem_for(&RequestError::MissingKey),
         Err(e) => return storage_error(&e),
     };
     // The decision is PayCo's, taken after its key lookup (the claim above): a key it has
     // answered is replayed before this line is ever reached.
     let declined = charge.card == DECLINING_CARD;
-    let mut finishing = match app.db.finish(&held).await {
-        Ok(f) => f,
-        Err(e) => return storage_error(&e),
-    };
+    match record(app, &claim, &request.scope, key, &charge, declined).await {
+        Ok(answer) => answer,
+        Err(DbError::Fenced) => lease_lost(),
+        Err(e) => storage_error(&e),
+    }
+}
+
+/// The ledger row and the saved answer, in one fenced transaction. Both answers are saved
+/// (the 402 included, as Stripe saves errors): `save-response`.
+async fn record(
+    app: &Payco,
+    claim: &Claim,
+    merchant: &str,
+    key: &str,
+    charge: &ChargeRequest,
+    declined: bool,
+) -> Result<HttpResponse, DbError> {
+    let mut commit = app.db.commit_tx(claim).await?;
     let outcome = if declined { "declined" } else { "charged" };
-    let id = match ledger::record(finishing.tx(), &request.scope, key, &charge, outcome).await {
-        Ok(id) => id,
-        Err(e) => return storage_error(&e.into()),
-    };
+    let id = ledger::record(commit.tx(), merchant, key, charge, outcome).await?;
     let answer = if declined {
         problems::payment_declined(&format!("card {DECLINING_CARD} always declines"))
     } else {
-        let charge = Charge {
+        let charged = Charge {
             charge: format!("ch_{id}"),
             order: charge.order,
             amount: charge.amount,
         };
-        json(201, &charge, &[])
+        json(201, &charged, &[])
     };
-    // Both answers are saved (402 included, as Stripe saves errors): `save-response`.
-    match finishing.commit(to_saved(&answer)).await {
-        Ok(Ok(())) => answer,
-        Ok(Err(_fenced)) => lease_lost(),
-        Err(e) => storage_error(&e),
-    }
+    commit.commit(now_ms(), to_saved(&answer)).await?;
+    Ok(answer)
 }

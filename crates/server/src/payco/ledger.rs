@@ -1,6 +1,10 @@
 //! PayCo's `ledger` table.
 
-use crate::{db::Tx, on_pool, on_tx, sql::unix_ms};
+use crate::{
+    db::{Db, Tx},
+    sql::now_ms,
+    with_pool, with_tx,
+};
 
 use super::wire::{ChargeRequest, LedgerEntry};
 
@@ -16,7 +20,8 @@ pub async fn record(
     let sql =
         "INSERT INTO ledger (merchant, idem_key, order_id, amount, card, outcome, created_at) \
                VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id";
-    let id = on_tx!(tx, |conn| {
+    let created_at = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+    let id = with_tx!(tx, |conn| {
         let row = sqlx::query(sql)
             .bind(merchant)
             .bind(key)
@@ -24,7 +29,7 @@ pub async fn record(
             .bind(charge.amount)
             .bind(&charge.card)
             .bind(outcome)
-            .bind(unix_ms())
+            .bind(created_at)
             .fetch_one(conn)
             .await?;
         sqlx::Row::try_get::<i64, _>(&row, "id")?
@@ -33,10 +38,10 @@ pub async fn record(
 }
 
 /// The merchant's ledger, oldest first.
-pub async fn list(db: &crate::db::Db, merchant: &str) -> Result<Vec<LedgerEntry>, sqlx::Error> {
+pub async fn list(db: &Db, merchant: &str) -> Result<Vec<LedgerEntry>, sqlx::Error> {
     let sql = "SELECT id, merchant, idem_key, order_id, amount, outcome FROM ledger \
                WHERE merchant = $1 ORDER BY id LIMIT 10000";
-    let rows = on_pool!(db.pool(), |pool| {
+    let rows = with_pool!(db, |pool| {
         use sqlx::Row;
         let rows = sqlx::query(sql).bind(merchant).fetch_all(pool).await?;
         let mut entries = Vec::with_capacity(rows.len());

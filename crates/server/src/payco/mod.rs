@@ -17,13 +17,13 @@ use axum::{
     routing::{get, post},
     Router,
 };
-use idem_store::{ErrorPolicy, RouteConfig, StoreConfig};
+use idem_store::{ErrorPolicy, RouteConfig};
 
 use crate::{
     app::with_common_layers,
     cors::cors_layer,
     db::Db,
-    problems,
+    db_options, problems,
     request::{BearerTenants, BodyLimits, ScopeExtractor},
     schema::Schema,
     serve::{serve, ConnLimits},
@@ -116,12 +116,11 @@ async fn list_ledger(State(app): State<Payco>, request: Request) -> Response {
 /// Open PayCo's database, bind, print `idem-server payco listening on http://ADDR`, serve.
 pub async fn run(config: PaycoConfig) -> Result<(), StartError> {
     let cors = cors_layer(&config.cors_origins)?;
-    let store = StoreConfig {
-        lock_ms: config.lock_ms,
-        max_body_bytes: config.body.max_bytes,
-        ..StoreConfig::default()
-    };
-    let db = Db::open(&config.database, store).await?;
+    let db = Db::open(
+        &config.database,
+        db_options(config.lock_ms, config.body.max_bytes, &config.database),
+    )
+    .await?;
     SCHEMA.apply(&db).await?;
     let app = Payco::new(Inner {
         db,

@@ -14,17 +14,15 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use http_body_util::{BodyExt, Limited};
-use idem_store::{
-    http::{lease_lost, response_for, HttpResponse},
-    Begin,
-};
+use idem_store::http::{lease_lost, response_for, HttpResponse};
 use tower::Service;
 
 use super::layer::Shared;
 use crate::{
-    db::Begun,
+    db::{self, Begin, DbError},
     problems,
     request::IdempotentRequest,
+    sql::now_ms,
     storage_error,
     wire::{to_response, to_saved},
 };
@@ -81,27 +79,31 @@ where
     };
     let begun = shared
         .db
-        .begin(&read.scope, read.key.as_deref(), &read.body, &shared.route)
+        .begin(
+            now_ms(),
+            db::Request {
+                scope: &read.scope,
+                key: read.key.as_deref(),
+                body: &read.body,
+                route: &shared.route,
+            },
+        )
         .await;
     let claim = match begun {
-        Ok(Begun::Execute(claim)) => Some(claim),
-        Ok(Begun::Answer(Begin::Unkeyed)) => None,
-        Ok(Begun::Answer(decision)) => {
+        Ok(Begin::Execute(claim_tx)) => match claim_tx.commit().await {
+            Ok(claim) => Some(claim),
+            Err(e) => return to_response(storage_error(&e)),
+        },
+        Ok(Begin::Unkeyed) => None,
+        Ok(Begin::Answer(decision)) => {
             return to_response(response_for(&decision).unwrap_or_else(problems::internal));
         }
         Err(e) => return to_response(storage_error(&e)),
     };
-    let held = match claim {
-        Some(claim) => match claim.commit().await {
-            Ok(held) => Some(held),
-            Err(e) => return to_response(storage_error(&e)),
-        },
-        None => None,
-    };
     let request = Request::from_parts(parts, Body::from(read.body));
     let Ok(response) = inner.call(request).await;
     let response = response.into_response();
-    let Some(held) = held else {
+    let Some(claim) = claim else {
         return response; // An unkeyed request on an optional-key route: nothing to save.
     };
 
@@ -110,7 +112,7 @@ where
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
             tracing::error!(error = %e, "inner answer too large or broken; releasing the claim");
-            let _ = shared.db.release(&held).await;
+            let _ = shared.db.release(now_ms(), &claim).await;
             return to_response(problems::internal());
         }
     };
@@ -126,18 +128,17 @@ where
     };
     let outcome = if status >= 500 {
         // Unknown outcome: never saved; the retry runs the work again.
-        shared.db.release(&held).await.map(|_| Ok(()))
+        shared.db.release(now_ms(), &claim).await
+    } else if status >= 400 {
+        // The route's declared policy: save the refusal, or release the claim.
+        shared.db.fail(now_ms(), &claim, to_saved(&first)).await
     } else {
-        match shared.db.finish(&held).await {
-            Ok(finishing) if status >= 400 => finishing.fail(to_saved(&first)).await,
-            Ok(finishing) => finishing.commit(to_saved(&first)).await,
-            Err(e) => Err(e),
-        }
+        shared.db.save(now_ms(), &claim, to_saved(&first)).await
     };
     match outcome {
         // The first answer goes out whole (its cookies too); replays get the saved copy.
-        Ok(Ok(())) => Response::from_parts(parts, Body::from(body)),
-        Ok(Err(_fenced)) => to_response(lease_lost()),
+        Ok(()) => Response::from_parts(parts, Body::from(body)),
+        Err(DbError::Fenced) => to_response(lease_lost()),
         Err(e) => to_response(storage_error(&e)),
     }
 }

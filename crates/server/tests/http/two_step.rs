@@ -10,12 +10,12 @@ use std::sync::{
 
 use axum::{extract::State, response::IntoResponse, routing::post, Router};
 use idem_server::{
-    db::Db,
+    db::{Db, DbOptions},
     request::{BearerTenants, BodyLimits},
     serve::{serve, ConnLimits},
     two_step::TwoStepLayer,
 };
-use idem_store::{ErrorPolicy, RouteConfig, StoreConfig};
+use idem_store::{ErrorPolicy, RouteConfig};
 
 use crate::client;
 
@@ -43,7 +43,7 @@ async fn work(State(runs): State<Arc<AtomicUsize>>, body: String) -> impl IntoRe
 async fn start(policy: ErrorPolicy) -> (String, Arc<AtomicUsize>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite:{}", dir.path().join("two-step.db").display());
-    let db = Db::open(&url, StoreConfig::default())
+    let db = Db::open(&url, DbOptions::default())
         .await
         .expect("open the database");
     let runs = Arc::new(AtomicUsize::new(0));

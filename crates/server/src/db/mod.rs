@@ -1,0 +1,503 @@
+//! The durable claim table: idem-store's rules on SQLite or PostgreSQL.
+//!
+//! [`Db`] drives the store's one rule core ([`idem_store::rules`]) over a SQL table: it
+//! reads the row in one round trip, lets [`rules::decide`](idem_store::rules::decide)
+//! choose, and performs the one conditional write the rules ask for (insert-if-absent,
+//! compare-and-set takeover, fenced commit, fenced release; prune in batches). It holds no
+//! rule of its own. SQLite (one file, WAL) is the embedded default; PostgreSQL is chosen by
+//! a `postgres://` URL. The schema is created on first open by versioned migrations
+//! (`crates/server/migrations/{sqlite,postgres}`).
+//!
+//! # How a route uses it
+//!
+//! The checkout runs in atomic phases (brandur's rocket-rides): the claim's transaction
+//! also writes a recovery point (the order); the foreign call (PayCo) is made outside any
+//! transaction under a key derived from that point; a final fenced transaction records the
+//! result and the response together.
+//!
+//! ```no_run
+//! use idem_server::db::{Begin, Db, DbError, DbOptions, Request};
+//! use idem_server::with_tx;
+//! use idem_store::{http, ErrorPolicy, RouteConfig, SavedResponse};
+//!
+//! const CHECKOUT: RouteConfig = RouteConfig::required("POST /api/checkout", ErrorPolicy::ReleaseClaim);
+//!
+//! # async fn charge(_key: &str) -> Result<(), ()> { Ok(()) }
+//! async fn checkout(db: &Db, now: u64, tenant: &str, key: Option<&str>, body: &[u8])
+//!     -> Result<http::HttpResponse, DbError>
+//! {
+//!     let request = Request { scope: tenant, key, body, route: &CHECKOUT };
+//!     let mut claim = match db.begin(now, request).await? {
+//!         // Replay, 409 (+ Retry-After), 422, 400 or 413: the store's own value and wire.
+//!         Begin::Answer(decision) => return Ok(http::response_for(&decision).expect("an answer")),
+//!         Begin::Unkeyed => unreachable!("the route requires a key"),
+//!         Begin::Execute(claim) => claim,
+//!     };
+//!     // Phase 1, in the claim's transaction: resume the recovery point (a takeover, or a
+//!     // claim after a release, with the same request) or create it.
+//!     let order: i64 = match claim.recovery() {
+//!         Some(point) => std::str::from_utf8(point).ok().and_then(|s| s.parse().ok()).unwrap_or(0),
+//!         None => {
+//!             let id: i64 = with_tx!(claim.tx(), |conn| {
+//!                 sqlx::query_scalar("INSERT INTO orders (body) VALUES ($1) RETURNING id")
+//!                     .bind(body)
+//!                     .fetch_one(conn)
+//!                     .await
+//!             })?;
+//!             claim.set_recovery(id.to_string().as_bytes()).await?;
+//!             id
+//!         }
+//!     };
+//!     let claim = claim.commit().await?; // the claim and the order, together
+//!
+//!     // Phase 2, outside any transaction: the foreign call, under a key derived from the
+//!     // recovery point, so every worker of this operation uses the same one.
+//!     let charged = charge(&format!("charge:{order}")).await;
+//!
+//!     // Phase 3: one fenced transaction for the business change and the saved response.
+//!     match charged {
+//!         Ok(()) => {
+//!             let mut done = db.commit_tx(&claim).await?;
+//!             with_tx!(done.tx(), |conn| {
+//!                 sqlx::query("UPDATE orders SET paid = 1 WHERE id = $1")
+//!                     .bind(order)
+//!                     .execute(conn)
+//!                     .await
+//!             })?;
+//!             let response = SavedResponse::json(201, format!(r#"{{"order":{order}}}"#).into_bytes());
+//!             match done.commit(now, response.clone()).await {
+//!                 Ok(()) => Ok(http::HttpResponse::original(response)),
+//!                 // Taken over meanwhile: the order update was rolled back with it.
+//!                 Err(DbError::Fenced) => Ok(http::lease_lost()),
+//!                 Err(e) => Err(e),
+//!             }
+//!         }
+//!         Err(()) => {
+//!             // The route's declared policy decides: release (a retry resumes the order)
+//!             // or save the error for replay.
+//!             let declined = SavedResponse::json(402, br#"{"error":"declined"}"#.to_vec());
+//!             db.fail(now, &claim, declined.clone()).await?;
+//!             Ok(http::HttpResponse::original(declined))
+//!         }
+//!     }
+//! }
+//! # let _ = DbOptions::default();
+//! ```
+//!
+//! Read-only views for the HTTP side: [`Db::rows`] (one scope, paged by key), [`Db::row`]
+//! (one key), [`Db::events_since`] and [`Db::subscribe`] (the store's [`Event`]s: claimed,
+//! replayed, rejected, taken over, fenced, saved, released, pruned), and [`Db::prune`].
+//!
+//! # Clocks
+//!
+//! Every method takes `now` (milliseconds) from the caller, so tests drive virtual time
+//! over every table. [`Clock::Database`] (a production setting) measures lease age and
+//! retention on the database's clock instead and ignores the caller's: with several
+//! servers on one PostgreSQL, their own clocks may disagree by more than a lease, but they
+//! share the database's. SQLite's default is the caller's clock: one file is used from one
+//! machine, whose processes read the same system clock, so there is nothing to reconcile.
+//!
+//! # What this module does not do
+//!
+//! It decides nothing itself (the rules are idem-store's), speaks no HTTP (the status
+//! codes and bodies are `idem_store::http`'s), and keeps its event log in this process:
+//! two servers sharing a database each log their own decisions.
+
+/// Run the same code over the pool, whichever backend it is (defined before the modules
+/// that use it).
+macro_rules! on_pool {
+    ($db:expr, |$pool:ident| $body:expr) => {
+        match &$db.inner.pool {
+            $crate::db::Pool::Sqlite($pool) => $body,
+            $crate::db::Pool::Postgres($pool) => $body,
+        }
+    };
+}
+
+mod begin;
+mod error;
+mod finish;
+mod row;
+mod sql;
+mod tx;
+mod views;
+
+use std::{
+    str::FromStr,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use idem_store::{
+    ErrorPolicy, Event, EventKind, EventLog, Fingerprint, Lease, RecordId, RouteConfig, StoreConfig,
+};
+use sqlx::{
+    migrate::{Migration, MigrationType, Migrator},
+    postgres::{PgConnectOptions, PgPoolOptions},
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+    PgPool, SqlSafeStr, SqlitePool,
+};
+use tokio::sync::broadcast;
+
+use crate::with_tx;
+
+pub use error::DbError;
+pub use tx::Tx;
+
+/// Which clock measures lease age and retention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Clock {
+    /// The `now` each call passes (tests; SQLite in production).
+    #[default]
+    Caller,
+    /// The database's clock (`clock_timestamp()` on PostgreSQL, `unixepoch('subsec')` on
+    /// SQLite), read in the same statement as the row. For several servers on one
+    /// PostgreSQL.
+    Database,
+}
+
+/// How to open a [`Db`].
+///
+/// ## Default values
+/// - `store`: [`StoreConfig::default`] (10 s leases, 24 h retention, 64 KiB bodies, 4,096 events).
+/// - `clock`: [`Clock::Caller`].
+/// - `max_connections`: 8 (SQLite: readers in parallel, writers one at a time in any case).
+/// - `busy_timeout`: 5 s (SQLite: how long a writer waits for the write lock before the
+///   call fails as unavailable).
+/// - `prune_batch`: 500 rows per delete statement.
+#[derive(Debug, Clone)]
+pub struct DbOptions {
+    /// Lease, retention, body limit and event-log size.
+    pub store: StoreConfig,
+    /// Which clock measures leases.
+    pub clock: Clock,
+    /// Pool size.
+    pub max_connections: u32,
+    /// SQLite's wait for the write lock.
+    pub busy_timeout: Duration,
+    /// Rows per prune statement.
+    pub prune_batch: u32,
+}
+
+impl Default for DbOptions {
+    fn default() -> Self {
+        Self {
+            store: StoreConfig::default(),
+            clock: Clock::Caller,
+            max_connections: 8,
+            busy_timeout: Duration::from_secs(5),
+            prune_batch: 500,
+        }
+    }
+}
+
+/// The backend a [`Db`] runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// One SQLite file in WAL mode.
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+#[derive(Debug, Clone)]
+enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// The claim table on a database. Cheap to clone (shared pool, log and options).
+#[derive(Debug, Clone)]
+pub struct Db {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    pool: Pool,
+    options: DbOptions,
+    sql: sql::Dialect,
+    log: Mutex<EventLog>,
+    events: broadcast::Sender<Event>,
+}
+
+/// One request as the route sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The tenant (from the route's scope extractor).
+    pub scope: &'a str,
+    /// The `Idempotency-Key`, already parsed from its header (`idem_store::http::parse_key_header`).
+    pub key: Option<&'a str>,
+    /// The request body as received.
+    pub body: &'a [u8],
+    /// What the route declares: operation, key requirement, error policy.
+    pub route: &'a RouteConfig,
+}
+
+/// What to do with a request, decided by [`Db::begin`].
+#[must_use]
+#[derive(Debug)]
+pub enum Begin {
+    /// The key is ours: the claim's transaction is open (see [`ClaimTx`]).
+    Execute(ClaimTx),
+    /// No key on an optional-key route: run the work unprotected. Nothing was recorded.
+    Unkeyed,
+    /// Answer without running the work: an [`idem_store::Begin`] that is `Replay`,
+    /// `InFlight`, `Mismatch` or `Invalid` (never `Execute` or `Unkeyed`), so
+    /// `idem_store::http::response_for` gives the response.
+    Answer(idem_store::Begin),
+}
+
+/// A committed claim: the proof every later fenced write of this request names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    id: RecordId,
+    lease: Lease,
+    fingerprint: Fingerprint,
+    on_error: ErrorPolicy,
+    taken_over: bool,
+}
+
+impl Claim {
+    /// (scope, key).
+    pub fn id(&self) -> &RecordId {
+        &self.id
+    }
+
+    /// The lease (its token fences every later write).
+    pub fn lease(&self) -> &Lease {
+        &self.lease
+    }
+
+    /// The request's fingerprint (operation and body).
+    pub fn fingerprint(&self) -> &Fingerprint {
+        &self.fingerprint
+    }
+
+    /// The error policy the route declared, which [`Db::fail`] follows.
+    pub fn on_error(&self) -> ErrorPolicy {
+        self.on_error
+    }
+
+    /// Whether this claim took over a stale one (an earlier worker may have done part of
+    /// the work: resume from [`ClaimTx::recovery`]).
+    pub fn taken_over(&self) -> bool {
+        self.taken_over
+    }
+}
+
+/// A claim whose transaction is still open: the route writes its recovery point (and any
+/// other first local write) in it, then [`commit`](Self::commit)s. Dropped without a
+/// commit, it rolls back and the key is free again, as if the request never came.
+#[derive(Debug)]
+pub struct ClaimTx {
+    claim: Claim,
+    recovery: Option<Vec<u8>>,
+    /// The stale lease's token, for a takeover.
+    replaced: Option<u64>,
+    expires_at: u64,
+    tx: Tx,
+    db: Db,
+}
+
+impl ClaimTx {
+    /// The claim this transaction will commit.
+    pub fn claim(&self) -> &Claim {
+        &self.claim
+    }
+
+    /// The recovery point an earlier worker saved for this (scope, key) and this same
+    /// request (fingerprint), read in this transaction: after a takeover, or after a
+    /// released claim. `None` for a first claim, and for a different payload under a
+    /// released key (it never resumes another request's work).
+    pub fn recovery(&self) -> Option<&[u8]> {
+        self.recovery.as_deref()
+    }
+
+    /// The transaction, for the route's own writes (with [`with_tx!`](crate::with_tx)).
+    pub fn tx(&mut self) -> &mut Tx {
+        &mut self.tx
+    }
+
+    /// Write (or replace) the recovery point in this transaction. It outlives a release of
+    /// the claim and is pruned with retention.
+    pub async fn set_recovery(&mut self, point: &[u8]) -> Result<(), DbError> {
+        let (scope, key) = (self.claim.id.scope(), self.claim.id.key().as_str());
+        let fp = self.claim.fingerprint.0.to_vec();
+        let expires_at = error::to_i64("expires_at", self.expires_at)?;
+        with_tx!(&mut self.tx, |conn| {
+            sqlx::query(sql::RECOVERY_WRITE)
+                .bind(scope)
+                .bind(key)
+                .bind(&fp)
+                .bind(point)
+                .bind(expires_at)
+                .execute(conn)
+                .await
+                .map(|_| ())
+        })?;
+        self.recovery = Some(point.to_vec());
+        Ok(())
+    }
+
+    /// Commit the claim with the route's writes. Only now do other requests see it.
+    pub async fn commit(self) -> Result<Claim, DbError> {
+        self.tx.commit().await?;
+        let kind = match self.replaced {
+            None => EventKind::Claimed {
+                token: self.claim.lease.token,
+            },
+            Some(old_token) => EventKind::TakenOver {
+                old_token,
+                new_token: self.claim.lease.token,
+            },
+        };
+        self.db
+            .log_id(self.claim.lease.locked_at, &self.claim.id, kind);
+        Ok(self.claim)
+    }
+}
+
+/// The fenced transaction that ends a claim with a response ([`Db::commit_tx`]): the
+/// route's business writes go into [`tx`](Self::tx), then [`commit`](Self::commit) saves
+/// the response in the same transaction, only if the claim is still ours.
+#[derive(Debug)]
+pub struct CommitTx {
+    claim: Claim,
+    tx: Tx,
+    db: Db,
+}
+
+impl CommitTx {
+    /// The transaction, for the route's business writes.
+    pub fn tx(&mut self) -> &mut Tx {
+        &mut self.tx
+    }
+}
+
+impl Db {
+    /// Open the database at `url` (`sqlite:PATH`, `sqlite://PATH`, `postgres://…`),
+    /// creating the SQLite file if missing, and bring its schema up to date.
+    pub async fn open(url: &str, options: DbOptions) -> Result<Db, DbError> {
+        let (pool, sql) = if url.starts_with("sqlite:") {
+            let connect = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                // WAL with NORMAL loses no committed transaction on a process crash (only,
+                // at worst, the last ones on a power cut), and syncs far less often.
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(options.busy_timeout);
+            let pool = SqlitePoolOptions::new()
+                .max_connections(options.max_connections)
+                .connect_with(connect)
+                .await?;
+            migrator(SQLITE_MIGRATIONS).run(&pool).await?;
+            (Pool::Sqlite(pool), sql::Dialect::sqlite(options.clock))
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let connect = PgConnectOptions::from_str(url)?;
+            let pool = PgPoolOptions::new()
+                .max_connections(options.max_connections)
+                .acquire_timeout(Duration::from_secs(5))
+                .connect_with(connect)
+                .await?;
+            migrator(POSTGRES_MIGRATIONS).run(&pool).await?;
+            (Pool::Postgres(pool), sql::Dialect::postgres(options.clock))
+        } else {
+            return Err(DbError::Url(url.to_owned()));
+        };
+        let (events, _) = broadcast::channel(1_024);
+        Ok(Db {
+            inner: Arc::new(Inner {
+                pool,
+                log: Mutex::new(EventLog::new(options.store.event_capacity)),
+                options,
+                sql,
+                events,
+            }),
+        })
+    }
+
+    /// Which backend.
+    pub fn backend(&self) -> Backend {
+        match self.inner.pool {
+            Pool::Sqlite(_) => Backend::Sqlite,
+            Pool::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// The store configuration (lease, retention, limits).
+    pub fn config(&self) -> &StoreConfig {
+        &self.inner.options.store
+    }
+
+    /// The options it was opened with.
+    pub fn options(&self) -> &DbOptions {
+        &self.inner.options
+    }
+
+    /// The SQLite pool, for a route's own reads outside a claim (`None` on PostgreSQL).
+    pub fn sqlite_pool(&self) -> Option<&SqlitePool> {
+        match &self.inner.pool {
+            Pool::Sqlite(p) => Some(p),
+            Pool::Postgres(_) => None,
+        }
+    }
+
+    /// The PostgreSQL pool, for a route's own reads outside a claim (`None` on SQLite).
+    pub fn postgres_pool(&self) -> Option<&PgPool> {
+        match &self.inner.pool {
+            Pool::Postgres(p) => Some(p),
+            Pool::Sqlite(_) => None,
+        }
+    }
+
+    /// Close the pool (waits for connections in use to come back).
+    pub async fn close(&self) {
+        match &self.inner.pool {
+            Pool::Sqlite(p) => p.close().await,
+            Pool::Postgres(p) => p.close().await,
+        }
+    }
+
+    /// A write transaction (SQLite: `BEGIN IMMEDIATE`).
+    async fn write_tx(&self) -> Result<Tx, DbError> {
+        Ok(match &self.inner.pool {
+            Pool::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
+            Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+        })
+    }
+
+    fn lock_ms(&self) -> u64 {
+        self.inner.options.store.lock_ms
+    }
+}
+
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[(
+    1,
+    "claims",
+    include_str!("../../migrations/sqlite/0001_claims.sql"),
+)];
+
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[(
+    1,
+    "claims",
+    include_str!("../../migrations/postgres/0001_claims.sql"),
+)];
+
+/// The migrations, embedded in the binary (versioned; sqlx records which ran).
+fn migrator(migrations: &'static [(i64, &'static str, &'static str)]) -> Migrator {
+    Migrator::with_migrations(
+        migrations
+            .iter()
+            .map(|&(version, name, sql)| {
+                Migration::new(
+                    version,
+                    name.into(),
+                    MigrationType::Simple,
+                    sql.into_sql_str(),
+                    false,
+                )
+            })
+            .collect(),
+    )
+}

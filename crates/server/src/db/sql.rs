@@ -1,0 +1,129 @@
+//! The SQL of the claim table, one text per statement, shared by SQLite and PostgreSQL
+//! (both read `$1`-style parameters). Only the fencing token and the clock differ; each
+//! backend's [`Dialect`] fills those in once, at open.
+//!
+//! Every fenced write names the caller's token in its `WHERE`: zero rows changed is how a
+//! zombie learns it lost its lease.
+
+use super::Clock;
+
+/// The columns of a claim, in the order [`super::row`] reads them.
+const COLUMNS: &str = "c.fingerprint, c.on_error, c.status, c.token, c.locked_at, \
+     c.created_at, c.expires_at, c.response_status, c.response_content_type, \
+     c.response_headers, c.response_body";
+
+/// The statements, with the backend's token and clock spelled in.
+#[derive(Debug)]
+pub(crate) struct Dialect {
+    /// One round trip: the row of ($1 scope, $2 key), if any, and `now_ms` (the caller's
+    /// $3, or the database clock, which binds no $3). A row is always returned; an absent
+    /// claim reads as NULLs.
+    pub read: String,
+    /// Whether [`read`](Self::read) takes the caller's clock as $3.
+    pub read_binds_now: bool,
+    /// Bumps the SQLite token counter inside the write transaction (`None`: the token
+    /// expression draws from a sequence itself).
+    pub bump_token: Option<&'static str>,
+    /// Insert-if-absent: $1 scope, $2 key, $3 fingerprint, $4 on_error, $5 now, $6 expires_at.
+    pub claim: String,
+    /// Compare-and-set takeover: $1 scope, $2 key, $3 seen token, $4 now, $5 expires_at.
+    pub take_over: String,
+    /// The database clock, in milliseconds.
+    pub now: String,
+}
+
+impl Dialect {
+    pub(crate) fn sqlite(clock: Clock) -> Self {
+        Self::new(
+            clock,
+            "(SELECT last FROM idem_lease_token)",
+            Some("UPDATE idem_lease_token SET last = last + 1"),
+            "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
+        )
+    }
+
+    pub(crate) fn postgres(clock: Clock) -> Self {
+        Self::new(
+            clock,
+            "nextval('idem_lease_token')",
+            None,
+            "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
+        )
+    }
+
+    fn new(clock: Clock, token: &str, bump_token: Option<&'static str>, db_now: &str) -> Self {
+        let now = match clock {
+            Clock::Caller => "CAST($3 AS BIGINT)",
+            Clock::Database => db_now,
+        };
+        Self {
+            read: format!(
+                "SELECT {COLUMNS}, {now} AS now_ms FROM (SELECT 1 AS one) AS o \
+                 LEFT JOIN idem_claims AS c ON c.scope = $1 AND c.key = $2"
+            ),
+            read_binds_now: clock == Clock::Caller,
+            bump_token,
+            claim: format!(
+                "INSERT INTO idem_claims (scope, key, fingerprint, on_error, status, token, \
+                 locked_at, created_at, expires_at) \
+                 VALUES ($1, $2, $3, $4, 'in_flight', {token}, $5, $5, $6) \
+                 ON CONFLICT (scope, key) DO NOTHING RETURNING token"
+            ),
+            take_over: format!(
+                "UPDATE idem_claims SET token = {token}, locked_at = $4, expires_at = $5 \
+                 WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3 \
+                 RETURNING token"
+            ),
+            now: format!("SELECT {db_now}"),
+        }
+    }
+}
+
+/// Deletes the row of ($1, $2) if it is past retention at $3 and no live claim under
+/// $4 = lock_ms ([`idem_store::Record::is_expired`]).
+pub(crate) const CLEAR_EXPIRED: &str = "DELETE FROM idem_claims \
+     WHERE scope = $1 AND key = $2 AND expires_at <= $3 \
+     AND (status = 'done' OR locked_at + $4 <= $3)";
+
+/// The fenced commit: ($1, $2) done with the response, if still in flight under token $3.
+pub(crate) const COMMIT: &str = "UPDATE idem_claims SET status = 'done', expires_at = $4, \
+     response_status = $5, response_content_type = $6, response_headers = $7, \
+     response_body = $8 \
+     WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3";
+
+/// The fenced release: delete ($1, $2) if still in flight under token $3.
+pub(crate) const RELEASE: &str = "DELETE FROM idem_claims \
+     WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3";
+
+/// One batch of the prune: at most $3 rows past retention at $1 and no live claim under
+/// $2 = lock_ms. The condition is checked again on the rows themselves, so a row that a
+/// concurrent takeover refreshed between the inner select and the delete stays.
+pub(crate) const PRUNE_BATCH: &str = "DELETE FROM idem_claims \
+     WHERE (scope, key) IN (SELECT scope, key FROM idem_claims \
+        WHERE expires_at <= $1 AND (status = 'done' OR locked_at + $2 <= $1) LIMIT $3) \
+     AND expires_at <= $1 AND (status = 'done' OR locked_at + $2 <= $1) \
+     RETURNING scope, key";
+
+/// One batch of recovery points past retention at $1 whose key holds no claim in flight
+/// (at most $2).
+pub(crate) const PRUNE_RECOVERY_BATCH: &str = "DELETE FROM idem_recovery \
+     WHERE (scope, key, fingerprint) IN (SELECT r.scope, r.key, r.fingerprint \
+        FROM idem_recovery AS r WHERE r.expires_at <= $1 AND NOT EXISTS ( \
+            SELECT 1 FROM idem_claims AS c WHERE c.scope = r.scope AND c.key = r.key \
+            AND c.status = 'in_flight') LIMIT $2)";
+
+/// The recovery point of ($1, $2, $3 fingerprint).
+pub(crate) const RECOVERY_READ: &str =
+    "SELECT point FROM idem_recovery WHERE scope = $1 AND key = $2 AND fingerprint = $3";
+
+/// Write (or replace) the recovery point of ($1, $2, $3): $4 point, $5 expires_at.
+pub(crate) const RECOVERY_WRITE: &str = "INSERT INTO idem_recovery \
+     (scope, key, fingerprint, point, expires_at) VALUES ($1, $2, $3, $4, $5) \
+     ON CONFLICT (scope, key, fingerprint) \
+     DO UPDATE SET point = excluded.point, expires_at = excluded.expires_at";
+
+/// The rows of scope $1 with key after $2, in key order, at most $3.
+pub(crate) const ROWS: &str = "SELECT c.scope, c.key, c.fingerprint, c.on_error, c.status, \
+     c.token, c.locked_at, c.created_at, c.expires_at, c.response_status, \
+     c.response_content_type, c.response_headers, c.response_body \
+     FROM idem_claims AS c WHERE c.scope = $1 AND c.key > $2 ORDER BY c.key LIMIT $3";
