@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::{IdRef, Record, Status};
+use crate::{ErrorPolicy, IdRef, Record, Status};
 
 /// Where a row stands, as the claim table shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -27,6 +27,8 @@ pub struct RowView {
     pub fingerprint: String,
     /// In flight, stale or done.
     pub state: RowState,
+    /// The claiming route's error policy.
+    pub on_error: ErrorPolicy,
     /// The saved response's status, when done.
     pub response_status: Option<u16>,
     /// A one-line summary of the saved response, e.g. `201 application/json, 12 B`.
@@ -74,6 +76,7 @@ impl RowView {
             key: id.key.to_owned(),
             fingerprint: r.fingerprint.short_hex(),
             state,
+            on_error: r.on_error,
             response_status,
             response,
             locked_at: lease.map(|l| l.locked_at),
