@@ -1,6 +1,6 @@
-//! The checkout's HTTP client for PayCo: one charge call under the order's key, retried
-//! while PayCo says the same key is in flight, and an honest "unknown" when PayCo cannot be
-//! reached or answers nonsense.
+//! The checkout's HTTP client for PayCo: one charge under the order's key, retried (the same
+//! key makes that safe) while PayCo says the key is in flight or the connection broke, and an
+//! honest "unknown" when PayCo still cannot be reached or answers nonsense.
 
 use std::time::Duration;
 
@@ -44,6 +44,11 @@ pub struct PaycoClient {
 /// Longest total wait on PayCo's 409s before giving up as unknown.
 const IN_FLIGHT_DEADLINE: Duration = Duration::from_secs(10);
 
+/// Attempts when the connection fails (refused, reset, a kept-alive connection PayCo had just
+/// closed), each after [`TRANSPORT_BACKOFF`] times its number.
+const TRANSPORT_ATTEMPTS: u32 = 3;
+const TRANSPORT_BACKOFF: Duration = Duration::from_millis(100);
+
 impl PaycoClient {
     /// A client for PayCo at `base_url` (e.g. `http://127.0.0.1:9090`), authenticating as the
     /// merchant holding `merchant_token`. Each call times out after `timeout`.
@@ -55,6 +60,9 @@ impl PaycoClient {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout)
+            // Below PayCo's own idle timeout (5 s by default), so a pooled connection is
+            // rarely one PayCo is closing.
+            .pool_idle_timeout(Duration::from_secs(2))
             .no_proxy()
             .build()?;
         Ok(Self {
@@ -72,15 +80,26 @@ impl PaycoClient {
         request: &ChargeRequest,
     ) -> Result<ChargeOutcome, ChargeUnknown> {
         let started = tokio::time::Instant::now();
+        let mut failed_sends = 0;
         loop {
-            let response = self
+            let sent = self
                 .http
                 .post(&self.charges_url)
                 .bearer_auth(&self.merchant_token)
                 .header(IDEMPOTENCY_KEY, format_key_header(key))
                 .json(request)
                 .send()
-                .await?;
+                .await;
+            let response = match sent {
+                Ok(response) => response,
+                Err(e) if !e.is_timeout() && failed_sends + 1 < TRANSPORT_ATTEMPTS => {
+                    failed_sends += 1;
+                    tracing::debug!(error = %e, "PayCo connection failed; retrying under the same key");
+                    tokio::time::sleep(TRANSPORT_BACKOFF * failed_sends).await;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             match response.status().as_u16() {
                 201 => return Ok(ChargeOutcome::Charged(response.json().await?)),
                 402 => return Ok(ChargeOutcome::Declined),

@@ -343,6 +343,28 @@ async fn slow_loris_clients_are_cut_off_and_others_are_served() {
     assert!(answer.contains("application/problem+json"), "{answer}");
     assert!(started.elapsed() < Duration::from_secs(5));
 
+    // A declared length over the limit is refused before the body is read: the answer comes
+    // at once, not after the body timeout.
+    let mut huge = TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST /api/checkout HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nIdempotency-Key: huge\r\nContent-Length: 100000000\r\n\r\n{{\"cart\"",
+        TENANT_A.0
+    );
+    huge.write_all(head.as_bytes()).await.unwrap();
+    let started = Instant::now();
+    let mut first = vec![0u8; 64];
+    let n = tokio::time::timeout(Duration::from_secs(5), huge.read(&mut first))
+        .await
+        .expect("an answer before the body timeout")
+        .unwrap();
+    let line = String::from_utf8_lossy(&first[..n]);
+    assert!(line.starts_with("HTTP/1.1 413"), "{line}");
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+
     // While all that went on, others were served.
     let http = client::http();
     let ok = client::checkout(&http, stack.url(), TENANT_A.0, "punctual", &good()).await;
