@@ -5,6 +5,7 @@ use std::{net::SocketAddr, process::ExitCode, time::Duration};
 
 use clap::{Args, Parser, Subcommand};
 use idem_server::{
+    app::ServiceConfig,
     checkout::{self, CheckoutConfig},
     failpoint::{self, Action, Step},
     payco::{self, PaycoConfig},
@@ -119,16 +120,23 @@ fn tenants(pairs: &[(String, String)], default: &[(&str, &str)]) -> BearerTenant
 }
 
 impl Common {
-    fn body_limits(&self) -> BodyLimits {
-        BodyLimits {
-            max_bytes: self.max_body_bytes,
-            timeout: Duration::from_millis(self.body_timeout_ms),
-        }
-    }
-
-    fn conn_limits(&self) -> ConnLimits {
-        ConnLimits {
-            header_read_timeout: Duration::from_millis(self.header_timeout_ms),
+    /// The service's settings: `--listen` (else `default_listen`) and `--database` (else
+    /// `default_database`).
+    fn service(&self, default_listen: u16, database: String) -> ServiceConfig {
+        ServiceConfig {
+            listen: self
+                .listen
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], default_listen))),
+            database,
+            lock_ms: self.lock_ms,
+            body: BodyLimits {
+                max_bytes: self.max_body_bytes,
+                timeout: Duration::from_millis(self.body_timeout_ms),
+            },
+            conn: ConnLimits {
+                header_read_timeout: Duration::from_millis(self.header_timeout_ms),
+            },
+            cors_origins: self.cors_origins.clone(),
         }
     }
 }
@@ -150,13 +158,9 @@ async fn main() -> ExitCode {
         .init();
     let result = match Cli::parse().command {
         Command::Serve(args) => {
-            let listen = args
-                .common
-                .listen
-                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8000)));
+            let database = database(args.common.database.clone(), "sqlite:idem-checkout.db");
             let config = CheckoutConfig {
-                listen,
-                database: database(args.common.database.clone(), "sqlite:idem-checkout.db"),
+                service: args.common.service(8000, database),
                 payco_url: args.payco.clone(),
                 payco_token: args.payco_token.clone(),
                 payco_timeout: Duration::from_millis(args.payco_timeout_ms),
@@ -165,33 +169,21 @@ async fn main() -> ExitCode {
                     &[("token-a", "tenant-a"), ("token-b", "tenant-b")],
                 ),
                 on_error: args.on_error,
-                lock_ms: args.common.lock_ms,
-                body: args.common.body_limits(),
-                conn: args.common.conn_limits(),
-                cors_origins: args.common.cors_origins.clone(),
                 failpoints: (args.failpoints || !args.failpoint_presets.is_empty())
                     .then(|| args.failpoint_presets.clone()),
             };
             checkout::run(config).await.map_err(|e| e.to_string())
         }
         Command::Payco(args) => {
-            let listen = args
-                .common
-                .listen
-                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 9090)));
             // PayCo never reads DATABASE_URL: that names the checkout's database.
+            let database = args
+                .common
+                .database
+                .clone()
+                .unwrap_or_else(|| "sqlite:idem-payco.db".to_owned());
             let config = PaycoConfig {
-                listen,
-                database: args
-                    .common
-                    .database
-                    .clone()
-                    .unwrap_or_else(|| "sqlite:idem-payco.db".to_owned()),
+                service: args.common.service(9090, database),
                 merchants: tenants(&args.merchants, &[("merchant-token", "shop")]),
-                lock_ms: args.common.lock_ms,
-                body: args.common.body_limits(),
-                conn: args.common.conn_limits(),
-                cors_origins: args.common.cors_origins.clone(),
             };
             payco::run(config).await.map_err(|e| e.to_string())
         }

@@ -9,7 +9,7 @@ mod charge;
 pub mod ledger;
 pub mod wire;
 
-use std::{net::SocketAddr, ops::Deref, sync::Arc};
+use std::{ops::Deref, sync::Arc};
 
 use axum::{
     extract::{Request, State},
@@ -20,12 +20,9 @@ use axum::{
 use idem_store::{ErrorPolicy, RouteConfig};
 
 use crate::{
-    app::with_common_layers,
-    cors::cors_layer,
+    app::ServiceConfig,
     db::{AppMigrations, Db},
-    db_options,
     request::{BearerTenants, BodyLimits, ScopeExtractor},
-    serve::{serve, ConnLimits},
     storage_error,
     wire::{json, to_response},
     StartError,
@@ -40,20 +37,10 @@ pub const SCHEMA: AppMigrations = AppMigrations {
 
 /// Everything `idem-server payco` is started with.
 pub struct PaycoConfig {
-    /// Where to listen.
-    pub listen: SocketAddr,
-    /// `sqlite:FILE` or `postgres://…`: PayCo's own database.
-    pub database: String,
+    /// Listener, database (PayCo's own), limits, CORS.
+    pub service: ServiceConfig,
     /// Merchant bearer token → merchant (PayCo's scope).
     pub merchants: BearerTenants,
-    /// A claim's lease, in milliseconds.
-    pub lock_ms: u64,
-    /// Body size and time limits.
-    pub body: BodyLimits,
-    /// Connection limits.
-    pub conn: ConnLimits,
-    /// Origins allowed by CORS.
-    pub cors_origins: Vec<String>,
 }
 
 /// PayCo's shared state (cheap to clone).
@@ -114,26 +101,12 @@ async fn list_ledger(State(app): State<Payco>, request: Request) -> Response {
 
 /// Open PayCo's database, bind, print `idem-server payco listening on http://ADDR`, serve.
 pub async fn run(config: PaycoConfig) -> Result<(), StartError> {
-    let cors = cors_layer(&config.cors_origins)?;
-    let db = Db::open(
-        &config.database,
-        db_options(config.lock_ms, config.body.max_bytes, &config.database),
-    )
-    .await?;
-    db.migrate(&SCHEMA).await?;
+    let db = config.service.open_db(&SCHEMA).await?;
     let app = Payco::new(Inner {
         db,
         route: charge_route(),
         merchants: Box::new(config.merchants),
-        body: config.body,
+        body: config.service.body,
     });
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .map_err(|e| StartError::Bind(config.listen, e))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| StartError::Bind(config.listen, e))?;
-    crate::announce("payco", addr);
-    serve(listener, with_common_layers(routes(app), cors), config.conn).await;
-    Ok(())
+    config.service.serve("payco", routes(app)).await
 }
