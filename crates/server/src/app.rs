@@ -77,16 +77,19 @@ impl ServiceConfig {
     }
 }
 
-/// `routes` with the common layers.
-pub fn with_common_layers(routes: Router, cors: CorsLayer) -> Router {
-    routes
+/// `routes` with the common layers (CORS only when origins are configured).
+pub fn with_common_layers(routes: Router, cors: Option<CorsLayer>) -> Router {
+    let routes = routes
         .fallback(|| async { to_response(idem_store::http::not_found("no such route")) })
         .method_not_allowed_fallback(|| async {
             to_response(idem_store::http::method_not_allowed())
         })
-        .layer(CatchPanicLayer::custom(panic_response))
-        .layer(cors)
-        .layer(TraceLayer::new_for_http())
+        .layer(CatchPanicLayer::custom(panic_response));
+    let routes = match cors {
+        Some(cors) => routes.layer(cors),
+        None => routes,
+    };
+    routes.layer(TraceLayer::new_for_http())
 }
 
 fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {

@@ -93,9 +93,12 @@ struct PaycoArgs {
     merchants: Vec<(String, String)>,
 }
 
+/// `TOKEN=NAME`, where NAME is a valid scope (the store would refuse every request of a
+/// tenant whose name is not one, so it is refused here, at start-up).
 fn parse_pair(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
-        Some((token, name)) if !token.is_empty() && !name.is_empty() => {
+        Some((token, name)) if !token.is_empty() => {
+            idem_store::validate_scope(name).map_err(|e| format!("{s:?}: {e}"))?;
             Ok((token.to_owned(), name.to_owned()))
         }
         _ => Err(format!("{s:?} is not TOKEN=NAME")),
