@@ -1,1 +1,2 @@
 pub mod postgres;
+pub mod process;

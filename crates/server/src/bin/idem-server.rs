@@ -1,0 +1,201 @@
+//! `idem-server`: the example checkout (`serve`) and the PayCo payment service (`payco`),
+//! each on its own port with its own database. See the crate README for the one-command start.
+
+use std::{net::SocketAddr, process::ExitCode, time::Duration};
+
+use clap::{Args, Parser, Subcommand};
+use idem_server::{
+    app::ServiceConfig,
+    checkout::{self, CheckoutConfig},
+    failpoint::{self, Action, Step},
+    payco::{self, PaycoConfig},
+    request::{BearerTenants, BodyLimits},
+    serve::ConnLimits,
+};
+use idem_store::ErrorPolicy;
+
+#[derive(Parser)]
+#[command(name = "idem-server", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The example checkout: POST /api/checkout, GET /api/orders, the claim table, events.
+    Serve(ServeArgs),
+    /// PayCo, the payment provider the checkout charges: POST /charges, GET /ledger.
+    Payco(PaycoArgs),
+}
+
+/// What both services take.
+#[derive(Args)]
+struct Common {
+    /// Address to listen on; port 0 picks a free port (printed on stdout).
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// `sqlite:FILE` (created with its schema on first start) or `postgres://…`.
+    #[arg(long)]
+    database: Option<String>,
+    /// Largest request body, in bytes (413 above).
+    #[arg(long, default_value_t = idem_store::StoreConfig::DEFAULT_MAX_BODY_BYTES)]
+    max_body_bytes: usize,
+    /// Time a client has to send a request body, in milliseconds (408 after).
+    #[arg(long, default_value_t = 10_000)]
+    body_timeout_ms: u64,
+    /// Time a client has to send request headers, and longest idle keep-alive, in ms.
+    #[arg(long, default_value_t = 5_000)]
+    header_timeout_ms: u64,
+    /// How long a claim stays live before another worker may take it over, in ms.
+    #[arg(long, default_value_t = idem_store::StoreConfig::DEFAULT_LOCK_MS)]
+    lock_ms: u64,
+    /// Origins allowed to call from a browser (CORS), e.g. http://127.0.0.1:8080. Repeatable.
+    #[arg(long = "cors-origin")]
+    cors_origins: Vec<String>,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    common: Common,
+    /// PayCo's base URL.
+    #[arg(long, default_value = "http://127.0.0.1:9090")]
+    payco: String,
+    /// The merchant's bearer token at PayCo.
+    #[arg(long, default_value = "merchant-token")]
+    payco_token: String,
+    /// Time allowed for one PayCo call, in milliseconds.
+    #[arg(long, default_value_t = 5_000)]
+    payco_timeout_ms: u64,
+    /// A tenant as TOKEN=TENANT: requests with `Authorization: Bearer TOKEN` use the scope
+    /// TENANT. Repeatable. Default: token-a=tenant-a and token-b=tenant-b (demo only).
+    #[arg(long = "tenant", value_parser = parse_pair)]
+    tenants: Vec<(String, String)>,
+    /// What a declined payment does to the claim: release-claim or save-response.
+    #[arg(long, default_value = "release-claim", value_parser = parse_policy)]
+    on_error: ErrorPolicy,
+    /// Enable failpoints (loopback listen addresses only).
+    #[arg(long)]
+    failpoints: bool,
+    /// Preset a failpoint as STEP=ACTION (after-claim, after-charge, before-commit; off,
+    /// hang, crash, panic). Repeatable; implies --failpoints.
+    #[arg(long = "failpoint", value_parser = failpoint::parse_setting)]
+    failpoint_presets: Vec<(Step, Action)>,
+}
+
+#[derive(Args)]
+struct PaycoArgs {
+    #[command(flatten)]
+    common: Common,
+    /// A merchant as TOKEN=MERCHANT. Repeatable. Default: merchant-token=shop (demo only).
+    #[arg(long = "merchant", value_parser = parse_pair)]
+    merchants: Vec<(String, String)>,
+}
+
+/// `TOKEN=NAME`, where NAME is a valid scope (the store would refuse every request of a
+/// tenant whose name is not one, so it is refused here, at start-up).
+fn parse_pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((token, name)) if !token.is_empty() => {
+            idem_store::validate_scope(name).map_err(|e| format!("{s:?}: {e}"))?;
+            Ok((token.to_owned(), name.to_owned()))
+        }
+        _ => Err(format!("{s:?} is not TOKEN=NAME")),
+    }
+}
+
+fn parse_policy(s: &str) -> Result<ErrorPolicy, String> {
+    ErrorPolicy::parse(s).ok_or_else(|| format!("{s:?} is not release-claim or save-response"))
+}
+
+fn tenants(pairs: &[(String, String)], default: &[(&str, &str)]) -> BearerTenants {
+    let mut tenants = BearerTenants::new();
+    if pairs.is_empty() {
+        for (token, name) in default {
+            tenants = tenants.with(*token, name);
+        }
+    }
+    for (token, name) in pairs {
+        tenants = tenants.with(token.clone(), name);
+    }
+    tenants
+}
+
+impl Common {
+    /// The service's settings: `--listen` (else `default_listen`) and `--database` (else
+    /// `default_database`).
+    fn service(&self, default_listen: u16, database: String) -> ServiceConfig {
+        ServiceConfig {
+            listen: self
+                .listen
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], default_listen))),
+            database,
+            lock_ms: self.lock_ms,
+            body: BodyLimits {
+                max_bytes: self.max_body_bytes,
+                timeout: Duration::from_millis(self.body_timeout_ms),
+            },
+            conn: ConnLimits {
+                header_read_timeout: Duration::from_millis(self.header_timeout_ms),
+            },
+            cors_origins: self.cors_origins.clone(),
+        }
+    }
+}
+
+/// `--database`, else `DATABASE_URL`, else the SQLite file `default`.
+fn database(given: Option<String>, default: &str) -> String {
+    given
+        .or_else(|| std::env::var("DATABASE_URL").ok())
+        .unwrap_or_else(|| default.to_owned())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match Cli::parse().command {
+        Command::Serve(args) => {
+            let database = database(args.common.database.clone(), "sqlite:idem-checkout.db");
+            let config = CheckoutConfig {
+                service: args.common.service(8000, database),
+                payco_url: args.payco.clone(),
+                payco_token: args.payco_token.clone(),
+                payco_timeout: Duration::from_millis(args.payco_timeout_ms),
+                tenants: tenants(
+                    &args.tenants,
+                    &[("token-a", "tenant-a"), ("token-b", "tenant-b")],
+                ),
+                on_error: args.on_error,
+                failpoints: (args.failpoints || !args.failpoint_presets.is_empty())
+                    .then(|| args.failpoint_presets.clone()),
+            };
+            checkout::run(config).await.map_err(|e| e.to_string())
+        }
+        Command::Payco(args) => {
+            // PayCo never reads DATABASE_URL: that names the checkout's database.
+            let database = args
+                .common
+                .database
+                .clone()
+                .unwrap_or_else(|| "sqlite:idem-payco.db".to_owned());
+            let config = PaycoConfig {
+                service: args.common.service(9090, database),
+                merchants: tenants(&args.merchants, &[("merchant-token", "shop")]),
+            };
+            payco::run(config).await.map_err(|e| e.to_string())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("idem-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

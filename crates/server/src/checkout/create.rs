@@ -1,0 +1,157 @@
+//! `POST /api/checkout` in three atomic phases: claim + order (the recovery point), PayCo
+//! outside any transaction under `charge:<order>`, then order settled + response saved in one
+//! fenced transaction.
+
+use axum::{
+    extract::{Request, State},
+    response::Response,
+};
+use idem_store::http::{lease_lost, HttpResponse};
+
+use super::{
+    orders::{self, Order},
+    params::{self, CheckoutRequest},
+    payco_client::{ChargeOutcome, ChargeUnknown},
+    Checkout,
+};
+use crate::{
+    db::{Claim, ClaimTx, DbError},
+    failpoint::Step,
+    payco::wire::ChargeRequest,
+    request::IdempotentRequest,
+    sql::now_ms,
+    storage_error,
+    wire::{to_response, to_saved},
+};
+
+/// The handler.
+pub async fn create(State(app): State<Checkout>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let answer = match IdempotentRequest::read(&parts, body, &*app.tenants, app.body).await {
+        Ok(request) => run(&app, request).await,
+        Err(refused) => refused,
+    };
+    to_response(answer)
+}
+
+async fn run(app: &Checkout, request: IdempotentRequest) -> HttpResponse {
+    let begun = request
+        .begin_parsed(&app.db, &app.route, CheckoutRequest::parse)
+        .await;
+    let (claim_tx, params) = match begun {
+        Ok(begun) => begun,
+        Err(answer) => return answer,
+    };
+    let key = claim_tx.claim().id().key().as_str().to_owned();
+
+    // Phase 1: the order commits with the claim, or neither does.
+    let (claim, order) = match claim_and_order(claim_tx, &request.scope, &key, &params).await {
+        Ok(claimed) => claimed,
+        Err(e) => return storage_error(&e),
+    };
+    app.failpoints.hit(Step::AfterClaim).await;
+
+    // Phase 2: PayCo, under the order's key, outside any transaction.
+    let charge = ChargeRequest {
+        order: order.id,
+        amount: order.amount,
+        card: params.card.clone(),
+    };
+    let outcome = app
+        .payco
+        .charge(&format!("charge:{}", order.id), &charge)
+        .await;
+    app.failpoints.hit(Step::AfterCharge).await;
+
+    // Phase 3: the order's result and the response, fenced, in one transaction.
+    let settled = match outcome {
+        Ok(ChargeOutcome::Charged(charge)) => {
+            let answer = params::paid(order.id, &charge);
+            commit(app, &claim, order.id, "paid", Some(&charge.charge), answer).await
+        }
+        Ok(ChargeOutcome::Declined) => decline(app, &claim, order.id).await,
+        Err(unknown) => return give_back(app, &claim, &unknown).await,
+    };
+    match settled {
+        Ok(answer) => answer,
+        // Another worker took the claim over: our writes were rolled back; its answer is
+        // the one that will be replayed.
+        Err(DbError::Fenced) => lease_lost(),
+        Err(e) => storage_error(&e),
+    }
+}
+
+/// Resume the order an earlier worker of this same request left (a takeover, or a claim
+/// after a release), or create it; commit it with the claim.
+async fn claim_and_order(
+    mut claim_tx: ClaimTx,
+    scope: &str,
+    key: &str,
+    params: &CheckoutRequest,
+) -> Result<(Claim, Order), DbError> {
+    let resumed = match recovered_order_id(&claim_tx) {
+        Some(id) => orders::resume(claim_tx.tx(), scope, id).await?,
+        None => None,
+    };
+    let order = match resumed {
+        Some(order) => order,
+        None => {
+            let order = orders::create(claim_tx.tx(), scope, key, params).await?;
+            claim_tx
+                .set_recovery(order.id.to_string().as_bytes())
+                .await?;
+            order
+        }
+    };
+    Ok((claim_tx.commit().await?, order))
+}
+
+/// The order id saved as the claim's recovery point. An unreadable one (a hand-edited row)
+/// is logged and treated as absent: a new order is made, and PayCo's key for it is new too.
+fn recovered_order_id(claim_tx: &ClaimTx) -> Option<i64> {
+    let point = claim_tx.recovery()?;
+    let id = std::str::from_utf8(point).ok().and_then(|s| s.parse().ok());
+    if id.is_none() {
+        tracing::error!(point = ?point, "unreadable recovery point; starting a new order");
+    }
+    id
+}
+
+/// Settle the order and save `answer`, in one fenced transaction.
+async fn commit(
+    app: &Checkout,
+    claim: &Claim,
+    order: i64,
+    status: &str,
+    charge: Option<&str>,
+    answer: HttpResponse,
+) -> Result<HttpResponse, DbError> {
+    let mut commit = app.db.commit_tx(claim).await?;
+    orders::settle(commit.tx(), order, status, charge).await?;
+    app.failpoints.hit(Step::BeforeCommit).await;
+    commit.commit(now_ms(), to_saved(&answer)).await?;
+    Ok(answer)
+}
+
+/// PayCo declined, and saved that under the order's key, so the decline is final for this
+/// checkout: in one fenced transaction, mark the order declined and let the route's declared
+/// policy save the 402 or release the claim (a retry then resumes the order, and PayCo
+/// answers it the same 402).
+async fn decline(app: &Checkout, claim: &Claim, order: i64) -> Result<HttpResponse, DbError> {
+    let answer = params::declined(order);
+    let mut fail = app.db.commit_tx(claim).await?;
+    orders::settle(fail.tx(), order, "declined", None).await?;
+    app.failpoints.hit(Step::BeforeCommit).await;
+    fail.fail(now_ms(), to_saved(&answer)).await?;
+    Ok(answer)
+}
+
+/// PayCo's outcome is unknown: save nothing (whatever the route's policy), release the claim
+/// so the client's retry resumes the order and asks PayCo again under the same key.
+async fn give_back(app: &Checkout, claim: &Claim, unknown: &ChargeUnknown) -> HttpResponse {
+    tracing::warn!(error = %unknown, "charge outcome unknown; releasing the claim");
+    match app.db.release(now_ms(), claim).await {
+        Ok(()) | Err(DbError::Fenced) => idem_store::http::bad_gateway(&unknown.to_string(), 1),
+        Err(e) => storage_error(&e),
+    }
+}

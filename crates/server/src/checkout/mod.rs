@@ -1,0 +1,128 @@
+//! The example checkout: the service a page embedding idem's SDK talks to.
+//!
+//! Routes: `POST /api/checkout` ([`create`]), `GET /api/orders`, `GET /api/orders/{id}`,
+//! `GET /api/claims`, `GET /api/claims/{key}` ([`views`]), `GET /api/events` ([`events`]),
+//! and, when failpoints are enabled, `GET /api/failpoints`, `PUT /api/failpoints/{step}`.
+
+mod create;
+mod events;
+mod failpoints;
+pub mod orders;
+pub mod params;
+pub mod payco_client;
+mod views;
+
+use std::{ops::Deref, sync::Arc, time::Duration};
+
+use axum::{
+    routing::{get, post, put},
+    Router,
+};
+use idem_store::{ErrorPolicy, RouteConfig};
+
+use crate::{
+    app::ServiceConfig,
+    db::{AppMigrations, Db},
+    failpoint::{Action, Failpoints, Step},
+    request::{BearerTenants, BodyLimits, ScopeExtractor},
+    StartError,
+};
+use payco_client::PaycoClient;
+
+/// The `orders` table's versioned schema, applied next to the claim table.
+pub const SCHEMA: AppMigrations = AppMigrations {
+    name: "orders",
+    sqlite: &[(1, "orders", include_str!("schema/sqlite.sql"))],
+    postgres: &[(1, "orders", include_str!("schema/postgres.sql"))],
+};
+
+/// Everything `idem-server serve` is started with.
+pub struct CheckoutConfig {
+    /// Listener, database, limits, CORS.
+    pub service: ServiceConfig,
+    /// PayCo's base URL.
+    pub payco_url: String,
+    /// The merchant's bearer token at PayCo.
+    pub payco_token: String,
+    /// Time allowed for one PayCo call.
+    pub payco_timeout: Duration,
+    /// Bearer token → tenant.
+    pub tenants: BearerTenants,
+    /// What a declined payment does to the claim.
+    pub on_error: ErrorPolicy,
+    /// `Some(presets)` to enable failpoints (loopback listen addresses only).
+    pub failpoints: Option<Vec<(Step, Action)>>,
+}
+
+/// The checkout's shared state (cheap to clone).
+#[derive(Clone)]
+pub struct Checkout(Arc<Inner>);
+
+/// What the handlers share.
+pub struct Inner {
+    /// The claim table and the orders.
+    pub db: Db,
+    /// `POST /api/checkout`'s route: key required, the configured error policy.
+    pub route: RouteConfig,
+    /// Who is asking.
+    pub tenants: Box<dyn ScopeExtractor>,
+    /// Body limits.
+    pub body: BodyLimits,
+    /// PayCo.
+    pub payco: PaycoClient,
+    /// Failpoints (disabled unless configured).
+    pub failpoints: Failpoints,
+}
+
+impl Deref for Checkout {
+    type Target = Inner;
+
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl Checkout {
+    /// The state for `inner`.
+    pub fn new(inner: Inner) -> Self {
+        Self(Arc::new(inner))
+    }
+}
+
+/// The checkout's routes, without the common layers.
+pub fn routes(app: Checkout) -> Router {
+    let mut router = Router::new()
+        .route("/api/checkout", post(create::create))
+        .route("/api/orders", get(views::list_orders))
+        .route("/api/orders/{id}", get(views::get_order))
+        .route("/api/claims", get(views::list_claims))
+        .route("/api/claims/{key}", get(views::get_claim))
+        .route("/api/events", get(events::events));
+    if app.failpoints.is_enabled() {
+        router = router
+            .route("/api/failpoints", get(failpoints::list))
+            .route("/api/failpoints/{step}", put(failpoints::set));
+    }
+    router.with_state(app)
+}
+
+/// Open the database, bind, print `idem-server checkout listening on http://ADDR` on stdout,
+/// and serve until the process ends.
+pub async fn run(config: CheckoutConfig) -> Result<(), StartError> {
+    let failpoints = match &config.failpoints {
+        Some(presets) => Failpoints::new(config.service.listen, presets)?,
+        None => Failpoints::disabled(),
+    };
+    let db = config.service.open_db(&SCHEMA).await?;
+    let payco = PaycoClient::new(&config.payco_url, &config.payco_token, config.payco_timeout)
+        .map_err(|e| StartError::Payco(e.to_string()))?;
+    let app = Checkout::new(Inner {
+        db,
+        route: RouteConfig::required(params::CHECKOUT_ROUTE, config.on_error),
+        tenants: Box::new(config.tenants),
+        body: config.service.body,
+        payco,
+        failpoints,
+    });
+    config.service.serve("checkout", routes(app)).await
+}

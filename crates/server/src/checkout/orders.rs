@@ -1,0 +1,162 @@
+//! The `orders` table: the checkout's recovery point and its business record.
+
+use serde::Serialize;
+
+use crate::{
+    db::{Db, Tx},
+    sql::now_ms,
+    with_pool, with_tx,
+};
+
+use super::params::CheckoutRequest;
+
+/// One order, as `GET /api/orders` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Order {
+    /// Order id; PayCo's key for it is `charge:<id>`.
+    pub id: i64,
+    /// The idempotency key of the checkout that created it.
+    pub key: String,
+    /// The cart.
+    pub cart: String,
+    /// Amount in cents.
+    pub amount: i64,
+    /// `pending` (PayCo not answered yet), `paid` or `declined`.
+    pub status: String,
+    /// PayCo's charge id, once paid.
+    pub charge: Option<String>,
+    /// When it was created, ms since the epoch.
+    pub created_at: i64,
+}
+
+/// The columns [`order_from_row!`] reads, as a literal for `concat!` (sqlx takes only
+/// literal SQL, as a guard against injection).
+macro_rules! columns {
+    () => {
+        "id, idem_key, cart, amount, status, charge_id, created_at"
+    };
+}
+
+macro_rules! order_from_row {
+    ($row:expr) => {{
+        use sqlx::Row;
+        let row = $row;
+        Order {
+            id: row.try_get("id")?,
+            key: row.try_get("idem_key")?,
+            cart: row.try_get("cart")?,
+            amount: row.try_get("amount")?,
+            status: row.try_get("status")?,
+            charge: row.try_get("charge_id")?,
+            created_at: row.try_get("created_at")?,
+        }
+    }};
+}
+
+/// Create the order `pending`, in the claim's transaction (so the claim and the order
+/// commit together); its id becomes the claim's recovery point.
+pub async fn create(
+    tx: &mut Tx,
+    scope: &str,
+    key: &str,
+    request: &CheckoutRequest,
+) -> Result<Order, sqlx::Error> {
+    let insert = concat!(
+        "INSERT INTO orders (scope, idem_key, cart, amount, card, status, created_at) ",
+        "VALUES ($1, $2, $3, $4, $5, 'pending', $6) RETURNING ",
+        columns!()
+    );
+    let created_at = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+    Ok(with_tx!(tx, |conn| {
+        let row = sqlx::query(insert)
+            .bind(scope)
+            .bind(key)
+            .bind(&request.cart)
+            .bind(request.amount)
+            .bind(&request.card)
+            .bind(created_at)
+            .fetch_one(conn)
+            .await?;
+        order_from_row!(row)
+    }))
+}
+
+/// The order a recovery point names, read in the claim's transaction.
+pub async fn resume(tx: &mut Tx, scope: &str, id: i64) -> Result<Option<Order>, sqlx::Error> {
+    let sql = concat!(
+        "SELECT ",
+        columns!(),
+        " FROM orders WHERE scope = $1 AND id = $2"
+    );
+    Ok(with_tx!(tx, |conn| {
+        match sqlx::query(sql)
+            .bind(scope)
+            .bind(id)
+            .fetch_optional(conn)
+            .await?
+        {
+            Some(row) => Some(order_from_row!(row)),
+            None => None,
+        }
+    }))
+}
+
+/// Record PayCo's answer on the order, in the fenced transaction that saves the response.
+pub async fn settle(
+    tx: &mut Tx,
+    id: i64,
+    status: &str,
+    charge: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    let sql = "UPDATE orders SET status = $1, charge_id = $2 WHERE id = $3";
+    with_tx!(tx, |conn| {
+        sqlx::query(sql)
+            .bind(status)
+            .bind(charge)
+            .bind(id)
+            .execute(conn)
+            .await
+            .map(|_| ())
+    })
+}
+
+/// The scope's orders, newest first (at most `limit`).
+pub async fn list(db: &Db, scope: &str, limit: i64) -> Result<Vec<Order>, sqlx::Error> {
+    let sql = concat!(
+        "SELECT ",
+        columns!(),
+        " FROM orders WHERE scope = $1 ORDER BY id DESC LIMIT $2"
+    );
+    Ok(with_pool!(db, |pool| {
+        let rows = sqlx::query(sql)
+            .bind(scope)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?;
+        let mut orders = Vec::with_capacity(rows.len());
+        for row in &rows {
+            orders.push(order_from_row!(row));
+        }
+        orders
+    }))
+}
+
+/// One order of the scope.
+pub async fn get(db: &Db, scope: &str, id: i64) -> Result<Option<Order>, sqlx::Error> {
+    let sql = concat!(
+        "SELECT ",
+        columns!(),
+        " FROM orders WHERE scope = $1 AND id = $2"
+    );
+    Ok(with_pool!(db, |pool| {
+        match sqlx::query(sql)
+            .bind(scope)
+            .bind(id)
+            .fetch_optional(pool)
+            .await?
+        {
+            Some(row) => Some(order_from_row!(row)),
+            None => None,
+        }
+    }))
+}

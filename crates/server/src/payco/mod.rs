@@ -1,0 +1,112 @@
+//! PayCo: the payment provider the checkout charges, a service of its own (its own port, its
+//! own database), idempotent on its key through the same store rules, with a ledger.
+//!
+//! Routes: `POST /charges` ([`charge`]), `GET /ledger` (the merchant's ledger rows).
+//! Test cards: [`wire::DECLINING_CARD`] always declines (402, saved under the key); every
+//! other token charges.
+
+mod charge;
+pub mod ledger;
+pub mod wire;
+
+use std::{ops::Deref, sync::Arc};
+
+use axum::{
+    extract::{Request, State},
+    response::Response,
+    routing::{get, post},
+    Router,
+};
+use idem_store::{ErrorPolicy, RouteConfig};
+
+use crate::{
+    app::ServiceConfig,
+    db::{AppMigrations, Db},
+    request::{BearerTenants, BodyLimits, ScopeExtractor},
+    storage_error,
+    wire::{json, to_response},
+    StartError,
+};
+
+/// The `ledger` table's versioned schema, applied next to the claim table.
+pub const SCHEMA: AppMigrations = AppMigrations {
+    name: "ledger",
+    sqlite: &[(1, "ledger", include_str!("schema/sqlite.sql"))],
+    postgres: &[(1, "ledger", include_str!("schema/postgres.sql"))],
+};
+
+/// Everything `idem-server payco` is started with.
+pub struct PaycoConfig {
+    /// Listener, database (PayCo's own), limits, CORS.
+    pub service: ServiceConfig,
+    /// Merchant bearer token → merchant (PayCo's scope).
+    pub merchants: BearerTenants,
+}
+
+/// PayCo's shared state (cheap to clone).
+#[derive(Clone)]
+pub struct Payco(Arc<Inner>);
+
+/// What PayCo's handlers share.
+pub struct Inner {
+    /// Claim table and ledger.
+    pub db: Db,
+    /// `POST /charges`: key required, answers saved (declines included).
+    pub route: RouteConfig,
+    /// Which merchant is asking.
+    pub merchants: Box<dyn ScopeExtractor>,
+    /// Body limits.
+    pub body: BodyLimits,
+}
+
+impl Deref for Payco {
+    type Target = Inner;
+
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl Payco {
+    /// The state for `inner`.
+    pub fn new(inner: Inner) -> Self {
+        Self(Arc::new(inner))
+    }
+}
+
+/// The route every charge is claimed under.
+pub fn charge_route() -> RouteConfig {
+    RouteConfig::required(wire::CHARGE_ROUTE, ErrorPolicy::SaveResponse)
+}
+
+/// PayCo's routes, without the common layers.
+pub fn routes(app: Payco) -> Router {
+    Router::new()
+        .route("/charges", post(charge::charge))
+        .route("/ledger", get(list_ledger))
+        .with_state(app)
+}
+
+async fn list_ledger(State(app): State<Payco>, request: Request) -> Response {
+    let (parts, _) = request.into_parts();
+    let merchant = match app.merchants.scope(&parts.headers) {
+        Ok(m) => m,
+        Err(e) => return to_response(idem_store::http::unauthorized(&e.to_string())),
+    };
+    to_response(match ledger::list(&app.db, &merchant).await {
+        Ok(rows) => json(200, &rows, &[]),
+        Err(e) => storage_error(&e.into()),
+    })
+}
+
+/// Open PayCo's database, bind, print `idem-server payco listening on http://ADDR`, serve.
+pub async fn run(config: PaycoConfig) -> Result<(), StartError> {
+    let db = config.service.open_db(&SCHEMA).await?;
+    let app = Payco::new(Inner {
+        db,
+        route: charge_route(),
+        merchants: Box::new(config.merchants),
+        body: config.service.body,
+    });
+    config.service.serve("payco", routes(app)).await
+}

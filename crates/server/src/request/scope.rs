@@ -1,0 +1,129 @@
+//! Scopes: which tenant a request belongs to, so one tenant's key never replays another's.
+//!
+//! The claim table's identity is (scope, key). The scope must come from who the caller *is*
+//! (a credential the server checked), never from the request body or a header the caller
+//! picks freely. [`BearerTenants`] is the example: one bearer token per tenant.
+//! [`Unscoped`] puts every caller in one scope: two tenants that happen to pick the same key
+//! (a counter, a cart id) then get each other's saved responses, a cross-tenant data leak.
+//! It exists for single-tenant deployments and to show that bug; do not use it for a
+//! service with more than one client.
+
+use std::{collections::HashMap, sync::Arc};
+
+use http::HeaderMap;
+
+/// Finds the scope of a request from its headers. Implementations must be cheap and must
+/// not trust anything the caller can choose without proving it.
+pub trait ScopeExtractor: Send + Sync + 'static {
+    /// The request's scope, or the reason it has none (answered 401).
+    fn scope(&self, headers: &HeaderMap) -> Result<Arc<str>, ScopeRejection>;
+}
+
+/// Why a request has no scope.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeRejection {
+    /// No `Authorization: Bearer …` header.
+    #[error("missing bearer token: send Authorization: Bearer <token>")]
+    MissingToken,
+    /// A bearer token no tenant holds.
+    #[error("unknown bearer token")]
+    UnknownToken,
+}
+
+/// One bearer token per tenant: `Authorization: Bearer <token>` selects the tenant.
+#[derive(Debug, Clone, Default)]
+pub struct BearerTenants {
+    tenants: HashMap<String, Arc<str>>,
+}
+
+impl BearerTenants {
+    /// No tenants yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add the tenant `tenant`, authenticated by `token`.
+    pub fn with(mut self, token: impl Into<String>, tenant: &str) -> Self {
+        self.tenants.insert(token.into(), Arc::from(tenant));
+        self
+    }
+
+    /// The tenants, as (token, tenant) pairs in token order.
+    pub fn tenants(&self) -> Vec<(&str, &str)> {
+        let mut pairs: Vec<_> = self
+            .tenants
+            .iter()
+            .map(|(token, tenant)| (token.as_str(), &**tenant))
+            .collect();
+        pairs.sort_unstable();
+        pairs
+    }
+}
+
+impl ScopeExtractor for BearerTenants {
+    fn scope(&self, headers: &HeaderMap) -> Result<Arc<str>, ScopeRejection> {
+        let value = headers
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or(ScopeRejection::MissingToken)?;
+        let (scheme, token) = value
+            .trim()
+            .split_once(' ')
+            .ok_or(ScopeRejection::MissingToken)?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return Err(ScopeRejection::MissingToken);
+        }
+        self.tenants
+            .get(token.trim())
+            .cloned()
+            .ok_or(ScopeRejection::UnknownToken)
+    }
+}
+
+/// Every request in the scope `"global"`. A cross-tenant bug for any service with more than
+/// one client: see the module docs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unscoped;
+
+impl ScopeExtractor for Unscoped {
+    fn scope(&self, _headers: &HeaderMap) -> Result<Arc<str>, ScopeRejection> {
+        Ok(Arc::from("global"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+
+    use super::*;
+
+    fn auth(value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert("authorization", HeaderValue::from_str(value).unwrap());
+        h
+    }
+
+    #[test]
+    fn a_token_selects_its_tenant() {
+        let tenants = BearerTenants::new().with("tok-a", "a").with("tok-b", "b");
+        assert_eq!(tenants.scope(&auth("Bearer tok-a")).as_deref(), Ok("a"));
+        assert_eq!(tenants.scope(&auth("bearer tok-b")).as_deref(), Ok("b"));
+    }
+
+    #[test]
+    fn no_or_unknown_token_is_refused() {
+        let tenants = BearerTenants::new().with("tok-a", "a");
+        assert_eq!(
+            tenants.scope(&HeaderMap::new()),
+            Err(ScopeRejection::MissingToken)
+        );
+        assert_eq!(
+            tenants.scope(&auth("Basic tok-a")),
+            Err(ScopeRejection::MissingToken)
+        );
+        assert_eq!(
+            tenants.scope(&auth("Bearer tok-x")),
+            Err(ScopeRejection::UnknownToken)
+        );
+    }
+}

@@ -1,0 +1,52 @@
+//! The layer: what every wrapped service shares.
+
+use std::sync::Arc;
+
+use idem_store::RouteConfig;
+use tower::Layer;
+
+use super::TwoStep;
+use crate::{
+    db::Db,
+    request::{BodyLimits, ScopeExtractor},
+};
+
+/// Wraps a service in [`TwoStep`]. See the [module docs](super) for when it is safe.
+#[derive(Clone)]
+pub struct TwoStepLayer {
+    pub(super) shared: Arc<Shared>,
+}
+
+pub(super) struct Shared {
+    pub db: Db,
+    pub route: RouteConfig,
+    pub scopes: Box<dyn ScopeExtractor>,
+    pub limits: BodyLimits,
+}
+
+impl TwoStepLayer {
+    /// Claims in `db` under `route`, scopes from `scopes`, bodies within `limits`.
+    pub fn new(
+        db: Db,
+        route: RouteConfig,
+        scopes: impl ScopeExtractor,
+        limits: BodyLimits,
+    ) -> Self {
+        let scopes = Box::new(scopes);
+        let shared = Arc::new(Shared {
+            db,
+            route,
+            scopes,
+            limits,
+        });
+        Self { shared }
+    }
+}
+
+impl<S> Layer<S> for TwoStepLayer {
+    type Service = TwoStep<S>;
+
+    fn layer(&self, inner: S) -> TwoStep<S> {
+        TwoStep::new(inner, self.shared.clone())
+    }
+}

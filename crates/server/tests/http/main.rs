@@ -1,0 +1,19 @@
+//! idem-server over real HTTP on 127.0.0.1: the real binary (checkout and PayCo as child
+//! processes), real SQLite files, a throwaway PostgreSQL, reqwest and raw TCP clients.
+//! One test binary, so the crate links once for all of them.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod bad_input;
+mod client;
+mod concurrency;
+mod crash;
+mod decline;
+mod failpoints;
+mod payco;
+mod postgres_restart;
+mod protocol;
+mod stack;
+mod two_step;
+mod views;

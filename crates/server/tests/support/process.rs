@@ -1,0 +1,148 @@
+//! The real binaries as child processes: `idem-server serve` (the checkout) and
+//! `idem-server payco`, each on a free port of 127.0.0.1 that it reports on stdout, killed
+//! (SIGKILL) when dropped.
+
+#![allow(dead_code)]
+
+use std::{path::Path, process::Stdio, time::Duration};
+
+use tokio::{
+    io::{AsyncBufReadExt, BufReader, Lines},
+    process::{Child, ChildStderr, Command},
+};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_idem-server");
+
+/// The bearer tokens the tests' checkout and PayCo accept, as `TOKEN=TENANT`.
+pub const TENANT_A: (&str, &str) = ("token-a", "tenant-a");
+pub const TENANT_B: (&str, &str) = ("token-b", "tenant-b");
+pub const MERCHANT: (&str, &str) = ("merchant-token", "shop");
+
+/// A running service.
+pub struct Service {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    stderr: Lines<BufReader<ChildStderr>>,
+}
+
+impl Service {
+    /// Start `idem-server ARGS… --listen 127.0.0.1:0` and wait until it says where it listens.
+    pub async fn start(args: &[String]) -> Service {
+        Self::start_on("127.0.0.1:0", args).await
+    }
+
+    /// Like [`start`](Self::start) on a given listen address (to restart on the same port).
+    pub async fn start_on(listen: &str, args: &[String]) -> Service {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .args(["--listen", listen])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn idem-server");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+        let mut stdout = BufReader::new(stdout).lines();
+        let line = tokio::time::timeout(Duration::from_secs(30), stdout.next_line())
+            .await
+            .expect("the service reports its address within 30 s")
+            .expect("read stdout")
+            .expect("the service printed its address before exiting");
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_owned();
+        // Keep draining stdout so the child never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+        Service { child, url, stderr }
+    }
+
+    /// PayCo on its own SQLite file in `dir`.
+    pub async fn payco(dir: &Path) -> Service {
+        let db = format!("sqlite:{}", dir.join("payco.db").display());
+        Self::start(&args(&[
+            "payco",
+            "--database",
+            &db,
+            "--merchant",
+            &format!("{}={}", MERCHANT.0, MERCHANT.1),
+        ]))
+        .await
+    }
+
+    /// `host:port` of [`url`](Self::url).
+    pub fn addr(&self) -> &str {
+        self.url.trim_start_matches("http://")
+    }
+
+    /// Wait (up to `within`) for a stderr line containing `needle`; the lines before it are
+    /// returned for diagnosis.
+    pub async fn wait_for_stderr(&mut self, needle: &str, within: Duration) -> Vec<String> {
+        let mut seen = Vec::new();
+        let found = tokio::time::timeout(within, async {
+            while let Ok(Some(line)) = self.stderr.next_line().await {
+                let hit = line.contains(needle);
+                seen.push(line);
+                if hit {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert!(
+            matches!(found, Ok(true)),
+            "no stderr line with {needle:?}; saw {seen:#?}"
+        );
+        seen
+    }
+
+    /// Read the stderr lines written so far (waiting up to 300 ms for more) and fail if one
+    /// contains `needle`.
+    pub async fn assert_no_stderr(&mut self, needle: &str) {
+        let mut seen = Vec::new();
+        while let Ok(Ok(Some(line))) =
+            tokio::time::timeout(Duration::from_millis(300), self.stderr.next_line()).await
+        {
+            seen.push(line);
+        }
+        assert!(
+            !seen.iter().any(|l| l.contains(needle)),
+            "stderr has {needle:?}: {seen:#?}"
+        );
+    }
+
+    /// SIGKILL the process and reap it.
+    pub async fn kill(mut self) {
+        self.child.kill().await.expect("SIGKILL the service");
+    }
+}
+
+/// The checkout's arguments for a database and a PayCo, with the tests' tenants.
+pub fn checkout_args(database: &str, payco: &Service, extra: &[&str]) -> Vec<String> {
+    let mut v = args(&[
+        "serve",
+        "--database",
+        database,
+        "--payco",
+        &payco.url,
+        "--payco-token",
+        MERCHANT.0,
+        "--tenant",
+        &format!("{}={}", TENANT_A.0, TENANT_A.1),
+        "--tenant",
+        &format!("{}={}", TENANT_B.0, TENANT_B.1),
+    ]);
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+pub fn args(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
