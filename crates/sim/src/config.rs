@@ -174,9 +174,8 @@ pub struct ServerConfig {
     /// The SELECT-then-INSERT bug's window between the check and the insert.
     pub claim_gap_ms: u64,
     /// What the store does with the claim when the work fails (PayCo declines or times out).
-    /// JSON: `"release-claim"` or `"save-response"` (the store's `"ReleaseClaim"` and
-    /// `"SaveResponse"` are read too, as older configs spell them).
-    #[serde(with = "error_policy_kebab")]
+    /// JSON: `"release-claim"` or `"save-response"` (idem-store's spelling; the older
+    /// `"ReleaseClaim"` and `"SaveResponse"` are read too).
     pub on_error: ErrorPolicy,
 }
 
@@ -217,37 +216,6 @@ impl Default for ServerConfig {
             claim_gap_ms: 3,
             on_error: ErrorPolicy::ReleaseClaim,
         }
-    }
-}
-
-/// `on_error` in kebab-case like every other enum of the config, reading the old spelling too.
-mod error_policy_kebab {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    use super::ErrorPolicy;
-
-    #[derive(Serialize, Deserialize)]
-    #[serde(rename_all = "kebab-case")]
-    enum Name {
-        #[serde(alias = "ReleaseClaim")]
-        ReleaseClaim,
-        #[serde(alias = "SaveResponse")]
-        SaveResponse,
-    }
-
-    pub fn serialize<S: Serializer>(policy: &ErrorPolicy, s: S) -> Result<S::Ok, S::Error> {
-        match policy {
-            ErrorPolicy::ReleaseClaim => Name::ReleaseClaim,
-            ErrorPolicy::SaveResponse => Name::SaveResponse,
-        }
-        .serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ErrorPolicy, D::Error> {
-        Ok(match Name::deserialize(d)? {
-            Name::ReleaseClaim => ErrorPolicy::ReleaseClaim,
-            Name::SaveResponse => ErrorPolicy::SaveResponse,
-        })
     }
 }
 
