@@ -57,6 +57,20 @@ pub mod problem {
     /// 409: this worker's claim was taken over before it could save. Retry: the new
     /// holder's answer will be replayed.
     pub const LEASE_LOST: &str = "https://idem.dev/problems/lease-lost";
+    /// 401: no credentials, or none the server knows (the scope extractor's refusal).
+    pub const UNAUTHORIZED: &str = "https://idem.dev/problems/unauthorized";
+    /// 404: no such resource.
+    pub const NOT_FOUND: &str = "https://idem.dev/problems/not-found";
+    /// 405: the resource does not take this method.
+    pub const METHOD_NOT_ALLOWED: &str = "https://idem.dev/problems/method-not-allowed";
+    /// 408: the request was not received in time.
+    pub const REQUEST_TIMEOUT: &str = "https://idem.dev/problems/request-timeout";
+    /// 500: the server failed; nothing about the request's key was decided by it.
+    pub const INTERNAL: &str = "https://idem.dev/problems/internal-error";
+    /// 502: a downstream service answered something unexpected or not at all. Retry.
+    pub const BAD_GATEWAY: &str = "https://idem.dev/problems/bad-gateway";
+    /// 503: the database (or another dependency) is unavailable. Retry after `Retry-After`.
+    pub const UNAVAILABLE: &str = "https://idem.dev/problems/unavailable";
 }
 
 /// An RFC 9457 problem details body.
@@ -122,7 +136,7 @@ pub fn response_for(begin: &Begin) -> Option<HttpResponse> {
         Begin::Execute { .. } | Begin::Unkeyed => None,
         Begin::Replay(saved) => Some(HttpResponse::replayed(saved.clone())),
         Begin::InFlight { retry_after_ms } => Some(in_flight(*retry_after_ms)),
-        Begin::Mismatch => Some(problem_response(
+        Begin::Mismatch => Some(problem(
             422,
             problem::KEY_REUSED,
             "Idempotency key reused with a different payload",
@@ -135,7 +149,7 @@ pub fn response_for(begin: &Begin) -> Option<HttpResponse> {
 
 /// 409 for a key in flight, with `Retry-After` in whole seconds, rounded up.
 pub fn in_flight(retry_after_ms: u64) -> HttpResponse {
-    problem_response(
+    problem(
         409,
         problem::IN_FLIGHT,
         "Request in flight",
@@ -147,12 +161,77 @@ pub fn in_flight(retry_after_ms: u64) -> HttpResponse {
 /// 409 for a worker whose fenced write failed ([`crate::Fenced`]): its claim was taken
 /// over, so the client should retry and receive the new holder's answer.
 pub fn lease_lost() -> HttpResponse {
-    problem_response(
+    problem(
         409,
         problem::LEASE_LOST,
         "Claim taken over",
         "this request's claim on the idempotency key was taken over; retry to get the result",
         Some(1),
+    )
+}
+
+/// 401: no credentials, or unknown ones.
+pub fn unauthorized(detail: &str) -> HttpResponse {
+    problem(401, problem::UNAUTHORIZED, "Unauthorized", detail, None)
+}
+
+/// 404: no such resource.
+pub fn not_found(detail: &str) -> HttpResponse {
+    problem(404, problem::NOT_FOUND, "Not found", detail, None)
+}
+
+/// 405: the resource does not take this method.
+pub fn method_not_allowed() -> HttpResponse {
+    let detail = "the resource does not take this method";
+    problem(
+        405,
+        problem::METHOD_NOT_ALLOWED,
+        "Method not allowed",
+        detail,
+        None,
+    )
+}
+
+/// 408: the request (its headers or its body) was not received in time.
+pub fn request_timeout() -> HttpResponse {
+    let detail = "the request was not received in time";
+    problem(
+        408,
+        problem::REQUEST_TIMEOUT,
+        "Request timeout",
+        detail,
+        None,
+    )
+}
+
+/// 500: the server failed (a handler panicked, a stored row is corrupt).
+pub fn internal_error() -> HttpResponse {
+    let detail = "the server failed to process the request";
+    problem(500, problem::INTERNAL, "Internal error", detail, None)
+}
+
+/// 502 with `Retry-After`: a downstream service failed; the client should retry.
+pub fn bad_gateway(detail: &str, retry_after_secs: u64) -> HttpResponse {
+    let title = "Bad gateway";
+    problem(
+        502,
+        problem::BAD_GATEWAY,
+        title,
+        detail,
+        Some(retry_after_secs),
+    )
+}
+
+/// 503 with `Retry-After`: the database is unavailable; nothing was decided.
+pub fn unavailable(retry_after_secs: u64) -> HttpResponse {
+    let detail = "the service's database is unavailable; retry later";
+    let title = "Service unavailable";
+    problem(
+        503,
+        problem::UNAVAILABLE,
+        title,
+        detail,
+        Some(retry_after_secs),
     )
 }
 
@@ -170,7 +249,7 @@ pub fn problem_for(e: &RequestError) -> HttpResponse {
         RequestError::BodyTooLarge { .. } => (problem::BODY_TOO_LARGE, "Request body too large"),
         RequestError::InvalidJson { .. } => (problem::INVALID_JSON, "Request body is not JSON"),
     };
-    problem_response(e.status(), kind, title, &e.to_string(), None)
+    problem(e.status(), kind, title, &e.to_string(), None)
 }
 
 /// `ceil(ms / 1000)` whole seconds; at least 1, since the lease is still live.
@@ -178,7 +257,10 @@ pub fn retry_after_secs(retry_after_ms: u64) -> u64 {
     retry_after_ms.div_ceil(1_000).max(1)
 }
 
-fn problem_response(
+/// A problem response (RFC 9457): `kind` is one of the [`problem`] URIs; with
+/// `retry_after`, a `Retry-After` header in whole seconds. Every problem body of idem is
+/// written here.
+pub fn problem(
     status: u16,
     kind: &str,
     title: &str,
@@ -595,6 +677,30 @@ mod tests {
     }
 
     #[test]
+    fn the_server_problems_have_their_status_type_and_retry_after() {
+        for (r, status, kind, retry) in [
+            (unauthorized("no token"), 401, problem::UNAUTHORIZED, None),
+            (not_found("no order 9"), 404, problem::NOT_FOUND, None),
+            (method_not_allowed(), 405, problem::METHOD_NOT_ALLOWED, None),
+            (request_timeout(), 408, problem::REQUEST_TIMEOUT, None),
+            (internal_error(), 500, problem::INTERNAL, None),
+            (
+                bad_gateway("payco", 2),
+                502,
+                problem::BAD_GATEWAY,
+                Some("2"),
+            ),
+            (unavailable(3), 503, problem::UNAVAILABLE, Some("3")),
+        ] {
+            assert_eq!(r.status, status);
+            assert_eq!(r.header(RETRY_AFTER), retry, "{status}");
+            let p = problem_of(&r);
+            assert_eq!((p.kind.as_str(), p.status), (kind, status));
+        }
+        assert_eq!(problem_of(&unauthorized("no token")).detail, "no token");
+    }
+
+    #[test]
     fn problem_types_are_distinct() {
         let all = [
             problem::KEY_MISSING,
@@ -605,6 +711,13 @@ mod tests {
             problem::KEY_REUSED,
             problem::IN_FLIGHT,
             problem::LEASE_LOST,
+            problem::UNAUTHORIZED,
+            problem::NOT_FOUND,
+            problem::METHOD_NOT_ALLOWED,
+            problem::REQUEST_TIMEOUT,
+            problem::INTERNAL,
+            problem::BAD_GATEWAY,
+            problem::UNAVAILABLE,
         ];
         let mut sorted = all.to_vec();
         sorted.sort_unstable();

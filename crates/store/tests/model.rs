@@ -14,6 +14,6 @@ proptest! {
 
     #[test]
     fn the_store_follows_the_model(config in config(), ops in prop::collection::vec(op(), 1..40)) {
-        run(&mut Store::new, config, ops)?;
+        run(&mut Store::new(config), config, ops)?;
     }
 }

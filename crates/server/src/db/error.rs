@@ -42,6 +42,11 @@ pub enum DbError {
 }
 
 impl DbError {
+    /// Whether the database could not be reached or refused the statement (answer 503).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, Self::Unavailable(_))
+    }
+
     /// Whether this is [`DbError::Fenced`].
     pub fn is_fenced(&self) -> bool {
         matches!(self, Self::Fenced)

@@ -35,22 +35,20 @@ impl Db {
 
     /// The work failed: follow the route's declared policy ([`Claim::on_error`]): release
     /// the claim (a retry runs the work again, resuming the recovery point) or save
-    /// `response` for replay. Fenced either way.
+    /// `response` for replay. Fenced either way. With business writes of its own, a route
+    /// uses [`CommitTx::fail`] instead.
     pub async fn fail(
         &self,
         now: u64,
         claim: &Claim,
         response: SavedResponse,
     ) -> Result<(), DbError> {
-        match rules::finish(claim.on_error, response) {
-            Finish::Release => self.release(now, claim).await,
-            Finish::Commit(response) => self.save(now, claim, response).await,
-        }
+        self.commit_tx(claim).await?.fail(now, response).await
     }
 
-    /// Delete the claim if it is still ours (`DELETE … WHERE token = $mine`), so a retry
-    /// runs the work again; its recovery point stays. A zombie's release changes nothing
-    /// and returns `Err(DbError::Fenced)`.
+    /// Delete the claim if it is still ours (`DELETE … WHERE token = $mine`, one
+    /// statement), so a retry runs the work again; its recovery point stays. A zombie's
+    /// release changes nothing and returns `Err(DbError::Fenced)`.
     pub async fn release(&self, now: u64, claim: &Claim) -> Result<(), DbError> {
         let (scope, key) = (claim.id.scope(), claim.id.key().as_str());
         let token = to_i64("token", claim.lease.token)?;
@@ -103,27 +101,59 @@ impl CommitTx {
     /// in this transaction, then `COMMIT`. If the update changed no row (the claim was
     /// taken over, released or pruned), the transaction rolls back, the route's business
     /// writes with it, and the result is `Err(DbError::Fenced)`. Retention restarts at `now`.
-    pub async fn commit(mut self, now: u64, response: SavedResponse) -> Result<(), DbError> {
+    pub async fn commit(self, now: u64, response: SavedResponse) -> Result<(), DbError> {
+        self.finish(now, Finish::Commit(response)).await
+    }
+
+    /// The work failed: apply the route's declared policy ([`Claim::on_error`]) in this
+    /// transaction, with the route's own writes (say, "order declined"): save `response`
+    /// for replay, or release the claim (`DELETE … WHERE token = $mine`). Fenced like
+    /// [`commit`](Self::commit): a lost claim rolls everything back.
+    pub async fn fail(self, now: u64, response: SavedResponse) -> Result<(), DbError> {
+        let finish = rules::finish(self.claim.on_error, response);
+        self.finish(now, finish).await
+    }
+
+    /// Release the claim in this transaction, with the route's own writes, whatever the
+    /// policy (a route that knows its work did nothing downstream).
+    pub async fn release(self, now: u64) -> Result<(), DbError> {
+        self.finish(now, Finish::Release).await
+    }
+
+    async fn finish(mut self, now: u64, finish: Finish) -> Result<(), DbError> {
         let db = self.db.clone();
         let now = db.clock_now(&mut self.tx, now).await?;
         let (scope, key) = (self.claim.id.scope(), self.claim.id.key().as_str());
         let token = to_i64("token", self.claim.lease.token)?;
         let expires_at = to_i64("expires_at", rules::expires_at(now, db.config()))?;
-        let headers = row::headers_json(&response);
-        let changed = with_tx!(&mut self.tx, |conn| {
-            sqlx::query(sql::COMMIT)
-                .bind(scope)
-                .bind(key)
-                .bind(token)
-                .bind(expires_at)
-                .bind(i64::from(response.status))
-                .bind(response.content_type.as_str())
-                .bind(headers.as_str())
-                .bind(response.body.as_slice())
-                .execute(conn)
-                .await
-                .map(|done| done.rows_affected())
-        })?;
+        let changed = match &finish {
+            Finish::Commit(response) => {
+                let headers = row::headers_json(response);
+                with_tx!(&mut self.tx, |conn| {
+                    sqlx::query(sql::COMMIT)
+                        .bind(scope)
+                        .bind(key)
+                        .bind(token)
+                        .bind(expires_at)
+                        .bind(i64::from(response.status))
+                        .bind(response.content_type.as_str())
+                        .bind(headers.as_str())
+                        .bind(response.body.as_slice())
+                        .execute(conn)
+                        .await
+                        .map(|done| done.rows_affected())
+                })?
+            }
+            Finish::Release => with_tx!(&mut self.tx, |conn| {
+                sqlx::query(sql::RELEASE)
+                    .bind(scope)
+                    .bind(key)
+                    .bind(token)
+                    .execute(conn)
+                    .await
+                    .map(|done| done.rows_affected())
+            })?,
+        };
         let id = self.claim.id.clone();
         let lease_token = self.claim.lease.token;
         if changed == 0 {
@@ -132,9 +162,12 @@ impl CommitTx {
             return Err(DbError::Fenced);
         }
         self.tx.commit().await?;
-        let kind = EventKind::Saved {
-            token: lease_token,
-            status: response.status,
+        let kind = match finish {
+            Finish::Commit(response) => EventKind::Saved {
+                token: lease_token,
+                status: response.status,
+            },
+            Finish::Release => EventKind::Released { token: lease_token },
         };
         db.log_id(now, &id, kind);
         Ok(())

@@ -391,7 +391,9 @@ impl Db {
                 .max_connections(options.max_connections)
                 .connect_with(connect)
                 .await?;
-            migrator(SQLITE_MIGRATIONS).run(&pool).await?;
+            migrator(CLAIMS_MIGRATIONS_TABLE, SQLITE_MIGRATIONS)
+                .run(&pool)
+                .await?;
             (Pool::Sqlite(pool), sql::Dialect::sqlite(options.clock))
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let connect = PgConnectOptions::from_str(url)?;
@@ -400,7 +402,9 @@ impl Db {
                 .acquire_timeout(Duration::from_secs(5))
                 .connect_with(connect)
                 .await?;
-            migrator(POSTGRES_MIGRATIONS).run(&pool).await?;
+            migrator(CLAIMS_MIGRATIONS_TABLE, POSTGRES_MIGRATIONS)
+                .run(&pool)
+                .await?;
             (Pool::Postgres(pool), sql::Dialect::postgres(options.clock))
         } else {
             return Err(DbError::Url(url.to_owned()));
@@ -472,21 +476,55 @@ impl Db {
     }
 }
 
-const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[(
+const SQLITE_MIGRATIONS: &[MigrationSql] = &[(
     1,
     "claims",
     include_str!("../../migrations/sqlite/0001_claims.sql"),
 )];
 
-const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[(
+const POSTGRES_MIGRATIONS: &[MigrationSql] = &[(
     1,
     "claims",
     include_str!("../../migrations/postgres/0001_claims.sql"),
 )];
 
-/// The migrations, embedded in the binary (versioned; sqlx records which ran).
-fn migrator(migrations: &'static [(i64, &'static str, &'static str)]) -> Migrator {
-    Migrator::with_migrations(
+/// Where sqlx records which claim-table migrations ran (its own table, so a route's
+/// migrations, [`Db::migrate`], number theirs freely).
+const CLAIMS_MIGRATIONS_TABLE: &str = "_idem_claims_migrations";
+
+/// One versioned migration: (version, description, SQL).
+pub type MigrationSql = (i64, &'static str, &'static str);
+
+/// A route's own schema (its business tables: orders, a ledger), versioned apart from the
+/// claim table's, in the same database so its writes can share the claim's transactions.
+#[derive(Debug, Clone, Copy)]
+pub struct AppMigrations {
+    /// A name for the set; sqlx records its versions in `_<name>_migrations`.
+    pub name: &'static str,
+    /// The SQLite spelling, in version order.
+    pub sqlite: &'static [MigrationSql],
+    /// The PostgreSQL spelling, in version order.
+    pub postgres: &'static [MigrationSql],
+}
+
+impl Db {
+    /// Bring a route's own schema up to date (run once at start, after [`Db::open`]).
+    pub async fn migrate(&self, app: &AppMigrations) -> Result<(), DbError> {
+        let table = format!("_{}_migrations", app.name);
+        match &self.inner.pool {
+            Pool::Sqlite(pool) => migrator(table, app.sqlite).run(pool).await?,
+            Pool::Postgres(pool) => migrator(table, app.postgres).run(pool).await?,
+        }
+        Ok(())
+    }
+}
+
+/// The migrations, embedded in the binary (versioned; sqlx records which ran in `table`).
+fn migrator(
+    table: impl Into<std::borrow::Cow<'static, str>>,
+    migrations: &'static [MigrationSql],
+) -> Migrator {
+    let mut migrator = Migrator::with_migrations(
         migrations
             .iter()
             .map(|&(version, name, sql)| {
@@ -499,5 +537,7 @@ fn migrator(migrations: &'static [(i64, &'static str, &'static str)]) -> Migrato
                 )
             })
             .collect(),
-    )
+    );
+    migrator.dangerous_set_table_name(table);
+    migrator
 }

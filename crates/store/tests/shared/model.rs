@@ -139,15 +139,14 @@ fn response(status: u16, token: u64) -> SavedResponse {
     SavedResponse::json(status, format!(r#"{{"by":{token}}}"#).into_bytes())
 }
 
-/// Run `ops` on a fresh table from `make`, checking every answer and the whole table
-/// after every step against the model.
+/// Run `ops` on `store`, an empty table under `config`, checking every answer and the
+/// whole table after every step against the model.
 pub fn run<T: Claims>(
-    make: &mut impl FnMut(StoreConfig) -> T,
+    store: &mut T,
     config: StoreConfig,
     ops: Vec<Op>,
 ) -> Result<(), TestCaseError> {
     let (lock_ms, retention_ms) = (config.lock_ms, config.retention_ms);
-    let mut store = make(config);
     let mut model = Model::default();
     let mut workers: Vec<Worker> = Vec::new();
     let mut now = 0u64;
@@ -312,7 +311,7 @@ pub fn run<T: Claims>(
             // Worker ops before any worker exists.
             Op::Save { .. } | Op::Commit { .. } | Op::Fail { .. } | Op::Release { .. } => {}
         }
-        check_table(&mut store, now, &model)?;
+        check_table(store, now, &model)?;
     }
     Ok(())
 }
