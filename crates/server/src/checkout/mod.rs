@@ -21,14 +21,13 @@ use axum::{
 use idem_store::{ErrorPolicy, RouteConfig};
 
 use crate::{
-    app::with_common_layers,
     cors::cors_layer,
     db::Db,
     db_options,
     failpoint::{Action, Failpoints, Step},
     request::{BearerTenants, BodyLimits, ScopeExtractor},
     schema::Schema,
-    serve::{serve, ConnLimits},
+    serve::ConnLimits,
     StartError,
 };
 use payco_client::PaycoClient;
@@ -66,6 +65,8 @@ pub struct CheckoutConfig {
     pub cors_origins: Vec<String>,
     /// `Some(presets)` to enable failpoints.
     pub failpoints: Option<Vec<(Step, Action)>>,
+    /// Drain deadline and pruner ([`crate::ops`]).
+    pub ops: crate::ops::OpsConfig,
 }
 
 /// The checkout's shared state (cheap to clone).
@@ -111,6 +112,10 @@ pub fn routes(app: Checkout) -> Router {
         .route("/api/orders/{id}", get(views::get_order))
         .route("/api/claims", get(views::list_claims))
         .route("/api/claims/{key}", get(views::get_claim))
+        .route(
+            "/api/keys/{key}",
+            get(crate::reconcile::route::get_key_state),
+        )
         .route("/api/events", get(events::events));
     if app.failpoints.is_enabled() {
         router = router
@@ -121,7 +126,7 @@ pub fn routes(app: Checkout) -> Router {
 }
 
 /// Open the database, bind, print `idem-server checkout listening on http://ADDR` on stdout,
-/// and serve until the process ends.
+/// and serve (with probes, metrics and the pruner) until SIGTERM or Ctrl-C, then drain.
 pub async fn run(config: CheckoutConfig) -> Result<(), StartError> {
     let failpoints = match &config.failpoints {
         Some(presets) => Failpoints::new(config.listen, presets)?,
@@ -130,14 +135,18 @@ pub async fn run(config: CheckoutConfig) -> Result<(), StartError> {
     let cors = cors_layer(&config.cors_origins)?;
     let db = Db::open(
         &config.database,
-        db_options(config.lock_ms, config.body.max_bytes, &config.database),
+        crate::db::DbOptions {
+            prune_batch: config.ops.pruner.batch,
+            ..db_options(config.lock_ms, config.body.max_bytes, &config.database)
+        },
     )
     .await?;
     SCHEMA.apply(&db).await?;
     let payco = PaycoClient::new(&config.payco_url, &config.payco_token, config.payco_timeout)
         .map_err(|e| StartError::Payco(e.to_string()))?;
+    let scopes: crate::ops::trace::SharedScope = std::sync::Arc::new(config.tenants.clone());
     let app = Checkout::new(Inner {
-        db,
+        db: db.clone(),
         route: RouteConfig::required(params::CHECKOUT_ROUTE, config.on_error),
         tenants: Box::new(config.tenants),
         body: config.body,
@@ -151,6 +160,15 @@ pub async fn run(config: CheckoutConfig) -> Result<(), StartError> {
         .local_addr()
         .map_err(|e| StartError::Bind(config.listen, e))?;
     crate::announce("checkout", addr);
-    serve(listener, with_common_layers(routes(app), cors), config.conn).await;
+    let service = crate::ops::Service {
+        routes: routes(app),
+        db,
+        consumer: None,
+        scopes: Some(scopes),
+        cors,
+        conn: config.conn,
+        ops: config.ops,
+    };
+    crate::ops::serve_service(listener, service).await;
     Ok(())
 }

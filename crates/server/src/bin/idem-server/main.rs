@@ -13,6 +13,8 @@ use idem_server::{
 };
 use idem_store::ErrorPolicy;
 
+mod admin;
+
 #[derive(Parser)]
 #[command(name = "idem-server", version, about)]
 struct Cli {
@@ -26,6 +28,9 @@ enum Command {
     Serve(ServeArgs),
     /// PayCo, the payment provider the checkout charges: POST /charges, GET /ledger.
     Payco(PaycoArgs),
+    /// Operator commands on a database (see the README's "Data and retention").
+    #[command(subcommand)]
+    Admin(admin::AdminCommand),
 }
 
 /// What both services take.
@@ -81,6 +86,8 @@ struct ServeArgs {
     /// hang, crash, panic). Repeatable; implies --failpoints.
     #[arg(long = "failpoint", value_parser = failpoint::parse_setting)]
     failpoint_presets: Vec<(Step, Action)>,
+    #[command(flatten)]
+    ops: admin::OpsArgs,
 }
 
 #[derive(Args)]
@@ -171,6 +178,7 @@ async fn main() -> ExitCode {
                 cors_origins: args.common.cors_origins.clone(),
                 failpoints: (args.failpoints || !args.failpoint_presets.is_empty())
                     .then(|| args.failpoint_presets.clone()),
+                ops: args.ops.config(),
             };
             checkout::run(config).await.map_err(|e| e.to_string())
         }
@@ -195,6 +203,7 @@ async fn main() -> ExitCode {
             };
             payco::run(config).await.map_err(|e| e.to_string())
         }
+        Command::Admin(command) => command.run().await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
