@@ -14,6 +14,7 @@
 //!                 .bind("sku-1")
 //!                 .execute(conn)
 //!                 .await
+//!                 .map(|_| ())
 //!         })?;
 //!         Ok::<_, sqlx::Error>(())
 //!     }))
