@@ -85,7 +85,10 @@ async fn two_consumers_each_effect_once(db: Db) {
     let consumer = setup(&db).await;
     let queue: Queue = Arc::new(Mutex::new(deliveries()));
     let total = queue.lock().await.len();
-    assert!(total > MESSAGES, "some messages are delivered more than once");
+    assert!(
+        total > MESSAGES,
+        "some messages are delivered more than once"
+    );
     let mut tasks = Vec::new();
     for _ in 0..2 {
         let (consumer, queue) = (consumer.clone(), queue.clone());

@@ -32,9 +32,11 @@ pub async fn postgres(name: &str) -> Db {
     let pg = Postgres::shared();
     let admin = sqlx::PgPool::connect(pg.url()).await.expect("connect");
     let db_name = format!("ops_{name}_{}", std::process::id());
-    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {db_name}")))
-        .execute(&admin)
-        .await;
+    let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {db_name}"
+    )))
+    .execute(&admin)
+    .await;
     sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db_name}")))
         .execute(&admin)
         .await

@@ -12,7 +12,10 @@ use crate::db::{self, claim, created, LOCK_MS, RETENTION_MS};
 async fn states(db: Db) {
     let t0 = 1_000_000;
     let c = claim(&db, t0, "tenant-a", "k1", b"{}").await;
-    match key_state(&db, t0 + 250, "tenant-a", "k1").await.expect("read") {
+    match key_state(&db, t0 + 250, "tenant-a", "k1")
+        .await
+        .expect("read")
+    {
         Some(KeyState::InFlight {
             lease_age_ms,
             lease_left_ms,
@@ -24,12 +27,20 @@ async fn states(db: Db) {
         other => panic!("expected in flight, got {other:?}"),
     }
     // Another tenant asking for the same key learns nothing.
-    assert_eq!(key_state(&db, t0 + 250, "tenant-b", "k1").await.expect("read"), None);
+    assert_eq!(
+        key_state(&db, t0 + 250, "tenant-b", "k1")
+            .await
+            .expect("read"),
+        None
+    );
 
     db.save(t0 + 300, &c, created(r#"{"order":1}"#))
         .await
         .expect("save");
-    match key_state(&db, t0 + 400, "tenant-a", "k1").await.expect("read") {
+    match key_state(&db, t0 + 400, "tenant-a", "k1")
+        .await
+        .expect("read")
+    {
         Some(KeyState::Done {
             status,
             content_type,
@@ -46,7 +57,12 @@ async fn states(db: Db) {
         }
         other => panic!("expected done, got {other:?}"),
     }
-    assert_eq!(key_state(&db, t0 + 400, "tenant-b", "k1").await.expect("read"), None);
+    assert_eq!(
+        key_state(&db, t0 + 400, "tenant-b", "k1")
+            .await
+            .expect("read"),
+        None
+    );
     // Past retention the row counts as absent, pruned or not.
     assert_eq!(
         key_state(&db, t0 + 300 + RETENTION_MS, "tenant-a", "k1")

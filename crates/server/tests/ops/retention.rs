@@ -44,7 +44,9 @@ async fn pruner_deletes_expired_rows_in_batches_and_keeps_live_claims() {
         db.save(then, &c, created("{}")).await.expect("save");
     }
     let fresh = claim(&db, now_ms(), "a", "fresh", b"{}").await;
-    db.save(now_ms(), &fresh, created("{}")).await.expect("save");
+    db.save(now_ms(), &fresh, created("{}"))
+        .await
+        .expect("save");
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let task = pruner::spawn(
         db.clone(),
@@ -61,16 +63,24 @@ async fn pruner_deletes_expired_rows_in_batches_and_keeps_live_claims() {
     let now = now_ms();
     let rows = db.rows(now, "a", "", 10_000).await.expect("rows");
     let keys: Vec<&str> = rows.iter().map(|r| r.key.as_str()).collect();
-    assert_eq!(keys, vec!["fresh", "live"], "expired done rows pruned, live and fresh kept");
+    assert_eq!(
+        keys,
+        vec!["fresh", "live"],
+        "expired done rows pruned, live and fresh kept"
+    );
     // The live claim is still the same lease: its holder can commit.
-    db.save(now, &live, created("{}")).await.expect("the live claim still commits");
+    db.save(now, &live, created("{}"))
+        .await
+        .expect("the live claim still commits");
 }
 
 #[tokio::test]
 async fn admin_delete_tenant_removes_one_tenants_rows_only() {
     let dir = tempfile::tempdir().expect("dir");
     let (db, url) = open(&dir, 10_000, 86_400_000).await;
-    let consumer = Consumer::open(&db, ConsumerConfig::default()).await.expect("consumer");
+    let consumer = Consumer::open(&db, ConsumerConfig::default())
+        .await
+        .expect("consumer");
     let now = now_ms();
     for tenant in ["tenant-a", "tenant-b"] {
         for i in 0..3 {
@@ -98,26 +108,54 @@ async fn admin_delete_tenant_removes_one_tenants_rows_only() {
     }
     db.close().await;
     let out = tokio::process::Command::new(BIN)
-        .args(["admin", "delete-tenant", "--database", &url, "--tenant", "tenant-a", "--batch", "2"])
+        .args([
+            "admin",
+            "delete-tenant",
+            "--database",
+            &url,
+            "--tenant",
+            "tenant-a",
+            "--batch",
+            "2",
+        ])
         .env_remove("DATABASE_URL")
         .output()
         .await
         .expect("run admin");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
     assert_eq!(
         report["deleted"],
         serde_json::json!({"claims": 4, "recovery_points": 1, "message_ids": 1})
     );
     let (db, _) = open(&dir, 10_000, 86_400_000).await;
-    assert!(db.rows(now, "tenant-a", "", 100).await.expect("rows").is_empty());
-    assert_eq!(db.rows(now, "tenant-b", "", 100).await.expect("rows").len(), 4);
-    let consumer = Consumer::open(&db, ConsumerConfig::default()).await.expect("consumer");
+    assert!(db
+        .rows(now, "tenant-a", "", 100)
+        .await
+        .expect("rows")
+        .is_empty());
+    assert_eq!(
+        db.rows(now, "tenant-b", "", 100).await.expect("rows").len(),
+        4
+    );
+    let consumer = Consumer::open(&db, ConsumerConfig::default())
+        .await
+        .expect("consumer");
     let again = consumer
-        .process_once(now, "tenant-b", "m1", |_| Box::pin(async { Ok::<_, sqlx::Error>(()) }))
+        .process_once(now, "tenant-b", "m1", |_| {
+            Box::pin(async { Ok::<_, sqlx::Error>(()) })
+        })
         .await
         .expect("message");
-    assert_eq!(again, idem_server::consumer::Processed::Duplicate, "tenant-b's ids stay");
+    assert_eq!(
+        again,
+        idem_server::consumer::Processed::Duplicate,
+        "tenant-b's ids stay"
+    );
 
     let bad = tokio::process::Command::new(BIN)
         .args(["admin", "delete-tenant", "--database", &url, "--tenant", ""])

@@ -28,7 +28,9 @@ async fn slow_proxy(upstream: String, delay: Duration) -> String {
         while let Ok((mut client, _)) = listener.accept().await {
             let upstream = upstream.clone();
             tokio::spawn(async move {
-                let Ok(mut server) = TcpStream::connect(&upstream).await else { return };
+                let Ok(mut server) = TcpStream::connect(&upstream).await else {
+                    return;
+                };
                 let (mut cr, mut cw) = client.split();
                 let (mut sr, mut sw) = server.split();
                 let up = tokio::io::copy(&mut cr, &mut sw);
@@ -75,7 +77,10 @@ async fn sigterm_lets_in_flight_checkouts_commit() {
         let (client, url) = (client.clone(), server.url.clone());
         requests.push(tokio::spawn(async move {
             let order = body(&format!("cart-{i}"), 1000 + i, "tok_visa");
-            (order.clone(), checkout(&client, &url, "token-a", &format!("s{i}"), &order).await)
+            (
+                order.clone(),
+                checkout(&client, &url, "token-a", &format!("s{i}"), &order).await,
+            )
         }));
     }
     tokio::time::sleep(Duration::from_millis(250)).await;
@@ -83,7 +88,10 @@ async fn sigterm_lets_in_flight_checkouts_commit() {
     let mut orders = Vec::new();
     for (i, r) in requests.into_iter().enumerate() {
         let (order, answer) = r.await.expect("request task");
-        assert_eq!(answer.status, 201, "in-flight checkout s{i} committed during the drain");
+        assert_eq!(
+            answer.status, 201,
+            "in-flight checkout s{i} committed during the drain"
+        );
         orders.push(order);
     }
     let exit = server.wait_exit(Duration::from_secs(10)).await;
@@ -93,7 +101,11 @@ async fn sigterm_lets_in_flight_checkouts_commit() {
     let server = Service::start(&checkout_args(&db, &stack.payco, &[])).await;
     for (i, order) in orders.iter().enumerate() {
         let again = checkout(&client, &server.url, "token-a", &format!("s{i}"), order).await;
-        assert!(again.is_replay(), "s{i} replays after the restart: {}", again.status);
+        assert!(
+            again.is_replay(),
+            "s{i} replays after the restart: {}",
+            again.status
+        );
     }
     let charges = charges_per_order(&client, &stack.payco).await;
     assert_eq!(charges.len(), 5);
@@ -107,7 +119,14 @@ async fn a_request_stuck_past_the_deadline_is_taken_over_after_restart() {
     let mut server = Service::start(&checkout_args(
         &db,
         &stack.payco,
-        &["--drain-ms", "300", "--lock-ms", "1000", "--failpoint", "after-charge=hang"],
+        &[
+            "--drain-ms",
+            "300",
+            "--lock-ms",
+            "1000",
+            "--failpoint",
+            "after-charge=hang",
+        ],
     ))
     .await;
     let client = http();
@@ -131,13 +150,25 @@ async fn a_request_stuck_past_the_deadline_is_taken_over_after_restart() {
     sigterm(server.pid());
     let exit = server.wait_exit(Duration::from_secs(5)).await;
     assert!(exit.success(), "exits at the drain deadline: {exit:?}");
-    assert!(stuck.await.expect("task").is_err(), "the stuck request was cut off");
+    assert!(
+        stuck.await.expect("task").is_err(),
+        "the stuck request was cut off"
+    );
 
     let server = Service::start(&checkout_args(&db, &stack.payco, &["--lock-ms", "1000"])).await;
-    let settled =
-        checkout_until_settled(&client, &server.url, "token-a", "stuck", &order, Duration::from_secs(15))
-            .await;
-    assert_eq!(settled.status, 201, "the retry took the claim over and finished");
+    let settled = checkout_until_settled(
+        &client,
+        &server.url,
+        "token-a",
+        "stuck",
+        &order,
+        Duration::from_secs(15),
+    )
+    .await;
+    assert_eq!(
+        settled.status, 201,
+        "the retry took the claim over and finished"
+    );
     let charges = charges_per_order(&client, &stack.payco).await;
     assert_eq!(charges.len(), 1);
     assert_eq!(charges[0].1, 1, "PayCo charged once: {charges:?}");
