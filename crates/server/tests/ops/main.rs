@@ -6,7 +6,6 @@
 mod support;
 
 #[path = "../http/client.rs"]
-#[allow(dead_code)]
 mod client;
 #[path = "../http/stack.rs"]
 mod stack;
