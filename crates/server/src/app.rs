@@ -8,13 +8,15 @@ use std::any::Any;
 use axum::{response::Response, Router};
 use tower_http::{catch_panic::CatchPanicLayer, cors::CorsLayer, trace::TraceLayer};
 
-use crate::{problems, wire::to_response};
+use crate::wire::to_response;
 
 /// `routes` with the common layers.
 pub fn with_common_layers(routes: Router, cors: CorsLayer) -> Router {
     routes
-        .fallback(|| async { to_response(problems::not_found("no such route")) })
-        .method_not_allowed_fallback(|| async { to_response(problems::method_not_allowed()) })
+        .fallback(|| async { to_response(idem_store::http::not_found("no such route")) })
+        .method_not_allowed_fallback(|| async {
+            to_response(idem_store::http::method_not_allowed())
+        })
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(cors)
         .layer(TraceLayer::new_for_http())
@@ -27,5 +29,5 @@ fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("a panic");
     tracing::error!(panic = what, "handler panicked");
-    to_response(problems::internal())
+    to_response(idem_store::http::internal_error())
 }

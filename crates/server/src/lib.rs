@@ -25,7 +25,6 @@ pub mod problems;
 pub mod reconcile;
 pub mod request;
 pub mod retention;
-pub mod schema;
 pub mod serve;
 pub mod sql;
 pub mod two_step;
@@ -47,9 +46,6 @@ pub enum StartError {
     /// The database could not be opened or migrated.
     #[error("database: {0}")]
     Db(#[from] db::DbError),
-    /// A business table's schema could not be applied.
-    #[error("schema: {0}")]
-    Schema(#[from] sqlx::migrate::MigrateError),
     /// The PayCo client could not be built.
     #[error("payco client: {0}")]
     Payco(String),
@@ -61,20 +57,16 @@ pub enum StartError {
 /// The answer for a storage failure: 503 with `Retry-After` when the database cannot be
 /// reached (the client retries with the same key; nothing was committed), 409 (lease lost)
 /// for a fenced write, 500 otherwise (a corrupt row, a bug), logged either way. The status
-/// is `db`'s classification ([`db::DbError::status`]).
+/// is `db`'s classification.
 pub fn storage_error(e: &db::DbError) -> HttpResponse {
-    match e.status() {
-        503 => {
-            tracing::warn!(error = %e, "database unavailable");
-            problems::unavailable(
-                "the database is unavailable; retry with the same idempotency key",
-            )
-        }
-        409 => idem_store::http::lease_lost(),
-        _ => {
-            tracing::error!(error = %e, "storage error");
-            problems::internal()
-        }
+    if e.is_unavailable() {
+        tracing::warn!(error = %e, "database unavailable");
+        idem_store::http::unavailable(1)
+    } else if e.is_fenced() {
+        idem_store::http::lease_lost()
+    } else {
+        tracing::error!(error = %e, "storage error");
+        idem_store::http::internal_error()
     }
 }
 

@@ -49,7 +49,7 @@ pub fn json<T: serde::Serialize>(
     headers: &[(&str, String)],
 ) -> HttpResponse {
     let Ok(body) = serde_json::to_vec(value) else {
-        return crate::problems::internal();
+        return idem_store::http::internal_error();
     };
     let mut all = vec![(
         idem_store::http::CONTENT_TYPE.to_owned(),

@@ -21,7 +21,6 @@ use crate::{
     db::{self, Begin, Claim, ClaimTx, DbError},
     failpoint::Step,
     payco::wire::ChargeRequest,
-    problems,
     request::IdempotentRequest,
     sql::now_ms,
     storage_error,
@@ -65,7 +64,7 @@ async fn run(app: &Checkout, request: IdempotentRequest) -> HttpResponse {
     let claim_tx = match begun {
         Ok(Begin::Execute(claim_tx)) => claim_tx,
         Ok(Begin::Answer(decision)) => {
-            return response_for(&decision).unwrap_or_else(problems::internal);
+            return response_for(&decision).unwrap_or_else(idem_store::http::internal_error);
         }
         // The route requires a key and this request has one.
         Ok(Begin::Unkeyed) => return problem_for(&RequestError::MissingKey),
@@ -162,18 +161,15 @@ async fn commit(
 }
 
 /// PayCo declined, and saved that under the order's key, so the decline is final for this
-/// checkout whatever the route's policy: mark the order declined, then let the route's
-/// policy save the 402 or release the claim (a retry then resumes the order and PayCo
+/// checkout: in one fenced transaction, mark the order declined and let the route's declared
+/// policy save the 402 or release the claim (a retry then resumes the order, and PayCo
 /// answers it the same 402).
-///
-/// The mark is not fenced with the claim (`db` offers the policy-following `fail` without a
-/// transaction of the route's own): harmless, because any worker of this order can only ever
-/// learn the same decline from PayCo's key.
 async fn decline(app: &Checkout, claim: &Claim, order: i64) -> Result<HttpResponse, DbError> {
     let answer = params::declined(order);
-    orders::mark_declined(&app.db, order).await?;
+    let mut fail = app.db.commit_tx(claim).await?;
+    orders::settle(fail.tx(), order, "declined", None).await?;
     app.failpoints.hit(Step::BeforeCommit).await;
-    app.db.fail(now_ms(), claim, to_saved(&answer)).await?;
+    fail.fail(now_ms(), to_saved(&answer)).await?;
     Ok(answer)
 }
 
@@ -182,7 +178,7 @@ async fn decline(app: &Checkout, claim: &Claim, order: i64) -> Result<HttpRespon
 async fn give_back(app: &Checkout, claim: &Claim, unknown: &ChargeUnknown) -> HttpResponse {
     tracing::warn!(error = %unknown, "charge outcome unknown; releasing the claim");
     match app.db.release(now_ms(), claim).await {
-        Ok(()) | Err(DbError::Fenced) => problems::bad_gateway(&unknown.to_string()),
+        Ok(()) | Err(DbError::Fenced) => idem_store::http::bad_gateway(&unknown.to_string(), 1),
         Err(e) => storage_error(&e),
     }
 }

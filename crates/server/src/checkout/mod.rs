@@ -22,21 +22,20 @@ use idem_store::{ErrorPolicy, RouteConfig};
 
 use crate::{
     cors::cors_layer,
-    db::Db,
+    db::{AppMigrations, Db},
     db_options,
     failpoint::{Action, Failpoints, Step},
     request::{BearerTenants, BodyLimits, ScopeExtractor},
-    schema::Schema,
     serve::ConnLimits,
     StartError,
 };
 use payco_client::PaycoClient;
 
-/// The `orders` table's versioned schema.
-pub const SCHEMA: Schema = Schema {
-    table: "_orders_migrations",
-    sqlite: include_str!("schema/sqlite.sql"),
-    postgres: include_str!("schema/postgres.sql"),
+/// The `orders` table's versioned schema, applied next to the claim table.
+pub const SCHEMA: AppMigrations = AppMigrations {
+    name: "orders",
+    sqlite: &[(1, "orders", include_str!("schema/sqlite.sql"))],
+    postgres: &[(1, "orders", include_str!("schema/postgres.sql"))],
 };
 
 /// Everything `idem-server serve` is started with.
@@ -141,7 +140,7 @@ pub async fn run(config: CheckoutConfig) -> Result<(), StartError> {
         },
     )
     .await?;
-    SCHEMA.apply(&db).await?;
+    db.migrate(&SCHEMA).await?;
     let payco = PaycoClient::new(&config.payco_url, &config.payco_token, config.payco_timeout)
         .map_err(|e| StartError::Payco(e.to_string()))?;
     let scopes: crate::ops::trace::SharedScope = std::sync::Arc::new(config.tenants.clone());

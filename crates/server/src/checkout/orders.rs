@@ -120,16 +120,6 @@ pub async fn settle(
     })
 }
 
-/// Mark the order declined, outside any claim (see the checkout's `decline`).
-pub async fn mark_declined(db: &Db, id: i64) -> Result<(), sqlx::Error> {
-    let sql = "UPDATE orders SET status = 'declined' WHERE id = $1";
-    with_pool!(db, |pool| sqlx::query(sql)
-        .bind(id)
-        .execute(pool)
-        .await
-        .map(|_| ()))
-}
-
 /// The scope's orders, newest first (at most `limit`).
 pub async fn list(db: &Db, scope: &str, limit: i64) -> Result<Vec<Order>, sqlx::Error> {
     let sql = concat!(

@@ -9,7 +9,6 @@ use idem_store::http::HttpResponse;
 
 use super::{orders, Checkout};
 use crate::{
-    problems,
     sql::now_ms,
     storage_error,
     wire::{json, to_response},
@@ -39,10 +38,10 @@ pub async fn get_order(
     let (parts, _) = request.into_parts();
     to_response(match (scope(&app, &parts), id.parse::<i64>()) {
         (Err(refused), _) => refused,
-        (Ok(_), Err(_)) => problems::not_found("no such order"),
+        (Ok(_), Err(_)) => idem_store::http::not_found("no such order"),
         (Ok(scope), Ok(id)) => match orders::get(&app.db, &scope, id).await {
             Ok(Some(order)) => json(200, &order, &[]),
-            Ok(None) => problems::not_found("no such order"),
+            Ok(None) => idem_store::http::not_found("no such order"),
             Err(e) => storage_error(&e.into()),
         },
     })
@@ -70,7 +69,7 @@ pub async fn get_claim(
     to_response(match scope(&app, &parts) {
         Ok(scope) => match app.db.row(now_ms(), &scope, &key).await {
             Ok(Some(row)) => json(200, &row, &[]),
-            Ok(None) => problems::not_found("no claim for this key"),
+            Ok(None) => idem_store::http::not_found("no claim for this key"),
             Err(e) => storage_error(&e),
         },
         Err(refused) => refused,
@@ -80,5 +79,5 @@ pub async fn get_claim(
 pub(super) fn scope(app: &Checkout, parts: &Parts) -> Result<std::sync::Arc<str>, HttpResponse> {
     app.tenants
         .scope(&parts.headers)
-        .map_err(|e| problems::unauthorized(&e.to_string()))
+        .map_err(|e| idem_store::http::unauthorized(&e.to_string()))
 }

@@ -12,7 +12,9 @@ use std::{
 use axum::{extract::State, response::Response};
 use serde_json::json;
 
-use crate::{db::Db, problems, wire, with_pool};
+use idem_store::http::{self, problem, HttpResponse};
+
+use crate::{db::Db, wire, with_pool};
 
 /// How long `/readyz` waits for the database before it says not ready.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(2);
@@ -65,13 +67,18 @@ pub async fn healthz() -> Response {
 /// a problem body saying why (the database, or draining) and `Retry-After`.
 pub async fn readyz(State(health): State<Health>) -> Response {
     if health.draining.load(Ordering::SeqCst) {
-        return wire::to_response(problems::unavailable("shutting down"));
+        return wire::to_response(not_ready("shutting down"));
     }
     wire::to_response(match health.database_reachable().await {
         Ok(()) => wire::json(200, &json!({ "status": "ready" }), &[]),
         Err(why) => {
             tracing::warn!(error = %why, "not ready: database unreachable");
-            problems::unavailable(&format!("database unreachable: {why}"))
+            not_ready(&format!("database unreachable: {why}"))
         }
     })
+}
+
+/// 503 with the reason and `Retry-After: 1`, in the store's one problem shape.
+fn not_ready(detail: &str) -> HttpResponse {
+    http::problem(503, problem::UNAVAILABLE, "Not ready", detail, Some(1))
 }

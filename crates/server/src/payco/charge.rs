@@ -78,7 +78,7 @@ async fn run(app: &Payco, request: IdempotentRequest) -> HttpResponse {
             Err(e) => return storage_error(&e),
         },
         Ok(Begin::Answer(decision)) => {
-            return response_for(&decision).unwrap_or_else(problems::internal);
+            return response_for(&decision).unwrap_or_else(idem_store::http::internal_error);
         }
         Ok(Begin::Unkeyed) => return problem_for(&RequestError::MissingKey),
         Err(e) => return storage_error(&e),

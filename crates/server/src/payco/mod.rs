@@ -22,21 +22,20 @@ use idem_store::{ErrorPolicy, RouteConfig};
 use crate::{
     app::with_common_layers,
     cors::cors_layer,
-    db::Db,
-    db_options, problems,
+    db::{AppMigrations, Db},
+    db_options,
     request::{BearerTenants, BodyLimits, ScopeExtractor},
-    schema::Schema,
     serve::{serve, ConnLimits},
     storage_error,
     wire::{json, to_response},
     StartError,
 };
 
-/// The `ledger` table's versioned schema.
-pub const SCHEMA: Schema = Schema {
-    table: "_ledger_migrations",
-    sqlite: include_str!("schema/sqlite.sql"),
-    postgres: include_str!("schema/postgres.sql"),
+/// The `ledger` table's versioned schema, applied next to the claim table.
+pub const SCHEMA: AppMigrations = AppMigrations {
+    name: "ledger",
+    sqlite: &[(1, "ledger", include_str!("schema/sqlite.sql"))],
+    postgres: &[(1, "ledger", include_str!("schema/postgres.sql"))],
 };
 
 /// Everything `idem-server payco` is started with.
@@ -105,7 +104,7 @@ async fn list_ledger(State(app): State<Payco>, request: Request) -> Response {
     let (parts, _) = request.into_parts();
     let merchant = match app.merchants.scope(&parts.headers) {
         Ok(m) => m,
-        Err(e) => return to_response(problems::unauthorized(&e.to_string())),
+        Err(e) => return to_response(idem_store::http::unauthorized(&e.to_string())),
     };
     to_response(match ledger::list(&app.db, &merchant).await {
         Ok(rows) => json(200, &rows, &[]),
@@ -121,7 +120,7 @@ pub async fn run(config: PaycoConfig) -> Result<(), StartError> {
         db_options(config.lock_ms, config.body.max_bytes, &config.database),
     )
     .await?;
-    SCHEMA.apply(&db).await?;
+    db.migrate(&SCHEMA).await?;
     let app = Payco::new(Inner {
         db,
         route: charge_route(),

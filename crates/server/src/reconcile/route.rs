@@ -7,7 +7,7 @@ use axum::{
 };
 
 use super::{key_state, KeyStateError};
-use crate::{checkout::Checkout, problems, sql::now_ms, storage_error, wire};
+use crate::{checkout::Checkout, sql::now_ms, storage_error, wire};
 
 /// 200 with the [`KeyState`](super::KeyState), 404 (no live row for this tenant), 400 (not
 /// a valid key), 401 (no tenant).
@@ -18,11 +18,13 @@ pub async fn get_key_state(
 ) -> Response {
     let scope = match app.tenants.scope(request.headers()) {
         Ok(scope) => scope,
-        Err(e) => return wire::to_response(problems::unauthorized(&e.to_string())),
+        Err(e) => return wire::to_response(idem_store::http::unauthorized(&e.to_string())),
     };
     wire::to_response(match key_state(&app.db, now_ms(), &scope, &key).await {
         Ok(Some(state)) => wire::json(200, &state, &[]),
-        Ok(None) => problems::not_found("no live idempotency key of this tenant by that name"),
+        Ok(None) => {
+            idem_store::http::not_found("no live idempotency key of this tenant by that name")
+        }
         Err(KeyStateError::InvalidKey(e)) => idem_store::http::problem_for(&e),
         Err(KeyStateError::Db(e)) => storage_error(&e),
     })

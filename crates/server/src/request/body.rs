@@ -14,8 +14,6 @@ use idem_store::{
     RequestError,
 };
 
-use crate::problems;
-
 /// Limits on reading a body.
 ///
 /// ## Default values
@@ -56,7 +54,7 @@ pub async fn read_body(
     }
     let read = Limited::new(body, limit).collect();
     match tokio::time::timeout(limits.timeout, read).await {
-        Err(_elapsed) => Err(problems::request_timeout()),
+        Err(_elapsed) => Err(idem_store::http::request_timeout()),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
             // The length is unknown (chunked): at least one byte over the limit arrived.

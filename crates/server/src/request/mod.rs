@@ -17,8 +17,6 @@ pub use body::{read_body, BodyLimits};
 pub use key::idempotency_key;
 pub use scope::{BearerTenants, ScopeExtractor, ScopeRejection, Unscoped};
 
-use crate::problems;
-
 /// A request an idempotent route can hand to the store.
 #[derive(Debug, Clone)]
 pub struct IdempotentRequest {
@@ -41,7 +39,7 @@ impl IdempotentRequest {
     ) -> Result<Self, HttpResponse> {
         let scope = scopes
             .scope(&parts.headers)
-            .map_err(|e| problems::unauthorized(&e.to_string()))?;
+            .map_err(|e| idem_store::http::unauthorized(&e.to_string()))?;
         let key = idempotency_key(&parts.headers).map_err(|e| problem_for(&e))?;
         let body = read_body(&parts.headers, body, limits).await?;
         Ok(Self { scope, key, body })

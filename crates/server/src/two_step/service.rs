@@ -20,7 +20,6 @@ use tower::Service;
 use super::layer::Shared;
 use crate::{
     db::{self, Begin, DbError},
-    problems,
     request::IdempotentRequest,
     sql::now_ms,
     storage_error,
@@ -96,7 +95,9 @@ where
         },
         Ok(Begin::Unkeyed) => None,
         Ok(Begin::Answer(decision)) => {
-            return to_response(response_for(&decision).unwrap_or_else(problems::internal));
+            return to_response(
+                response_for(&decision).unwrap_or_else(idem_store::http::internal_error),
+            );
         }
         Err(e) => return to_response(storage_error(&e)),
     };
@@ -113,7 +114,7 @@ where
         Err(e) => {
             tracing::error!(error = %e, "inner answer too large or broken; releasing the claim");
             let _ = shared.db.release(now_ms(), &claim).await;
-            return to_response(problems::internal());
+            return to_response(idem_store::http::internal_error());
         }
     };
     let status = parts.status.as_u16();

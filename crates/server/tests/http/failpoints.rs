@@ -1,7 +1,7 @@
 //! Failpoints: off unless enabled, refused on a non-loopback address, settable at run time; a
 //! panicking request fails alone (500 problem) and its claim is taken over later.
 
-use std::{process::Command, time::Duration};
+use std::{process::Stdio, time::Duration};
 
 use crate::{
     client,
@@ -9,9 +9,9 @@ use crate::{
     support::process::{args, BIN, TENANT_A},
 };
 
-#[test]
-fn failpoints_are_refused_on_a_non_loopback_address() {
-    let out = Command::new(BIN)
+#[tokio::test]
+async fn failpoints_are_refused_on_a_non_loopback_address() {
+    let child = tokio::process::Command::new(BIN)
         .args(args(&[
             "serve",
             "--listen",
@@ -21,8 +21,15 @@ fn failpoints_are_refused_on_a_non_loopback_address() {
             "--failpoint",
             "after-claim=crash",
         ]))
-        .output()
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
         .expect("run the binary");
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("it must refuse to start, not serve")
+        .expect("wait for the binary");
     assert!(!out.status.success(), "it must refuse to start");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("loopback"), "{stderr}");

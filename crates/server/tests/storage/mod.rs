@@ -1,0 +1,576 @@
+//! What the SQL tables add to the rules, written once and run over SQLite and PostgreSQL
+//! (`storage_sqlite.rs`, `storage_postgres.rs`): the atomic write (claim + recovery point
+//! in one transaction; business writes + saved response in one fenced transaction), the
+//! recovery point across a takeover and a release, real concurrency on one key, corrupt
+//! rows, the database clock, and prune batches.
+
+#![allow(dead_code)]
+
+use std::{
+    sync::Arc,
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use idem_server::{
+    db::{AppMigrations, Begin, ClaimTx, Clock, Db, DbError, DbOptions, Request},
+    with_tx,
+};
+use idem_store::{Begin as StoreBegin, ErrorPolicy, RouteConfig, SavedResponse, StoreConfig};
+
+use crate::tables::{self, Kind};
+
+pub static CHECKOUT: RouteConfig =
+    RouteConfig::required("POST /api/checkout", ErrorPolicy::ReleaseClaim);
+pub static SAVING: RouteConfig =
+    RouteConfig::required("POST /api/checkout", ErrorPolicy::SaveResponse);
+pub const BODY: &[u8] = br#"{"cart":"c-1","amount":4200}"#;
+pub const OTHER_BODY: &[u8] = br#"{"cart":"c-1","amount":9900}"#;
+pub const LOCK_MS: u64 = 1_000;
+
+/// A test route's own table, through [`Db::migrate`]: the same DDL on both backends.
+const ORDERS: AppMigrations = AppMigrations {
+    name: "test_orders",
+    sqlite: &[(
+        1,
+        "orders",
+        "CREATE TABLE orders (id BIGINT PRIMARY KEY, status TEXT NOT NULL)",
+    )],
+    postgres: &[(
+        1,
+        "orders",
+        "CREATE TABLE orders (id BIGINT PRIMARY KEY, status TEXT NOT NULL)",
+    )],
+};
+
+pub fn options() -> DbOptions {
+    DbOptions {
+        store: StoreConfig {
+            lock_ms: LOCK_MS,
+            retention_ms: 60_000,
+            max_body_bytes: 1_024,
+            event_capacity: 1_024,
+        },
+        ..DbOptions::default()
+    }
+}
+
+async fn table(kind: Kind) -> Db {
+    let db = tables::fresh(kind, options()).await;
+    db.migrate(&ORDERS).await.expect("the route's migrations");
+    db
+}
+
+fn request<'a>(key: &'a str, body: &'a [u8], route: &'a RouteConfig) -> Request<'a> {
+    Request {
+        scope: "tenant-a",
+        key: Some(key),
+        body,
+        route,
+    }
+}
+
+async fn execute(db: &Db, now: u64, key: &str, body: &[u8], route: &RouteConfig) -> ClaimTx {
+    match db
+        .begin(now, request(key, body, route))
+        .await
+        .expect("begin")
+    {
+        Begin::Execute(claim) => claim,
+        other => panic!("expected a claim, got {other:?}"),
+    }
+}
+
+async fn answer(db: &Db, now: u64, key: &str, body: &[u8]) -> StoreBegin {
+    match db
+        .begin(now, request(key, body, &CHECKOUT))
+        .await
+        .expect("begin")
+    {
+        Begin::Answer(answer) => answer,
+        other => panic!("expected an answer, got {other:?}"),
+    }
+}
+
+async fn insert_order(claim: &mut ClaimTx, id: i64) {
+    with_tx!(claim.tx(), |conn| {
+        sqlx::query("INSERT INTO orders (id, status) VALUES ($1, 'pending')")
+            .bind(id)
+            .execute(conn)
+            .await
+            .map(|_| ())
+    })
+    .expect("insert the order");
+}
+
+async fn orders(db: &Db) -> Vec<(i64, String)> {
+    let sql = "SELECT id, status FROM orders ORDER BY id";
+    if let Some(pool) = db.sqlite_pool() {
+        sqlx::query_as(sql).fetch_all(pool).await.expect("orders")
+    } else {
+        let pool = db.postgres_pool().expect("a pool");
+        sqlx::query_as(sql).fetch_all(pool).await.expect("orders")
+    }
+}
+
+async fn raw(db: &Db, sql: &'static str) {
+    if let Some(pool) = db.sqlite_pool() {
+        sqlx::query(sql).execute(pool).await.expect("raw sql");
+    } else {
+        let pool = db.postgres_pool().expect("a pool");
+        sqlx::query(sql).execute(pool).await.expect("raw sql");
+    }
+}
+
+fn created(order: i64) -> SavedResponse {
+    SavedResponse::json(201, format!(r#"{{"order":{order}}}"#).into_bytes())
+}
+
+/// The claim and the route's first write commit together, or neither exists.
+pub async fn the_claim_and_its_recovery_point_commit_together(kind: Kind) {
+    let db = table(kind).await;
+    let mut claim = execute(&db, 0, "k", BODY, &CHECKOUT).await;
+    assert_eq!(claim.recovery(), None);
+    insert_order(&mut claim, 1).await;
+    claim.set_recovery(b"1").await.unwrap();
+    drop(claim); // a crash before the commit
+    assert_eq!(orders(&db).await, vec![]);
+    assert_eq!(tables::count(&db).await, 0, "no claim without its order");
+    // The key is free: the retry claims it afresh, and nothing was recovered.
+    let mut claim = execute(&db, 1, "k", BODY, &CHECKOUT).await;
+    assert!(!claim.claim().taken_over());
+    assert_eq!(claim.recovery(), None);
+    insert_order(&mut claim, 2).await;
+    claim.set_recovery(b"2").await.unwrap();
+    claim.commit().await.unwrap();
+    assert_eq!(orders(&db).await, vec![(2, "pending".into())]);
+    assert_eq!(tables::count(&db).await, 1);
+}
+
+/// A zombie's fenced commit rolls its business writes back; the holder's lands.
+pub async fn a_fenced_commit_rolls_the_handlers_writes_back(kind: Kind) {
+    let db = table(kind).await;
+    let mut first = execute(&db, 0, "k", BODY, &CHECKOUT).await;
+    insert_order(&mut first, 7).await;
+    first.set_recovery(b"7").await.unwrap();
+    let zombie = first.commit().await.unwrap();
+    // The lease goes stale; a retry takes it over and resumes order 7.
+    let taker = execute(&db, LOCK_MS, "k", BODY, &CHECKOUT).await;
+    assert!(taker.claim().taken_over());
+    assert_eq!(taker.recovery(), Some(&b"7"[..]));
+    let winner = taker.commit().await.unwrap();
+
+    let mut late = db.commit_tx(&zombie).await.unwrap();
+    with_tx!(late.tx(), |conn| {
+        sqlx::query("UPDATE orders SET status = 'paid by the zombie' WHERE id = 7")
+            .execute(conn)
+            .await
+            .map(|_| ())
+    })
+    .unwrap();
+    let err = late.commit(LOCK_MS + 1, created(7)).await.unwrap_err();
+    assert!(err.is_fenced(), "{err}");
+    assert_eq!(
+        orders(&db).await,
+        vec![(7, "pending".into())],
+        "rolled back"
+    );
+
+    let mut done = db.commit_tx(&winner).await.unwrap();
+    with_tx!(done.tx(), |conn| {
+        sqlx::query("UPDATE orders SET status = 'paid' WHERE id = 7")
+            .execute(conn)
+            .await
+            .map(|_| ())
+    })
+    .unwrap();
+    done.commit(LOCK_MS + 2, created(7)).await.unwrap();
+    assert_eq!(orders(&db).await, vec![(7, "paid".into())]);
+    assert_eq!(
+        answer(&db, LOCK_MS + 3, "k", BODY).await,
+        StoreBegin::Replay(created(7))
+    );
+    // The zombie can neither release nor fail the winner's saved answer.
+    assert!(db
+        .release(LOCK_MS + 4, &zombie)
+        .await
+        .unwrap_err()
+        .is_fenced());
+    let declined = SavedResponse::json(402, b"{}".to_vec());
+    assert!(db
+        .fail(LOCK_MS + 4, &zombie, declined)
+        .await
+        .unwrap_err()
+        .is_fenced());
+}
+
+/// A failure under a releasing route, with the route's own write, in one fenced
+/// transaction; the next worker with the same request resumes the same order, another
+/// payload under the released key never does.
+pub async fn the_recovery_point_outlives_a_release_for_the_same_request_only(kind: Kind) {
+    let db = table(kind).await;
+    let mut claim = execute(&db, 0, "k", BODY, &CHECKOUT).await;
+    insert_order(&mut claim, 3).await;
+    claim.set_recovery(b"3").await.unwrap();
+    let claim = claim.commit().await.unwrap();
+    let mut failing = db.commit_tx(&claim).await.unwrap();
+    with_tx!(failing.tx(), |conn| {
+        sqlx::query("UPDATE orders SET status = 'retrying' WHERE id = 3")
+            .execute(conn)
+            .await
+            .map(|_| ())
+    })
+    .unwrap();
+    let timeout = SavedResponse::json(502, b"{}".to_vec());
+    failing.fail(1, timeout).await.unwrap();
+    assert_eq!(
+        tables::count(&db).await,
+        0,
+        "released by the route's policy"
+    );
+    assert_eq!(orders(&db).await, vec![(3, "retrying".into())]);
+
+    let again = execute(&db, 2, "k", BODY, &CHECKOUT).await;
+    assert!(
+        !again.claim().taken_over(),
+        "a fresh claim after the release"
+    );
+    assert_eq!(
+        again.recovery(),
+        Some(&b"3"[..]),
+        "the same request resumes order 3"
+    );
+    let again = again.commit().await.unwrap();
+    db.release(3, &again).await.unwrap();
+
+    let other = execute(&db, 4, "k", OTHER_BODY, &CHECKOUT).await;
+    assert_eq!(
+        other.recovery(),
+        None,
+        "another payload never resumes order 3"
+    );
+}
+
+/// Under the saving policy the failure is saved and replayed.
+pub async fn a_failure_on_a_saving_route_is_replayed(kind: Kind) {
+    let db = table(kind).await;
+    let claim = execute(&db, 0, "k", BODY, &SAVING)
+        .await
+        .commit()
+        .await
+        .unwrap();
+    let declined = SavedResponse::json(402, br#"{"error":"declined"}"#.to_vec());
+    db.fail(1, &claim, declined.clone()).await.unwrap();
+    let got = db.begin(2, request("k", BODY, &SAVING)).await.unwrap();
+    assert!(
+        matches!(&got, Begin::Answer(StoreBegin::Replay(r)) if *r == declined),
+        "{got:?}"
+    );
+}
+
+/// `tasks` concurrent requests on one key, spread over `servers` tables on the same
+/// database (several server processes): exactly one claims it, every other is a 409.
+pub async fn many_tasks_claiming_one_key_give_exactly_one_execute(
+    kind: Kind,
+    servers: usize,
+    tasks: usize,
+) {
+    let url = tables::fresh_url(kind).await;
+    let mut dbs = Vec::new();
+    for _ in 0..servers {
+        let options = DbOptions {
+            max_connections: 16,
+            ..options()
+        };
+        dbs.push(Db::open(&url, options).await.expect("open"));
+    }
+    let start = Arc::new(tokio::sync::Barrier::new(tasks));
+    let mut handles = Vec::new();
+    for i in 0..tasks {
+        let db = dbs[i % servers].clone();
+        let start = Arc::clone(&start);
+        handles.push(tokio::spawn(async move {
+            start.wait().await;
+            match db.begin(5, request("one-key", BODY, &CHECKOUT)).await {
+                Ok(Begin::Execute(claim)) => claim.commit().await.map(|_| "execute"),
+                Ok(Begin::Answer(StoreBegin::InFlight { .. })) => Ok("409"),
+                Ok(other) => panic!("unexpected {other:?}"),
+                Err(e) => Err(e),
+            }
+        }));
+    }
+    let mut executes = 0;
+    let mut in_flight = 0;
+    for h in handles {
+        match h.await.expect("no task panics") {
+            Ok("execute") => executes += 1,
+            Ok(_) => in_flight += 1,
+            Err(e) => panic!("database error under contention: {e}"),
+        }
+    }
+    assert_eq!(executes, 1, "exactly one execute");
+    assert_eq!(in_flight, tasks - 1);
+    assert_eq!(tables::count(&dbs[0]).await, 1);
+}
+
+/// The columns of one hand-written row (what a broken tool or migration could leave).
+struct Forged {
+    fingerprint: Vec<u8>,
+    on_error: &'static str,
+    status: &'static str,
+    token: i64,
+    headers: Option<&'static str>,
+    body: Option<Vec<u8>>,
+}
+
+impl Forged {
+    fn good() -> Self {
+        Self {
+            fingerprint: vec![0; 32],
+            on_error: "save-response",
+            status: "done",
+            token: 1,
+            headers: Some("[]"),
+            body: Some(b"{}".to_vec()),
+        }
+    }
+}
+
+async fn forge(db: &Db, row: Forged) {
+    tables::wipe(db).await;
+    let sql = "INSERT INTO idem_claims (scope, key, fingerprint, on_error, status, token, \
+        locked_at, created_at, expires_at, response_status, response_content_type, \
+        response_headers, response_body) \
+        VALUES ('tenant-a', 'k', $1, $2, $3, $4, 0, 0, 60000, 201, 'application/json', $5, $6)";
+    macro_rules! bind {
+        ($pool:expr) => {
+            sqlx::query(sql)
+                .bind(&row.fingerprint)
+                .bind(row.on_error)
+                .bind(row.status)
+                .bind(row.token)
+                .bind(row.headers)
+                .bind(&row.body)
+                .execute($pool)
+                .await
+                .map(|_| ())
+        };
+    }
+    if let Some(pool) = db.sqlite_pool() {
+        bind!(pool).expect("forge a row");
+    } else {
+        bind!(db.postgres_pool().expect("a pool")).expect("forge a row");
+    }
+}
+
+/// Rows nobody could have written through the API: a clear error naming the row and
+/// what is wrong, from `begin`, `row` and `rows`; never a panic, and the row is left alone.
+pub async fn corrupt_rows_are_clear_errors(kind: Kind) {
+    let db = table(kind).await;
+    let cases: Vec<(Forged, &str)> = vec![
+        (
+            Forged {
+                status: "paused",
+                ..Forged::good()
+            },
+            "unknown status \"paused\"",
+        ),
+        (
+            Forged {
+                fingerprint: vec![1, 2],
+                ..Forged::good()
+            },
+            "fingerprint is 2 bytes, not 32",
+        ),
+        (
+            Forged {
+                on_error: "retry-forever",
+                ..Forged::good()
+            },
+            "unknown on_error policy \"retry-forever\"",
+        ),
+        (
+            Forged {
+                status: "in_flight",
+                token: -5,
+                ..Forged::good()
+            },
+            "token is negative (-5)",
+        ),
+        (
+            Forged {
+                body: None,
+                ..Forged::good()
+            },
+            "a done row has no response_body",
+        ),
+        (
+            Forged {
+                headers: Some("{"),
+                ..Forged::good()
+            },
+            "response_headers is not a list",
+        ),
+    ];
+    for (row, reason) in cases {
+        forge(&db, row).await;
+        let expect_corrupt = |got: DbError| match got {
+            DbError::Corrupt {
+                scope,
+                key,
+                reason: why,
+            } => {
+                assert_eq!((scope.as_str(), key.as_str()), ("tenant-a", "k"));
+                assert!(why.starts_with(reason), "{why:?} should say {reason:?}");
+                assert_eq!(
+                    DbError::Corrupt {
+                        scope,
+                        key,
+                        reason: why
+                    }
+                    .status(),
+                    500
+                );
+            }
+            other => panic!("expected a corrupt-row error, got {other}"),
+        };
+        expect_corrupt(db.begin(1, request("k", BODY, &SAVING)).await.unwrap_err());
+        expect_corrupt(db.row(1, "tenant-a", "k").await.unwrap_err());
+        expect_corrupt(db.rows(1, "tenant-a", "", 10).await.unwrap_err());
+        assert_eq!(tables::count(&db).await, 1, "the row is left alone");
+    }
+}
+
+/// SQLite keeps any type in any column: text where the token belongs is a corrupt row too.
+pub async fn a_column_of_the_wrong_type_is_a_corrupt_row(db: &Db) {
+    tables::wipe(db).await;
+    let pool = db.sqlite_pool().expect("sqlite");
+    sqlx::query(
+        "INSERT INTO idem_claims (scope, key, fingerprint, on_error, status, token, \
+        locked_at, created_at, expires_at) VALUES ('tenant-a', 'k', $1, 'save-response', \
+        'in_flight', 'not a number', 0, 0, 60000)",
+    )
+    .bind(vec![0u8; 32])
+    .execute(pool)
+    .await
+    .expect("forge");
+    let err = db.begin(1, request("k", BODY, &SAVING)).await.unwrap_err();
+    assert!(
+        matches!(&err, DbError::Corrupt { reason, .. } if reason.contains("token")),
+        "{err}"
+    );
+}
+
+fn wall_ms() -> u64 {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970");
+    u64::try_from(since.as_millis()).expect("ms fit")
+}
+
+/// The production clock: leases are stamped and aged on the database's clock, whatever
+/// `now` the caller passes (two servers whose clocks disagree still agree on a lease).
+pub async fn the_database_clock_ages_leases_whatever_the_callers_clock(kind: Kind) {
+    let year = 365 * 24 * 3_600_000;
+    let options = DbOptions {
+        clock: Clock::Database,
+        store: StoreConfig {
+            lock_ms: 60_000,
+            retention_ms: 2 * year,
+            ..options().store
+        },
+        ..options()
+    };
+    let db = tables::fresh(kind, options).await;
+    let before = wall_ms();
+    // A caller whose clock is at the epoch.
+    let claim = execute(&db, 0, "k", BODY, &CHECKOUT)
+        .await
+        .commit()
+        .await
+        .unwrap();
+    let after = wall_ms();
+    let locked_at = claim.lease().locked_at;
+    assert!(
+        (before - 1_000..=after + 1_000).contains(&locked_at),
+        "locked at {locked_at}, wall clock {before}..{after}"
+    );
+    // A caller a year ahead: on its clock the lease is long stale, on the database's it
+    // is live, so this is a 409, not a takeover.
+    match answer(&db, after + year, "k", BODY).await {
+        StoreBegin::InFlight { retry_after_ms } => {
+            assert!(
+                retry_after_ms > 50_000 && retry_after_ms <= 60_000,
+                "{retry_after_ms}"
+            )
+        }
+        other => panic!("expected 409 on the database clock, got {other:?}"),
+    }
+    // The same table on the caller's clock would have let it take over.
+    let caller = tables::fresh(
+        kind,
+        DbOptions {
+            clock: Clock::Caller,
+            ..db.options().clone()
+        },
+    )
+    .await;
+    execute(&caller, 0, "k", BODY, &CHECKOUT)
+        .await
+        .commit()
+        .await
+        .unwrap();
+    let taken = execute(&caller, year, "k", BODY, &CHECKOUT).await;
+    assert!(taken.claim().taken_over());
+    // Retention from the save is on the database clock too.
+    db.save(0, &claim, created(1)).await.unwrap();
+    let row = db.row(wall_ms(), "tenant-a", "k").await.unwrap().unwrap();
+    assert!(
+        row.expires_at >= before + db.config().retention_ms,
+        "{row:?}"
+    );
+}
+
+/// Prune deletes in batches until nothing expired is left, and takes the recovery points
+/// of released keys with it once their retention is over.
+pub async fn prune_deletes_in_batches(kind: Kind) {
+    let options = DbOptions {
+        prune_batch: 3,
+        ..options()
+    };
+    let db = tables::fresh(kind, options).await;
+    for i in 0..10 {
+        let key = format!("k{i}");
+        let claim = execute(&db, 0, &key, BODY, &CHECKOUT)
+            .await
+            .commit()
+            .await
+            .unwrap();
+        db.save(0, &claim, created(i)).await.unwrap();
+    }
+    let mut held = execute(&db, 0, "released", BODY, &CHECKOUT).await;
+    held.set_recovery(b"9").await.unwrap();
+    let held = held.commit().await.unwrap();
+    db.release(0, &held).await.unwrap();
+    let live = execute(&db, 60_000, "live", BODY, &CHECKOUT)
+        .await
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(db.prune(59_999).await.unwrap(), 0);
+    assert_eq!(db.prune(60_000).await.unwrap(), 10);
+    assert_eq!(tables::count(&db).await, 1, "the live claim stays");
+    let again = execute(&db, 60_001, "released", BODY, &CHECKOUT).await;
+    assert_eq!(
+        again.recovery(),
+        None,
+        "the released key's recovery point was pruned"
+    );
+    drop(again);
+    let _ = live;
+    let pruned = db
+        .events_since(0)
+        .iter()
+        .filter(|e| *e.kind() == idem_store::EventKind::Pruned)
+        .count();
+    assert_eq!(pruned, 10);
+}

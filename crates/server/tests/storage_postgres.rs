@@ -1,0 +1,105 @@
+//! The SQL tables' own guarantees (`storage/mod.rs`) on PostgreSQL, and what only a
+//! server database shows: several servers on one table, and the server going away.
+
+#[path = "../../store/tests/shared/mod.rs"]
+mod shared;
+mod storage;
+mod support;
+mod tables;
+
+use idem_server::db::{Begin, Db};
+use support::postgres::Postgres;
+use tables::Kind::Postgres as Pg;
+
+#[tokio::test]
+async fn the_claim_and_its_recovery_point_commit_together() {
+    storage::the_claim_and_its_recovery_point_commit_together(Pg).await;
+}
+
+#[tokio::test]
+async fn a_fenced_commit_rolls_the_handlers_writes_back() {
+    storage::a_fenced_commit_rolls_the_handlers_writes_back(Pg).await;
+}
+
+#[tokio::test]
+async fn the_recovery_point_outlives_a_release_for_the_same_request_only() {
+    storage::the_recovery_point_outlives_a_release_for_the_same_request_only(Pg).await;
+}
+
+#[tokio::test]
+async fn a_failure_on_a_saving_route_is_replayed() {
+    storage::a_failure_on_a_saving_route_is_replayed(Pg).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_tasks_claiming_one_key_give_exactly_one_execute() {
+    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Pg, 1, 50).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_servers_on_one_table_give_exactly_one_execute() {
+    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Pg, 3, 60).await;
+}
+
+#[tokio::test]
+async fn corrupt_rows_are_clear_errors() {
+    storage::corrupt_rows_are_clear_errors(Pg).await;
+}
+
+#[tokio::test]
+async fn the_database_clock_ages_leases_whatever_the_callers_clock() {
+    storage::the_database_clock_ages_leases_whatever_the_callers_clock(Pg).await;
+}
+
+#[tokio::test]
+async fn prune_deletes_in_batches() {
+    storage::prune_deletes_in_batches(Pg).await;
+}
+
+/// The server stops: calls fail as unavailable (503), never panic, nothing half-written;
+/// it comes back: the same table serves again, the earlier claim intact.
+#[tokio::test]
+async fn a_stopped_server_is_unavailable_and_service_resumes() {
+    let pg = Postgres::start();
+    let db = Db::open(pg.url(), storage::options()).await.unwrap();
+    let first = match db.begin(0, storage_request("a")).await.unwrap() {
+        Begin::Execute(claim) => claim.commit().await.unwrap(),
+        other => panic!("{other:?}"),
+    };
+    pg.stop();
+    let err = db.begin(1, storage_request("b")).await.unwrap_err();
+    assert!(err.is_unavailable(), "{err}");
+    assert_eq!(err.status(), 503);
+    let err = db.release(1, &first).await.unwrap_err();
+    assert!(err.is_unavailable(), "{err}");
+    pg.resume();
+    // The pool reconnects on its own.
+    let mut resumed = None;
+    for _ in 0..50 {
+        match db.begin(2, storage_request("b")).await {
+            Ok(begin) => {
+                resumed = Some(begin);
+                break;
+            }
+            Err(e) if e.is_unavailable() => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(matches!(resumed, Some(Begin::Execute(_))), "{resumed:?}");
+    assert!(matches!(
+        db.begin(3, storage_request("a")).await.unwrap(),
+        Begin::Answer(idem_store::Begin::InFlight { .. })
+    ));
+    db.release(3, &first).await.unwrap();
+}
+
+fn storage_request(key: &'static str) -> idem_server::db::Request<'static> {
+    idem_server::db::Request {
+        scope: "tenant-a",
+        key: Some(key),
+        body: storage::BODY,
+        route: &storage::CHECKOUT,
+    }
+}

@@ -1,0 +1,85 @@
+//! The SQL tables' own guarantees (`storage/mod.rs`) on SQLite.
+
+#[path = "../../store/tests/shared/mod.rs"]
+mod shared;
+mod storage;
+mod support;
+mod tables;
+
+use tables::Kind::Sqlite;
+
+#[tokio::test]
+async fn the_claim_and_its_recovery_point_commit_together() {
+    storage::the_claim_and_its_recovery_point_commit_together(Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_fenced_commit_rolls_the_handlers_writes_back() {
+    storage::a_fenced_commit_rolls_the_handlers_writes_back(Sqlite).await;
+}
+
+#[tokio::test]
+async fn the_recovery_point_outlives_a_release_for_the_same_request_only() {
+    storage::the_recovery_point_outlives_a_release_for_the_same_request_only(Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_failure_on_a_saving_route_is_replayed() {
+    storage::a_failure_on_a_saving_route_is_replayed(Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_tasks_claiming_one_key_give_exactly_one_execute() {
+    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Sqlite, 1, 50).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_pools_on_one_file_give_exactly_one_execute() {
+    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Sqlite, 2, 50).await;
+}
+
+#[tokio::test]
+async fn corrupt_rows_are_clear_errors() {
+    storage::corrupt_rows_are_clear_errors(Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_column_of_the_wrong_type_is_a_corrupt_row() {
+    let db = tables::fresh(Sqlite, storage::options()).await;
+    storage::a_column_of_the_wrong_type_is_a_corrupt_row(&db).await;
+}
+
+#[tokio::test]
+async fn the_database_clock_ages_leases_whatever_the_callers_clock() {
+    storage::the_database_clock_ages_leases_whatever_the_callers_clock(Sqlite).await;
+}
+
+#[tokio::test]
+async fn prune_deletes_in_batches() {
+    storage::prune_deletes_in_batches(Sqlite).await;
+}
+
+#[tokio::test]
+async fn the_schema_is_created_on_first_open_in_wal_mode() {
+    let url = tables::fresh_url(Sqlite).await;
+    let db = idem_server::db::Db::open(&url, storage::options())
+        .await
+        .unwrap();
+    let pool = db.sqlite_pool().unwrap();
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let versions: Vec<i64> = sqlx::query_scalar("SELECT version FROM _idem_claims_migrations")
+        .fetch_all(pool)
+        .await
+        .unwrap();
+    assert_eq!(versions, vec![1]);
+    db.close().await;
+    // Opening again runs nothing new and keeps the rows.
+    let db = idem_server::db::Db::open(&url, storage::options())
+        .await
+        .unwrap();
+    assert_eq!(tables::count(&db).await, 0);
+}
