@@ -33,12 +33,12 @@ async fn a_failure_on_a_saving_route_is_replayed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_tasks_claiming_one_key_give_exactly_one_execute() {
-    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Pg, 1, 50).await;
+    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Pg, 1, 50, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_servers_on_one_table_give_exactly_one_execute() {
-    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Pg, 3, 60).await;
+    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Pg, 3, 60, false).await;
 }
 
 #[tokio::test]
@@ -102,4 +102,9 @@ fn storage_request(key: &'static str) -> idem_server::db::Request<'static> {
         body: storage::BODY,
         route: &storage::CHECKOUT,
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_tasks_taking_over_one_stale_claim_give_exactly_one_execute() {
+    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Pg, 2, 50, true).await;
 }

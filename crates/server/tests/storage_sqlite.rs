@@ -30,12 +30,12 @@ async fn a_failure_on_a_saving_route_is_replayed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_tasks_claiming_one_key_give_exactly_one_execute() {
-    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Sqlite, 1, 50).await;
+    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Sqlite, 1, 50, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_pools_on_one_file_give_exactly_one_execute() {
-    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Sqlite, 2, 50).await;
+    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Sqlite, 2, 50, false).await;
 }
 
 #[tokio::test]
@@ -82,4 +82,9 @@ async fn the_schema_is_created_on_first_open_in_wal_mode() {
         .await
         .unwrap();
     assert_eq!(tables::count(&db).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_tasks_taking_over_one_stale_claim_give_exactly_one_execute() {
+    storage::many_tasks_claiming_one_key_give_exactly_one_execute(Sqlite, 2, 50, true).await;
 }

@@ -282,6 +282,8 @@ mod tests {
         let checkout = fingerprint("POST /api/checkout", body).unwrap();
         assert_ne!(checkout, fingerprint("POST /api/refund", body).unwrap());
         assert_ne!(checkout, fingerprint("PUT /api/checkout", body).unwrap());
+        // Same length, other text.
+        assert_ne!(checkout, fingerprint("POST /api/shipping", body).unwrap());
         // The length prefix keeps the boundary: "a" + "bc" is not "ab" + "c".
         assert_ne!(
             Fingerprint::of_canonical("a", b"bc"),

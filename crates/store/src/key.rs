@@ -46,10 +46,7 @@ pub(crate) fn validate(key: &str) -> Result<&str, RequestError> {
     if key.is_empty() {
         return Err(RequestError::EmptyKey);
     }
-    // A branch-free pass first (it vectorises); find the culprit only on failure.
-    let printable = |b: u8| (0x20..=0x7e).contains(&b);
-    if !key.bytes().fold(true, |ok, b| ok & printable(b)) {
-        let index = key.bytes().position(|b| !printable(b)).unwrap_or_default();
+    if let Some(index) = first_outside(key, 0x20, 0x7e) {
         return Err(RequestError::KeyNotPrintable { index });
     }
     // Only ASCII is left, so bytes are characters.
@@ -57,6 +54,17 @@ pub(crate) fn validate(key: &str) -> Result<&str, RequestError> {
         return Err(RequestError::KeyTooLong { len: key.len() });
     }
     Ok(key)
+}
+
+/// The offset of the first byte of `s` outside `lo..=hi`, if any. A branch-free pass
+/// first (it vectorises); the culprit is looked for only on failure.
+#[inline]
+fn first_outside(s: &str, lo: u8, hi: u8) -> Option<usize> {
+    let inside = |b: u8| (lo..=hi).contains(&b);
+    if s.bytes().fold(true, |ok, b| ok & inside(b)) {
+        return None;
+    }
+    s.bytes().position(|b| !inside(b))
 }
 
 /// Check a scope: 1 to [`MAX_SCOPE_LEN`] bytes of visible ASCII (0x21..=0x7E). A scope is
@@ -67,9 +75,7 @@ pub fn validate_scope(scope: &str) -> Result<&str, RequestError> {
     if scope.is_empty() {
         return Err(RequestError::EmptyScope);
     }
-    let visible = |b: u8| (0x21..=0x7e).contains(&b);
-    if !scope.bytes().fold(true, |ok, b| ok & visible(b)) {
-        let index = scope.bytes().position(|b| !visible(b)).unwrap_or_default();
+    if let Some(index) = first_outside(scope, 0x21, 0x7e) {
         return Err(RequestError::ScopeNotVisible { index });
     }
     if scope.len() > MAX_SCOPE_LEN {

@@ -7,12 +7,13 @@
 //!
 //! | state when the request arrives | [`Begin`] | HTTP |
 //! |---|---|---|
+//! | scope empty, over 255 bytes, or not visible ASCII | [`Begin::Invalid`] | 400 |
 //! | key missing where the route requires one | [`Begin::Invalid`] | 400 |
 //! | key empty, over 255 chars, or not printable ASCII | [`Begin::Invalid`] | 400 |
 //! | body over [`StoreConfig::max_body_bytes`] | [`Begin::Invalid`] | 413 |
 //! | body not JSON | [`Begin::Invalid`] | 400 |
 //! | no record (or record past retention) | [`Begin::Execute`] | result |
-//! | record exists, fingerprint differs | [`Begin::Mismatch`] | 422 |
+//! | record exists, fingerprint (operation + body) differs | [`Begin::Mismatch`] | 422 |
 //! | `Done`, same fingerprint | [`Begin::Replay`] | original + `Idempotent-Replayed: true` |
 //! | `InFlight`, lease younger than `lock_ms` | [`Begin::InFlight`] | 409 + `Retry-After` |
 //! | `InFlight`, lease stale | [`Begin::Execute`] with `taken_over: true` | result |
@@ -28,8 +29,10 @@
 //! and it never reads a clock: every call that depends on time takes `now: u64`
 //! milliseconds from the caller, and every decision comes back as a value. The same
 //! code runs in the browser demo (`wasm32-unknown-unknown`), in the simulator, and
-//! behind a real server. Persistence is behind the narrow [`Table`] trait; the crate
-//! ships the deterministic in-memory [`MemoryTable`]. The [`http`] module maps
+//! behind a real server. The decision table itself is one pure step, [`rules::decide`]
+//! (with [`rules::check_request`] and [`rules::finish`]): the [`Store`] drives it over the
+//! narrow [`Table`] trait and the deterministic in-memory [`MemoryTable`]; a server drives
+//! the same step over its SQL tables (idem-server), so the rules exist once. The [`http`] module maps
 //! decisions to status codes, headers and problem bodies, but sends nothing.
 //!
 //! # Call order
@@ -37,8 +40,8 @@
 //! 1. [`Store::begin`] (or [`Store::begin_with_fingerprint`]) once per request.
 //! 2. On [`Begin::Execute`]: run the work through [`Store::commit`] (business change and
 //!    saved response in one step), or, only where the caller wants a two-step write,
-//!    do the work and then [`Store::save`]. On a work error call [`Store::fail`] with the
-//!    route's [`ErrorPolicy`].
+//!    do the work and then [`Store::save`]. On a work error call [`Store::fail`]: it
+//!    follows the [`ErrorPolicy`] the claiming route declared ([`RouteConfig::on_error`]).
 //! 3. Now and then [`Store::prune`]; read [`Store::events_since`] and [`Store::rows`] for
 //!    display.
 //!

@@ -11,6 +11,7 @@ impl Db {
     /// holds the table for long), and the recovery points past retention whose key holds
     /// no claim in flight; how many claims went.
     pub async fn prune(&self, now: u64) -> Result<usize, DbError> {
+        let now = self.now(now).await?;
         let now_i = to_i64("now", now)?;
         let lock = to_i64("lock_ms", self.lock_ms())?;
         let batch = i64::from(self.inner.options.prune_batch.max(1));
@@ -61,6 +62,7 @@ impl Db {
         limit: u32,
     ) -> Result<Vec<RowView>, DbError> {
         let lock_ms = self.lock_ms();
+        let now = self.now(now).await?;
         let raws = on_pool!(self, |pool| {
             let rows = sqlx::query(sql::ROWS)
                 .bind(scope)
@@ -93,8 +95,26 @@ impl Db {
     /// One key's row at `now`, if any.
     pub async fn row(&self, now: u64, scope: &str, key: &str) -> Result<Option<RowView>, DbError> {
         let id = IdRef { scope, key };
-        let (record, _) = self.read(now, id).await?;
+        let (record, now) = self.read(now, id).await?;
         Ok(record.map(|r| RowView::new(id, &r, now, self.lock_ms())))
+    }
+
+    /// `now` on the configured clock: the caller's `now` itself, or the database's clock
+    /// (one query) under [`Clock::Database`](super::Clock::Database).
+    pub async fn now(&self, now: u64) -> Result<u64, DbError> {
+        if self.inner.options.clock == super::Clock::Caller {
+            return Ok(now);
+        }
+        let sql = self.inner.sql.now.as_str();
+        let db_now: i64 = on_pool!(self, |pool| {
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                .fetch_one(pool)
+                .await?
+        });
+        u64::try_from(db_now).map_err(|_| DbError::OutOfRange {
+            what: "database clock",
+            value: 0,
+        })
     }
 
     /// The events this process still holds with [`Event::seq`] at least `seq`, oldest

@@ -269,10 +269,12 @@ pub async fn a_failure_on_a_saving_route_is_replayed(kind: Kind) {
 
 /// `tasks` concurrent requests on one key, spread over `servers` tables on the same
 /// database (several server processes): exactly one claims it, every other is a 409.
+/// With `stale`, the key holds a stale claim first, so they race to take it over.
 pub async fn many_tasks_claiming_one_key_give_exactly_one_execute(
     kind: Kind,
     servers: usize,
     tasks: usize,
+    stale: bool,
 ) {
     let url = tables::fresh_url(kind).await;
     let mut dbs = Vec::new();
@@ -283,6 +285,16 @@ pub async fn many_tasks_claiming_one_key_give_exactly_one_execute(
         };
         dbs.push(Db::open(&url, options).await.expect("open"));
     }
+    let now = if stale {
+        execute(&dbs[0], 0, "one-key", BODY, &CHECKOUT)
+            .await
+            .commit()
+            .await
+            .unwrap();
+        LOCK_MS
+    } else {
+        5
+    };
     let start = Arc::new(tokio::sync::Barrier::new(tasks));
     let mut handles = Vec::new();
     for i in 0..tasks {
@@ -290,8 +302,11 @@ pub async fn many_tasks_claiming_one_key_give_exactly_one_execute(
         let start = Arc::clone(&start);
         handles.push(tokio::spawn(async move {
             start.wait().await;
-            match db.begin(5, request("one-key", BODY, &CHECKOUT)).await {
-                Ok(Begin::Execute(claim)) => claim.commit().await.map(|_| "execute"),
+            match db.begin(now, request("one-key", BODY, &CHECKOUT)).await {
+                Ok(Begin::Execute(claim)) => {
+                    assert_eq!(claim.claim().taken_over(), stale);
+                    claim.commit().await.map(|_| "execute")
+                }
                 Ok(Begin::Answer(StoreBegin::InFlight { .. })) => Ok("409"),
                 Ok(other) => panic!("unexpected {other:?}"),
                 Err(e) => Err(e),
