@@ -20,12 +20,11 @@ use axum::{
 use idem_store::{ErrorPolicy, RouteConfig};
 
 use crate::{
-    app::with_common_layers,
     cors::cors_layer,
     db::{AppMigrations, Db},
     db_options,
     request::{BearerTenants, BodyLimits, ScopeExtractor},
-    serve::{serve, ConnLimits},
+    serve::ConnLimits,
     storage_error,
     wire::{json, to_response},
     StartError,
@@ -54,6 +53,8 @@ pub struct PaycoConfig {
     pub conn: ConnLimits,
     /// Origins allowed by CORS.
     pub cors_origins: Vec<String>,
+    /// Drain deadline and pruner ([`crate::ops`]).
+    pub ops: crate::ops::OpsConfig,
 }
 
 /// PayCo's shared state (cheap to clone).
@@ -112,17 +113,22 @@ async fn list_ledger(State(app): State<Payco>, request: Request) -> Response {
     })
 }
 
-/// Open PayCo's database, bind, print `idem-server payco listening on http://ADDR`, serve.
+/// Open PayCo's database, bind, print `idem-server payco listening on http://ADDR`, serve
+/// (with probes, metrics and the pruner) until SIGTERM or Ctrl-C, then drain.
 pub async fn run(config: PaycoConfig) -> Result<(), StartError> {
     let cors = cors_layer(&config.cors_origins)?;
     let db = Db::open(
         &config.database,
-        db_options(config.lock_ms, config.body.max_bytes, &config.database),
+        crate::db::DbOptions {
+            prune_batch: config.ops.pruner.batch,
+            ..db_options(config.lock_ms, config.body.max_bytes, &config.database)
+        },
     )
     .await?;
     db.migrate(&SCHEMA).await?;
+    let scopes: crate::ops::trace::SharedScope = Arc::new(config.merchants.clone());
     let app = Payco::new(Inner {
-        db,
+        db: db.clone(),
         route: charge_route(),
         merchants: Box::new(config.merchants),
         body: config.body,
@@ -134,6 +140,15 @@ pub async fn run(config: PaycoConfig) -> Result<(), StartError> {
         .local_addr()
         .map_err(|e| StartError::Bind(config.listen, e))?;
     crate::announce("payco", addr);
-    serve(listener, with_common_layers(routes(app), cors), config.conn).await;
+    let service = crate::ops::Service {
+        routes: routes(app),
+        db,
+        consumer: None,
+        scopes: Some(scopes),
+        cors,
+        conn: config.conn,
+        ops: config.ops,
+    };
+    crate::ops::serve_service(listener, service).await;
     Ok(())
 }

@@ -97,6 +97,8 @@ struct PaycoArgs {
     /// A merchant as TOKEN=MERCHANT. Repeatable. Default: merchant-token=shop (demo only).
     #[arg(long = "merchant", value_parser = parse_pair)]
     merchants: Vec<(String, String)>,
+    #[command(flatten)]
+    ops: admin::OpsArgs,
 }
 
 fn parse_pair(s: &str) -> Result<(String, String), String> {
@@ -200,6 +202,7 @@ async fn main() -> ExitCode {
                 body: args.common.body_limits(),
                 conn: args.common.conn_limits(),
                 cors_origins: args.common.cors_origins.clone(),
+                ops: args.ops.config(),
             };
             payco::run(config).await.map_err(|e| e.to_string())
         }
