@@ -258,7 +258,11 @@ fn pgbench(pg: &postgres::Postgres, n: usize, c: usize) -> serde_json::Value {
                 .parse::<f64>()
                 .ok()
         });
-    json!({ "tps": tps, "statements_per_transaction": 11 })
+    let statements = PGBENCH_SCRIPT
+        .lines()
+        .filter(|l| !l.starts_with('\\') && !l.trim().is_empty())
+        .count();
+    json!({ "tps": tps, "statements_per_transaction": statements })
 }
 
 /// One keyed first request's statements, as the checkout sends them on PostgreSQL.
