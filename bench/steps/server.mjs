@@ -1,6 +1,6 @@
 // Server figures: idem-server's example checkout on 127.0.0.1 with PayCo answered in-process
 // (bench/server), on SQLite and on a throwaway PostgreSQL: keyed first requests/s, replays/s
-// and 409s/s with p50/p99, statements per request (counted from sqlx's query log), beside the
+// and 409s/s with p50/p99, the same route without a key, statements per request (counted from sqlx's query log), beside the
 // database's own limit for the same statements (SQLite: the same sequence through
 // idem_server::db in a loop; PostgreSQL: also pgbench with a custom script). Target: keyed
 // first requests >= 0.5x that limit. Built with the server profile into target/bench.
@@ -38,6 +38,11 @@ for (const backend of ['sqlite', 'postgres']) {
       id: `server.${backend}.replay`,
       name: `Server (${backend}), replays/s`,
       value: `${fmt(r.replay.rps)}/s (${lat(r.replay)}; ${fmt(r.replay.statements_per_request)} statements/request)`,
+    }),
+    figure({
+      id: `server.${backend}.unkeyed`,
+      name: `Server (${backend}), the same route without a key (no idem), requests/s`,
+      value: `${fmt(r.unkeyed.rps)}/s (${lat(r.unkeyed)}; ${fmt(r.unkeyed.statements_per_request)} statements/request); keyed first is ${fmt(r.first.rps / r.unkeyed.rps)}× of it`,
     }),
     figure({
       id: `server.${backend}.conflict`,

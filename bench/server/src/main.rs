@@ -7,6 +7,7 @@
 //! - `first`, `replay`, `conflict`: requests/s and p50/p99 latency (ms) of keyed first
 //!   requests (claim + order, PayCo, fenced commit), replays of them, and 409s on a key held
 //!   in flight; `statements` per request of each, counted from sqlx's query log;
+//! - `unkeyed`: the same work on a route without idem (no key, no claim), same load;
 //! - `direct`: the same claim → order → commit sequence through `idem_server::db` in a loop
 //!   with the same concurrency, no HTTP (the database's limit for these statements as idem
 //!   sends them);
@@ -19,6 +20,7 @@ mod postgres;
 
 mod load;
 mod stub;
+mod unkeyed;
 
 use std::{
     net::SocketAddr,
@@ -89,6 +91,9 @@ async fn main() {
     };
 
     let payco = stub::serve().await;
+    let payco_for_unkeyed =
+        checkout::payco_client::PaycoClient::new(&payco, "merchant-token", Duration::from_secs(5))
+            .expect("payco client");
     let listen = free_port();
     let config = CheckoutConfig {
         listen,
@@ -145,13 +150,15 @@ async fn main() {
     })
     .await;
     let direct = direct(&db, n, c, &route).await;
+    let plain = unkeyed::serve(db.clone(), payco_for_unkeyed).await;
+    let unkeyed = load::run(&client, &plain, n, c, &count, |i| (String::new(), body(i))).await;
     let pgbench = pg.as_ref().map(|pg| pgbench(pg, n, c));
     println!(
         "{}",
         json!({
             "backend": backend, "requests": n, "concurrency": c,
             "first": first, "replay": replay, "conflict": conflict,
-            "direct": direct, "pgbench": pgbench,
+            "unkeyed": unkeyed, "direct": direct, "pgbench": pgbench,
         })
     );
     std::process::exit(0);
