@@ -130,7 +130,8 @@ impl Consumer {
                 return Err(ConsumeError::InvalidId(what));
             }
         }
-        let span = tracing::info_span!("message", scope, message_id);
+        // ERROR level so the span exists at any verbosity (see ops::trace).
+        let span = tracing::error_span!("message", scope, message_id);
         self.run_once(now, scope, message_id, effect)
             .instrument(span)
             .await

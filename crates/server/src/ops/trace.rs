@@ -37,7 +37,9 @@ pub async fn request_span(
         Ok(None) => "-".to_owned(),
         Err(_) => "invalid".to_owned(),
     };
-    let span = tracing::info_span!(
+    // ERROR level: a span's level only decides whether it exists, and it must exist at any
+    // verbosity (RUST_LOG=warn included), or the lines inside lose their scope and key.
+    let span = tracing::error_span!(
         "request",
         method = %request.method(),
         path = %request.uri().path(),

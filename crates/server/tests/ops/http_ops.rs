@@ -122,10 +122,11 @@ async fn metrics_move_with_real_requests() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn key_state_over_http_in_flight_done_and_scoped() {
-    let stack = Stack::sqlite(&["--failpoint", "after-charge=hang"]).await;
+    let mut stack = Stack::sqlite(&["--failpoint", "after-charge=hang"]).await;
     let client = http();
+    let base = stack.url().to_owned();
     let get = |token: &'static str, key: &'static str| {
-        let (client, url) = (client.clone(), stack.url().to_owned());
+        let (client, url) = (client.clone(), base.clone());
         async move {
             let r = client
                 .get(format!("{url}/api/keys/{key}"))
@@ -142,7 +143,17 @@ async fn key_state_over_http_in_flight_done_and_scoped() {
         let (client, url, order) = (client.clone(), stack.url().to_owned(), order.clone());
         tokio::spawn(async move { checkout(&client, &url, "token-a", "r1", &order).await })
     };
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // The log line the hung request writes carries its scope and key (the request span).
+    let seen = stack
+        .server
+        .wait_for_stderr("failpoint reached: hanging", Duration::from_secs(10))
+        .await;
+    let line = seen.last().expect("the line");
+    assert!(
+        line.contains("scope=tenant-a") && line.contains("key=r1"),
+        "scope and key on the line: {line}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let (code, state) = get("token-a", "r1").await;
     assert_eq!(code, 200, "{state}");
     assert_eq!(state["state"], "in_flight");
