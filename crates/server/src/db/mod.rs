@@ -63,6 +63,7 @@
 //!                     .bind(order)
 //!                     .execute(conn)
 //!                     .await
+//!                     .map(|_| ()) // the backends' query results differ in type
 //!             })?;
 //!             let response = SavedResponse::json(201, format!(r#"{{"order":{order}}}"#).into_bytes());
 //!             match done.commit(now, response.clone()).await {
@@ -164,7 +165,8 @@ pub enum Clock {
 /// - `max_connections`: 8 (SQLite: readers in parallel, writers one at a time in any case).
 /// - `busy_timeout`: 5 s (SQLite: how long a writer waits for the write lock before the
 ///   call fails as unavailable).
-/// - `prune_batch`: 500 rows per delete statement.
+/// - `prune_batch`: 1,000 rows per delete statement (short enough that no statement holds
+///   the table for long, large enough that a day of keys goes in a few hundred statements).
 #[derive(Debug, Clone)]
 pub struct DbOptions {
     /// Lease, retention, body limit and event-log size.
@@ -186,7 +188,7 @@ impl Default for DbOptions {
             clock: Clock::Caller,
             max_connections: 8,
             busy_timeout: Duration::from_secs(5),
-            prune_batch: 500,
+            prune_batch: 1_000,
         }
     }
 }
