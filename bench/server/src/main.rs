@@ -32,9 +32,9 @@ use std::{
 };
 
 use idem_server::{
+    app::ServiceConfig,
     checkout::{self, orders, params::CheckoutRequest, CheckoutConfig},
     db::{Begin, Db, Request},
-    db_options,
     ops::OpsConfig,
     request::{BearerTenants, BodyLimits},
     serve::ConnLimits,
@@ -95,14 +95,9 @@ async fn main() {
         checkout::payco_client::PaycoClient::new(&payco, "merchant-token", Duration::from_secs(5))
             .expect("payco client");
     let listen = free_port();
-    let config = CheckoutConfig {
+    let service = ServiceConfig {
         listen,
         database: database.clone(),
-        payco_url: payco,
-        payco_token: "merchant-token".into(),
-        payco_timeout: Duration::from_secs(5),
-        tenants: BearerTenants::new().with(TOKEN, TENANT),
-        on_error: ErrorPolicy::ReleaseClaim,
         lock_ms: LOCK_MS,
         body: BodyLimits {
             max_bytes: idem_store::StoreConfig::DEFAULT_MAX_BODY_BYTES,
@@ -110,9 +105,21 @@ async fn main() {
         },
         conn: ConnLimits::default(),
         cors_origins: vec![],
-        failpoints: None,
         ops: OpsConfig::default(),
     };
+    // A handle of its own on the same database and options, for the held claim and the
+    // direct loop.
+    let db = service.open_db(&checkout::SCHEMA).await.expect("open");
+    let config = CheckoutConfig {
+        service,
+        payco_url: payco,
+        payco_token: "merchant-token".into(),
+        payco_timeout: Duration::from_secs(5),
+        tenants: BearerTenants::new().with(TOKEN, TENANT),
+        on_error: ErrorPolicy::ReleaseClaim,
+        failpoints: None,
+    };
+
     tokio::spawn(async move {
         if let Err(e) = checkout::run(config).await {
             eprintln!("checkout: {e}");
@@ -126,9 +133,6 @@ async fn main() {
     let first = load::run(&client, &url, n, c, &count, |i| (format!("k-{i}"), body(i))).await;
     let replay = load::run(&client, &url, n, c, &count, |i| (format!("k-{i}"), body(i))).await;
     // A key held in flight by a claim that never finishes: every request is a 409.
-    let db = Db::open(&database, db_options(LOCK_MS, 65_536, &database))
-        .await
-        .expect("open");
     let route = RouteConfig::required(checkout::params::CHECKOUT_ROUTE, ErrorPolicy::ReleaseClaim);
     let held = body(0);
     let request = Request {

@@ -1,25 +1,114 @@
-//! What every service of this crate wraps its routes in: 404 and 405 problems for unknown
-//! paths and methods, a
+//! What every service of this crate (the checkout, PayCo) shares: how it starts
+//! ([`ServiceConfig`]: its database with its schema, its listener, the one stdout line), and
+//! the layers its routes are wrapped in: 404 and 405 problems for unknown paths and methods, a
 //! 500 problem for a handler that panicked (the `server` profile unwinds, so one panic fails
 //! one request), CORS for the configured origins, and request tracing.
 
-use std::any::Any;
+use std::{any::Any, net::SocketAddr};
 
 use axum::{response::Response, Router};
 use tower_http::{catch_panic::CatchPanicLayer, cors::CorsLayer, trace::TraceLayer};
 
-use crate::wire::to_response;
+use crate::{
+    cors::cors_layer,
+    db::{AppMigrations, Clock, Db, DbOptions},
+    request::BodyLimits,
+    serve::ConnLimits,
+    wire::to_response,
+    StartError,
+};
 
-/// `routes` with the common layers.
-pub fn with_common_layers(routes: Router, cors: CorsLayer) -> Router {
-    routes
+/// What every service is started with.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// Where to listen (port 0: a free port, printed on stdout).
+    pub listen: SocketAddr,
+    /// `sqlite:FILE` or `postgres://…`.
+    pub database: String,
+    /// A claim's lease, in milliseconds.
+    pub lock_ms: u64,
+    /// Body size and time limits.
+    pub body: BodyLimits,
+    /// Connection limits.
+    pub conn: ConnLimits,
+    /// Origins allowed by CORS.
+    pub cors_origins: Vec<String>,
+    /// Drain deadline and pruner ([`crate::ops`]).
+    pub ops: crate::ops::OpsConfig,
+}
+
+impl ServiceConfig {
+    /// The database, opened with the claim table's schema and then `schema`. Leases are
+    /// measured on PostgreSQL's clock (several servers may share one database, and their own
+    /// clocks may disagree by more than a lease), or on this machine's for a SQLite file (one
+    /// machine, one clock).
+    pub async fn open_db(&self, schema: &AppMigrations) -> Result<Db, StartError> {
+        let clock = if self.database.starts_with("sqlite:") {
+            Clock::Caller
+        } else {
+            Clock::Database
+        };
+        let options = DbOptions {
+            store: idem_store::StoreConfig {
+                lock_ms: self.lock_ms,
+                max_body_bytes: self.body.max_bytes,
+                ..idem_store::StoreConfig::default()
+            },
+            clock,
+            prune_batch: self.ops.pruner.batch,
+            ..DbOptions::default()
+        };
+        let db = Db::open(&self.database, options).await?;
+        db.migrate(schema).await?;
+        Ok(db)
+    }
+
+    /// Bind, print `idem-server NAME listening on http://ADDR` (the one stdout line, which
+    /// scripts and tests wait for), and serve `routes` with the common layers, the probes,
+    /// metrics, request spans and pruner ([`crate::ops::serve_service`]) until SIGTERM or
+    /// Ctrl-C, then drain.
+    pub async fn serve(
+        &self,
+        name: &str,
+        routes: Router,
+        db: Db,
+        scopes: Option<crate::ops::trace::SharedScope>,
+    ) -> Result<(), StartError> {
+        let cors = cors_layer(&self.cors_origins)?;
+        let listener = tokio::net::TcpListener::bind(self.listen)
+            .await
+            .map_err(|e| StartError::Bind(self.listen, e))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| StartError::Bind(self.listen, e))?;
+        println!("idem-server {name} listening on http://{addr}");
+        let service = crate::ops::Service {
+            routes,
+            db,
+            consumer: None,
+            scopes,
+            cors,
+            conn: self.conn,
+            ops: self.ops,
+        };
+        crate::ops::serve_service(listener, service).await;
+        Ok(())
+    }
+}
+
+/// `routes` with the common layers (CORS only when origins are configured).
+pub fn with_common_layers(routes: Router, cors: Option<CorsLayer>) -> Router {
+    let routes = routes
         .fallback(|| async { to_response(idem_store::http::not_found("no such route")) })
         .method_not_allowed_fallback(|| async {
             to_response(idem_store::http::method_not_allowed())
         })
-        .layer(CatchPanicLayer::custom(panic_response))
-        .layer(cors)
-        .layer(TraceLayer::new_for_http())
+        .layer(CatchPanicLayer::custom(panic_response));
+    let routes = match cors {
+        Some(cors) => routes.layer(cors),
+        None => routes,
+    };
+    routes.layer(TraceLayer::new_for_http())
 }
 
 fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {

@@ -7,27 +7,33 @@
 use http::{header, HeaderName, HeaderValue, Method};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
-/// A CORS layer for `origins` (exact origins such as `http://127.0.0.1:8080`). Origins that
-/// are not valid header values are an error, so a typo fails at start-up.
-pub fn cors_layer(origins: &[String]) -> Result<CorsLayer, InvalidOrigin> {
+/// A CORS layer for `origins` (exact origins such as `http://127.0.0.1:8080`), or `None` for
+/// no origins (no CORS headers at all). Origins that are not valid header values are an
+/// error, so a typo fails at start-up.
+pub fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>, InvalidOrigin> {
+    if origins.is_empty() {
+        return Ok(None);
+    }
     let origins = origins
         .iter()
         .map(|o| HeaderValue::from_str(o).map_err(|_| InvalidOrigin(o.clone())))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(CorsLayer::new()
-        .allow_origin(AllowOrigin::list(origins))
-        .allow_methods([Method::GET, Method::POST])
-        .allow_headers([
-            HeaderName::from_static("idempotency-key"),
-            header::CONTENT_TYPE,
-            header::AUTHORIZATION,
-        ])
-        .expose_headers([
-            header::RETRY_AFTER,
-            HeaderName::from_static("idempotent-replayed"),
-            header::LOCATION,
-        ])
-        .max_age(std::time::Duration::from_secs(600)))
+    Ok(Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(origins))
+            .allow_methods([Method::GET, Method::POST])
+            .allow_headers([
+                HeaderName::from_static("idempotency-key"),
+                header::CONTENT_TYPE,
+                header::AUTHORIZATION,
+            ])
+            .expose_headers([
+                header::RETRY_AFTER,
+                HeaderName::from_static("idempotent-replayed"),
+                header::LOCATION,
+            ])
+            .max_age(std::time::Duration::from_secs(600)),
+    ))
 }
 
 /// An origin that is not a valid header value.

@@ -69,28 +69,3 @@ pub fn storage_error(e: &db::DbError) -> HttpResponse {
         idem_store::http::internal_error()
     }
 }
-
-/// How the services open their database: the given lease and body limit, and leases measured
-/// on PostgreSQL's clock (several servers may share one database, and their own clocks may
-/// disagree by more than a lease) or on this machine's clock for a SQLite file (one machine).
-pub fn db_options(lock_ms: u64, max_body_bytes: usize, database: &str) -> db::DbOptions {
-    let clock = if database.starts_with("sqlite:") {
-        db::Clock::Caller
-    } else {
-        db::Clock::Database
-    };
-    db::DbOptions {
-        store: idem_store::StoreConfig {
-            lock_ms,
-            max_body_bytes,
-            ..idem_store::StoreConfig::default()
-        },
-        clock,
-        ..db::DbOptions::default()
-    }
-}
-
-/// Print the one stdout line a service writes, which scripts and tests wait for.
-pub fn announce(service: &str, addr: SocketAddr) {
-    println!("idem-server {service} listening on http://{addr}");
-}

@@ -6,10 +6,7 @@ use axum::{
     extract::{Request, State},
     response::Response,
 };
-use idem_store::{
-    http::{lease_lost, problem_for, response_for, HttpResponse},
-    RequestError,
-};
+use idem_store::http::{lease_lost, HttpResponse};
 
 use super::{
     orders::{self, Order},
@@ -18,7 +15,7 @@ use super::{
     Checkout,
 };
 use crate::{
-    db::{self, Begin, Claim, ClaimTx, DbError},
+    db::{Claim, ClaimTx, DbError},
     failpoint::Step,
     payco::wire::ChargeRequest,
     request::IdempotentRequest,
@@ -38,41 +35,17 @@ pub async fn create(State(app): State<Checkout>, request: Request) -> Response {
 }
 
 async fn run(app: &Checkout, request: IdempotentRequest) -> HttpResponse {
-    let Some(key) = request.key.as_deref() else {
-        return problem_for(&RequestError::MissingKey);
-    };
-    // The store's JSON rules (invalid JSON, duplicate members) come before the parameters'.
-    if let Err(e) = idem_store::fingerprint(&app.route.operation, &request.body) {
-        return problem_for(&e);
-    }
-    let params = match CheckoutRequest::parse(&request.body) {
-        Ok(params) => params,
-        Err(refused) => return refused,
-    };
-    let begun = app
-        .db
-        .begin(
-            now_ms(),
-            db::Request {
-                scope: &request.scope,
-                key: Some(key),
-                body: &request.body,
-                route: &app.route,
-            },
-        )
+    let begun = request
+        .begin_parsed(&app.db, &app.route, CheckoutRequest::parse)
         .await;
-    let claim_tx = match begun {
-        Ok(Begin::Execute(claim_tx)) => claim_tx,
-        Ok(Begin::Answer(decision)) => {
-            return response_for(&decision).unwrap_or_else(idem_store::http::internal_error);
-        }
-        // The route requires a key and this request has one.
-        Ok(Begin::Unkeyed) => return problem_for(&RequestError::MissingKey),
-        Err(e) => return storage_error(&e),
+    let (claim_tx, params) = match begun {
+        Ok(begun) => begun,
+        Err(answer) => return answer,
     };
+    let key = claim_tx.claim().id().key().as_str().to_owned();
 
     // Phase 1: the order commits with the claim, or neither does.
-    let (claim, order) = match claim_and_order(claim_tx, &request.scope, key, &params).await {
+    let (claim, order) = match claim_and_order(claim_tx, &request.scope, &key, &params).await {
         Ok(claimed) => claimed,
         Err(e) => return storage_error(&e),
     };

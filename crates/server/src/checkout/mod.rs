@@ -12,7 +12,7 @@ pub mod params;
 pub mod payco_client;
 mod views;
 
-use std::{net::SocketAddr, ops::Deref, sync::Arc, time::Duration};
+use std::{ops::Deref, sync::Arc, time::Duration};
 
 use axum::{
     routing::{get, post, put},
@@ -21,12 +21,10 @@ use axum::{
 use idem_store::{ErrorPolicy, RouteConfig};
 
 use crate::{
-    cors::cors_layer,
+    app::ServiceConfig,
     db::{AppMigrations, Db},
-    db_options,
     failpoint::{Action, Failpoints, Step},
     request::{BearerTenants, BodyLimits, ScopeExtractor},
-    serve::ConnLimits,
     StartError,
 };
 use payco_client::PaycoClient;
@@ -40,10 +38,8 @@ pub const SCHEMA: AppMigrations = AppMigrations {
 
 /// Everything `idem-server serve` is started with.
 pub struct CheckoutConfig {
-    /// Where to listen.
-    pub listen: SocketAddr,
-    /// `sqlite:FILE` or `postgres://…`.
-    pub database: String,
+    /// Listener, database, limits, CORS.
+    pub service: ServiceConfig,
     /// PayCo's base URL.
     pub payco_url: String,
     /// The merchant's bearer token at PayCo.
@@ -54,18 +50,8 @@ pub struct CheckoutConfig {
     pub tenants: BearerTenants,
     /// What a declined payment does to the claim.
     pub on_error: ErrorPolicy,
-    /// The claim's lease, in milliseconds.
-    pub lock_ms: u64,
-    /// Body size and time limits.
-    pub body: BodyLimits,
-    /// Connection limits.
-    pub conn: ConnLimits,
-    /// Origins allowed by CORS.
-    pub cors_origins: Vec<String>,
-    /// `Some(presets)` to enable failpoints.
+    /// `Some(presets)` to enable failpoints (loopback listen addresses only).
     pub failpoints: Option<Vec<(Step, Action)>>,
-    /// Drain deadline and pruner ([`crate::ops`]).
-    pub ops: crate::ops::OpsConfig,
 }
 
 /// The checkout's shared state (cheap to clone).
@@ -125,49 +111,26 @@ pub fn routes(app: Checkout) -> Router {
 }
 
 /// Open the database, bind, print `idem-server checkout listening on http://ADDR` on stdout,
-/// and serve (with probes, metrics and the pruner) until SIGTERM or Ctrl-C, then drain.
+/// and serve until the process ends.
 pub async fn run(config: CheckoutConfig) -> Result<(), StartError> {
     let failpoints = match &config.failpoints {
-        Some(presets) => Failpoints::new(config.listen, presets)?,
+        Some(presets) => Failpoints::new(config.service.listen, presets)?,
         None => Failpoints::disabled(),
     };
-    let cors = cors_layer(&config.cors_origins)?;
-    let db = Db::open(
-        &config.database,
-        crate::db::DbOptions {
-            prune_batch: config.ops.pruner.batch,
-            ..db_options(config.lock_ms, config.body.max_bytes, &config.database)
-        },
-    )
-    .await?;
-    db.migrate(&SCHEMA).await?;
+    let db = config.service.open_db(&SCHEMA).await?;
     let payco = PaycoClient::new(&config.payco_url, &config.payco_token, config.payco_timeout)
         .map_err(|e| StartError::Payco(e.to_string()))?;
-    let scopes: crate::ops::trace::SharedScope = std::sync::Arc::new(config.tenants.clone());
     let app = Checkout::new(Inner {
         db: db.clone(),
         route: RouteConfig::required(params::CHECKOUT_ROUTE, config.on_error),
-        tenants: Box::new(config.tenants),
-        body: config.body,
+        tenants: Box::new(config.tenants.clone()),
+        body: config.service.body,
         payco,
         failpoints,
     });
-    let listener = tokio::net::TcpListener::bind(config.listen)
+    let scopes: crate::ops::trace::SharedScope = std::sync::Arc::new(config.tenants);
+    config
+        .service
+        .serve("checkout", routes(app), db, Some(scopes))
         .await
-        .map_err(|e| StartError::Bind(config.listen, e))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| StartError::Bind(config.listen, e))?;
-    crate::announce("checkout", addr);
-    let service = crate::ops::Service {
-        routes: routes(app),
-        db,
-        consumer: None,
-        scopes: Some(scopes),
-        cors,
-        conn: config.conn,
-        ops: config.ops,
-    };
-    crate::ops::serve_service(listener, service).await;
-    Ok(())
 }

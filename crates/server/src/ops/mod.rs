@@ -66,8 +66,8 @@ pub struct Service {
     pub consumer: Option<Consumer>,
     /// Who a request belongs to, for the log lines (`None`: every line logs `scope="-"`).
     pub scopes: Option<SharedScope>,
-    /// CORS for the configured origins.
-    pub cors: CorsLayer,
+    /// CORS for the configured origins (`None`: no CORS headers at all).
+    pub cors: Option<CorsLayer>,
     /// Connection limits.
     pub conn: ConnLimits,
     /// Drain deadline and pruner.

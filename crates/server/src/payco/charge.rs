@@ -6,10 +6,7 @@ use axum::{
     extract::{Request, State},
     response::Response,
 };
-use idem_store::{
-    http::{lease_lost, problem_for, response_for, HttpResponse},
-    RequestError,
-};
+use idem_store::http::{lease_lost, HttpResponse};
 
 use super::{
     ledger,
@@ -17,7 +14,7 @@ use super::{
     Payco,
 };
 use crate::{
-    db::{self, Begin, Claim, DbError},
+    db::{Claim, DbError},
     problems,
     request::IdempotentRequest,
     sql::now_ms,
@@ -50,39 +47,15 @@ fn parse(body: &[u8]) -> Result<ChargeRequest, HttpResponse> {
 }
 
 async fn run(app: &Payco, request: IdempotentRequest) -> HttpResponse {
-    let Some(key) = request.key.as_deref() else {
-        return problem_for(&RequestError::MissingKey);
+    let (claim_tx, charge) = match request.begin_parsed(&app.db, &app.route, parse).await {
+        Ok(begun) => begun,
+        Err(answer) => return answer,
     };
-    if let Err(e) = idem_store::fingerprint(&app.route.operation, &request.body) {
-        return problem_for(&e);
-    }
-    let charge = match parse(&request.body) {
-        Ok(charge) => charge,
-        Err(refused) => return refused,
-    };
-    let begun = app
-        .db
-        .begin(
-            now_ms(),
-            db::Request {
-                scope: &request.scope,
-                key: Some(key),
-                body: &request.body,
-                route: &app.route,
-            },
-        )
-        .await;
-    let claim = match begun {
-        Ok(Begin::Execute(claim_tx)) => match claim_tx.commit().await {
-            Ok(claim) => claim,
-            Err(e) => return storage_error(&e),
-        },
-        Ok(Begin::Answer(decision)) => {
-            return response_for(&decision).unwrap_or_else(idem_store::http::internal_error);
-        }
-        Ok(Begin::Unkeyed) => return problem_for(&RequestError::MissingKey),
+    let claim = match claim_tx.commit().await {
+        Ok(claim) => claim,
         Err(e) => return storage_error(&e),
     };
+    let key = claim.id().key().as_str();
     // The decision is PayCo's, taken after its key lookup (the claim above): a key it has
     // answered is replayed before this line is ever reached.
     let declined = charge.card == DECLINING_CARD;

@@ -9,7 +9,7 @@ mod charge;
 pub mod ledger;
 pub mod wire;
 
-use std::{net::SocketAddr, ops::Deref, sync::Arc};
+use std::{ops::Deref, sync::Arc};
 
 use axum::{
     extract::{Request, State},
@@ -20,11 +20,9 @@ use axum::{
 use idem_store::{ErrorPolicy, RouteConfig};
 
 use crate::{
-    cors::cors_layer,
+    app::ServiceConfig,
     db::{AppMigrations, Db},
-    db_options,
     request::{BearerTenants, BodyLimits, ScopeExtractor},
-    serve::ConnLimits,
     storage_error,
     wire::{json, to_response},
     StartError,
@@ -39,22 +37,10 @@ pub const SCHEMA: AppMigrations = AppMigrations {
 
 /// Everything `idem-server payco` is started with.
 pub struct PaycoConfig {
-    /// Where to listen.
-    pub listen: SocketAddr,
-    /// `sqlite:FILE` or `postgres://…`: PayCo's own database.
-    pub database: String,
+    /// Listener, database (PayCo's own), limits, CORS.
+    pub service: ServiceConfig,
     /// Merchant bearer token → merchant (PayCo's scope).
     pub merchants: BearerTenants,
-    /// A claim's lease, in milliseconds.
-    pub lock_ms: u64,
-    /// Body size and time limits.
-    pub body: BodyLimits,
-    /// Connection limits.
-    pub conn: ConnLimits,
-    /// Origins allowed by CORS.
-    pub cors_origins: Vec<String>,
-    /// Drain deadline and pruner ([`crate::ops`]).
-    pub ops: crate::ops::OpsConfig,
 }
 
 /// PayCo's shared state (cheap to clone).
@@ -113,42 +99,18 @@ async fn list_ledger(State(app): State<Payco>, request: Request) -> Response {
     })
 }
 
-/// Open PayCo's database, bind, print `idem-server payco listening on http://ADDR`, serve
-/// (with probes, metrics and the pruner) until SIGTERM or Ctrl-C, then drain.
+/// Open PayCo's database, bind, print `idem-server payco listening on http://ADDR`, serve.
 pub async fn run(config: PaycoConfig) -> Result<(), StartError> {
-    let cors = cors_layer(&config.cors_origins)?;
-    let db = Db::open(
-        &config.database,
-        crate::db::DbOptions {
-            prune_batch: config.ops.pruner.batch,
-            ..db_options(config.lock_ms, config.body.max_bytes, &config.database)
-        },
-    )
-    .await?;
-    db.migrate(&SCHEMA).await?;
-    let scopes: crate::ops::trace::SharedScope = Arc::new(config.merchants.clone());
+    let db = config.service.open_db(&SCHEMA).await?;
     let app = Payco::new(Inner {
         db: db.clone(),
         route: charge_route(),
-        merchants: Box::new(config.merchants),
-        body: config.body,
+        merchants: Box::new(config.merchants.clone()),
+        body: config.service.body,
     });
-    let listener = tokio::net::TcpListener::bind(config.listen)
+    let scopes: crate::ops::trace::SharedScope = Arc::new(config.merchants);
+    config
+        .service
+        .serve("payco", routes(app), db, Some(scopes))
         .await
-        .map_err(|e| StartError::Bind(config.listen, e))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| StartError::Bind(config.listen, e))?;
-    crate::announce("payco", addr);
-    let service = crate::ops::Service {
-        routes: routes(app),
-        db,
-        consumer: None,
-        scopes: Some(scopes),
-        cors,
-        conn: config.conn,
-        ops: config.ops,
-    };
-    crate::ops::serve_service(listener, service).await;
-    Ok(())
 }

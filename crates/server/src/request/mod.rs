@@ -1,8 +1,9 @@
 //! What every idempotent route reads from a request before any decision: the scope (who
 //! is asking), the `Idempotency-Key`, and the body, each refused with a problem response
-//! when it is wrong (401, 400, 413, 408). Deciding what to do with the key is the store's
-//! job, not this module's.
+//! when it is wrong (401, 400, 413, 408); then the request is handed to the store
+//! ([`IdempotentRequest::begin`]), which decides what to do with the key.
 
+mod begin;
 mod body;
 mod key;
 mod scope;

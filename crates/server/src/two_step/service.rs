@@ -14,12 +14,12 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use http_body_util::{BodyExt, Limited};
-use idem_store::http::{lease_lost, response_for, HttpResponse};
+use idem_store::http::{lease_lost, HttpResponse};
 use tower::Service;
 
 use super::layer::Shared;
 use crate::{
-    db::{self, Begin, DbError},
+    db::DbError,
     request::IdempotentRequest,
     sql::now_ms,
     storage_error,
@@ -76,30 +76,13 @@ where
         Ok(read) => read,
         Err(refused) => return to_response(refused),
     };
-    let begun = shared
-        .db
-        .begin(
-            now_ms(),
-            db::Request {
-                scope: &read.scope,
-                key: read.key.as_deref(),
-                body: &read.body,
-                route: &shared.route,
-            },
-        )
-        .await;
-    let claim = match begun {
-        Ok(Begin::Execute(claim_tx)) => match claim_tx.commit().await {
+    let claim = match read.begin(&shared.db, &shared.route).await {
+        Ok(Some(claim_tx)) => match claim_tx.commit().await {
             Ok(claim) => Some(claim),
             Err(e) => return to_response(storage_error(&e)),
         },
-        Ok(Begin::Unkeyed) => None,
-        Ok(Begin::Answer(decision)) => {
-            return to_response(
-                response_for(&decision).unwrap_or_else(idem_store::http::internal_error),
-            );
-        }
-        Err(e) => return to_response(storage_error(&e)),
+        Ok(None) => None,
+        Err(answer) => return to_response(answer),
     };
     let request = Request::from_parts(parts, Body::from(read.body));
     let Ok(response) = inner.call(request).await;

@@ -69,7 +69,37 @@ pub async fn answer(response: reqwest::Response) -> Answer {
     }
 }
 
-/// `POST /api/checkout` as tenant `token` with `key` (a bare token) and `body`.
+/// `POST url` as `token` with `key` (sent as given: a bare token or a structured-field
+/// string) and a JSON `body`; `None` when the connection failed.
+pub async fn try_post(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    key: &str,
+    body: &str,
+) -> Option<Answer> {
+    let sent = http
+        .post(url)
+        .bearer_auth(token)
+        .header("Idempotency-Key", key)
+        .header("Content-Type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await;
+    match sent {
+        Ok(response) => Some(answer(response).await),
+        Err(_) => None,
+    }
+}
+
+/// [`try_post`] that must get an answer.
+pub async fn post(http: &reqwest::Client, url: &str, token: &str, key: &str, body: &str) -> Answer {
+    try_post(http, url, token, key, body)
+        .await
+        .unwrap_or_else(|| panic!("POST {url} got no answer"))
+}
+
+/// `POST /api/checkout` as tenant `token` with `key` and `body`.
 pub async fn checkout(
     http: &reqwest::Client,
     server: &str,
@@ -77,20 +107,11 @@ pub async fn checkout(
     key: &str,
     body: &str,
 ) -> Answer {
-    let response = http
-        .post(format!("{server}/api/checkout"))
-        .bearer_auth(token)
-        .header("Idempotency-Key", key)
-        .header("Content-Type", "application/json")
-        .body(body.to_owned())
-        .send()
-        .await
-        .expect("send the checkout");
-    answer(response).await
+    post(http, &format!("{server}/api/checkout"), token, key, body).await
 }
 
 /// Retry a checkout as a well-behaved client does (the same key and bytes), waiting out
-/// 409s and 502/503s, until another answer comes or `within` passes.
+/// 409s, 502/503s and refused connections, until another answer comes or `within` passes.
 pub async fn checkout_until_settled(
     http: &reqwest::Client,
     server: &str,
@@ -100,20 +121,9 @@ pub async fn checkout_until_settled(
     within: Duration,
 ) -> Answer {
     let deadline = tokio::time::Instant::now() + within;
+    let url = format!("{server}/api/checkout");
     loop {
-        let a = match http
-            .post(format!("{server}/api/checkout"))
-            .bearer_auth(token)
-            .header("Idempotency-Key", key)
-            .header("Content-Type", "application/json")
-            .body(body.to_owned())
-            .send()
-            .await
-        {
-            Ok(r) => Some(answer(r).await),
-            Err(_) => None,
-        };
-        match a {
+        match try_post(http, &url, token, key, body).await {
             Some(a) if ![409, 502, 503].contains(&a.status) => return a,
             other => {
                 assert!(

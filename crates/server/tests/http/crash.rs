@@ -26,9 +26,10 @@ async fn a_server_killed_after_the_charge_is_resumed_with_one_charge() {
     // The first attempt reaches the failpoint and hangs there.
     let first = {
         let (http, url, body) = (http.clone(), server.url.clone(), body.clone());
-        tokio::spawn(
-            async move { client::checkout(&http, &url, TENANT_A.0, "crash-1", &body).await },
-        )
+        tokio::spawn(async move {
+            let url = format!("{url}/api/checkout");
+            client::try_post(&http, &url, TENANT_A.0, "crash-1", &body).await
+        })
     };
     server
         .wait_for_stderr("failpoint after-charge reached", Duration::from_secs(20))
@@ -42,9 +43,10 @@ async fn a_server_killed_after_the_charge_is_resumed_with_one_charge() {
     let listen = server.addr().to_owned();
     server.kill().await;
     // The client's first attempt gets no answer: its connection died with the process.
+    let first = first.await.expect("the first attempt's task");
     assert!(
-        first.await.is_err(),
-        "the killed attempt must not produce an answer"
+        first.is_none(),
+        "the killed attempt got no answer: {first:?}"
     );
 
     // Restarted on the same database (and port), without the failpoint.

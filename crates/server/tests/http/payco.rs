@@ -13,17 +13,7 @@ async fn charge(
     key: &str,
     body: &str,
 ) -> Answer {
-    client::answer(
-        http.post(format!("{}/charges", payco.url))
-            .bearer_auth(token)
-            .header("Idempotency-Key", key)
-            .header("Content-Type", "application/json")
-            .body(body.to_owned())
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
+    client::post(http, &format!("{}/charges", payco.url), token, key, body).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

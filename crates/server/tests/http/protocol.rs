@@ -17,6 +17,10 @@ async fn replays_are_byte_for_byte_with_location_and_the_marker() {
     let first = client::checkout(&http, stack.url(), TENANT_A.0, "replay-1", &body).await;
     assert_eq!(first.status, 201, "{}", first.text());
     assert!(!first.is_replay());
+    assert!(
+        first.header("access-control-expose-headers").is_none(),
+        "no CORS origin configured: no CORS headers"
+    );
     let order = first.json()["order"].as_i64().unwrap();
     assert_eq!(
         first.header("location"),

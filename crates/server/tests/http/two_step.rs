@@ -64,17 +64,8 @@ async fn start(policy: ErrorPolicy) -> (String, Arc<AtomicUsize>, tempfile::Temp
 }
 
 async fn refund(url: &str, key: &str, body: &str) -> client::Answer {
-    let http = client::http();
-    client::answer(
-        http.post(format!("{url}/api/refunds"))
-            .bearer_auth("token-a")
-            .header("Idempotency-Key", key)
-            .body(body.to_owned())
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
+    let url = format!("{url}/api/refunds");
+    client::post(&client::http(), &url, "token-a", key, body).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,6 +5,7 @@ use std::{net::SocketAddr, process::ExitCode, time::Duration};
 
 use clap::{Args, Parser, Subcommand};
 use idem_server::{
+    app::ServiceConfig,
     checkout::{self, CheckoutConfig},
     failpoint::{self, Action, Step},
     payco::{self, PaycoConfig},
@@ -57,6 +58,8 @@ struct Common {
     /// Origins allowed to call from a browser (CORS), e.g. http://127.0.0.1:8080. Repeatable.
     #[arg(long = "cors-origin")]
     cors_origins: Vec<String>,
+    #[command(flatten)]
+    ops: admin::OpsArgs,
 }
 
 #[derive(Args)]
@@ -86,8 +89,6 @@ struct ServeArgs {
     /// hang, crash, panic). Repeatable; implies --failpoints.
     #[arg(long = "failpoint", value_parser = failpoint::parse_setting)]
     failpoint_presets: Vec<(Step, Action)>,
-    #[command(flatten)]
-    ops: admin::OpsArgs,
 }
 
 #[derive(Args)]
@@ -97,13 +98,14 @@ struct PaycoArgs {
     /// A merchant as TOKEN=MERCHANT. Repeatable. Default: merchant-token=shop (demo only).
     #[arg(long = "merchant", value_parser = parse_pair)]
     merchants: Vec<(String, String)>,
-    #[command(flatten)]
-    ops: admin::OpsArgs,
 }
 
+/// `TOKEN=NAME`, where NAME is a valid scope (the store would refuse every request of a
+/// tenant whose name is not one, so it is refused here, at start-up).
 fn parse_pair(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
-        Some((token, name)) if !token.is_empty() && !name.is_empty() => {
+        Some((token, name)) if !token.is_empty() => {
+            idem_store::validate_scope(name).map_err(|e| format!("{s:?}: {e}"))?;
             Ok((token.to_owned(), name.to_owned()))
         }
         _ => Err(format!("{s:?} is not TOKEN=NAME")),
@@ -128,16 +130,24 @@ fn tenants(pairs: &[(String, String)], default: &[(&str, &str)]) -> BearerTenant
 }
 
 impl Common {
-    fn body_limits(&self) -> BodyLimits {
-        BodyLimits {
-            max_bytes: self.max_body_bytes,
-            timeout: Duration::from_millis(self.body_timeout_ms),
-        }
-    }
-
-    fn conn_limits(&self) -> ConnLimits {
-        ConnLimits {
-            header_read_timeout: Duration::from_millis(self.header_timeout_ms),
+    /// The service's settings: `--listen` (else `default_listen`) and `--database` (else
+    /// `default_database`).
+    fn service(&self, default_listen: u16, database: String) -> ServiceConfig {
+        ServiceConfig {
+            listen: self
+                .listen
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], default_listen))),
+            database,
+            lock_ms: self.lock_ms,
+            body: BodyLimits {
+                max_bytes: self.max_body_bytes,
+                timeout: Duration::from_millis(self.body_timeout_ms),
+            },
+            conn: ConnLimits {
+                header_read_timeout: Duration::from_millis(self.header_timeout_ms),
+            },
+            cors_origins: self.cors_origins.clone(),
+            ops: self.ops.config(),
         }
     }
 }
@@ -156,18 +166,12 @@ async fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
-        // Colour codes only on a terminal: piped to a log collector, lines stay plain text.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let result = match Cli::parse().command {
         Command::Serve(args) => {
-            let listen = args
-                .common
-                .listen
-                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8000)));
+            let database = database(args.common.database.clone(), "sqlite:idem-checkout.db");
             let config = CheckoutConfig {
-                listen,
-                database: database(args.common.database.clone(), "sqlite:idem-checkout.db"),
+                service: args.common.service(8000, database),
                 payco_url: args.payco.clone(),
                 payco_token: args.payco_token.clone(),
                 payco_timeout: Duration::from_millis(args.payco_timeout_ms),
@@ -176,35 +180,21 @@ async fn main() -> ExitCode {
                     &[("token-a", "tenant-a"), ("token-b", "tenant-b")],
                 ),
                 on_error: args.on_error,
-                lock_ms: args.common.lock_ms,
-                body: args.common.body_limits(),
-                conn: args.common.conn_limits(),
-                cors_origins: args.common.cors_origins.clone(),
                 failpoints: (args.failpoints || !args.failpoint_presets.is_empty())
                     .then(|| args.failpoint_presets.clone()),
-                ops: args.ops.config(),
             };
             checkout::run(config).await.map_err(|e| e.to_string())
         }
         Command::Payco(args) => {
-            let listen = args
-                .common
-                .listen
-                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 9090)));
             // PayCo never reads DATABASE_URL: that names the checkout's database.
+            let database = args
+                .common
+                .database
+                .clone()
+                .unwrap_or_else(|| "sqlite:idem-payco.db".to_owned());
             let config = PaycoConfig {
-                listen,
-                database: args
-                    .common
-                    .database
-                    .clone()
-                    .unwrap_or_else(|| "sqlite:idem-payco.db".to_owned()),
+                service: args.common.service(9090, database),
                 merchants: tenants(&args.merchants, &[("merchant-token", "shop")]),
-                lock_ms: args.common.lock_ms,
-                body: args.common.body_limits(),
-                conn: args.common.conn_limits(),
-                cors_origins: args.common.cors_origins.clone(),
-                ops: args.ops.config(),
             };
             payco::run(config).await.map_err(|e| e.to_string())
         }
