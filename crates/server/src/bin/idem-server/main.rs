@@ -166,6 +166,8 @@ async fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only on a terminal: piped to a log collector, lines stay plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let result = match Cli::parse().command {
         Command::Serve(args) => {
