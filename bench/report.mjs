@@ -9,7 +9,7 @@ import { cpus, totalmem } from 'node:os';
 import { fmt, RESULTS } from './steps/lib.mjs';
 
 const OUT = process.argv[2] ?? 'BENCHMARKS.md';
-const STEPS = ['store', 'sim', 'bundle', 'ui'];
+const STEPS = ['store', 'sim', 'bundle', 'ui', 'server'];
 const TOLERANCE = 0.1;
 const MARK = 'bench-ratios';
 

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 
-STEPS=${IDEM_BENCH_STEPS:-store sim bundle ui}
+STEPS=${IDEM_BENCH_STEPS:-store sim bundle ui server}
 say() { printf '[bench] %s\n' "$*"; }
 
 rm -rf target/bench/results

@@ -13,7 +13,7 @@ use crate::{
     cors::cors_layer,
     db::{AppMigrations, Clock, Db, DbOptions},
     request::BodyLimits,
-    serve::{serve, ConnLimits},
+    serve::ConnLimits,
     wire::to_response,
     StartError,
 };
@@ -33,6 +33,8 @@ pub struct ServiceConfig {
     pub conn: ConnLimits,
     /// Origins allowed by CORS.
     pub cors_origins: Vec<String>,
+    /// Drain deadline and pruner ([`crate::ops`]).
+    pub ops: crate::ops::OpsConfig,
 }
 
 impl ServiceConfig {
@@ -53,6 +55,7 @@ impl ServiceConfig {
                 ..idem_store::StoreConfig::default()
             },
             clock,
+            prune_batch: self.ops.pruner.batch,
             ..DbOptions::default()
         };
         let db = Db::open(&self.database, options).await?;
@@ -61,9 +64,16 @@ impl ServiceConfig {
     }
 
     /// Bind, print `idem-server NAME listening on http://ADDR` (the one stdout line, which
-    /// scripts and tests wait for), and serve `routes` with the common layers until the
-    /// process ends.
-    pub async fn serve(&self, name: &str, routes: Router) -> Result<(), StartError> {
+    /// scripts and tests wait for), and serve `routes` with the common layers, the probes,
+    /// metrics, request spans and pruner ([`crate::ops::serve_service`]) until SIGTERM or
+    /// Ctrl-C, then drain.
+    pub async fn serve(
+        &self,
+        name: &str,
+        routes: Router,
+        db: Db,
+        scopes: Option<crate::ops::trace::SharedScope>,
+    ) -> Result<(), StartError> {
         let cors = cors_layer(&self.cors_origins)?;
         let listener = tokio::net::TcpListener::bind(self.listen)
             .await
@@ -72,7 +82,16 @@ impl ServiceConfig {
             .local_addr()
             .map_err(|e| StartError::Bind(self.listen, e))?;
         println!("idem-server {name} listening on http://{addr}");
-        serve(listener, with_common_layers(routes, cors), self.conn).await;
+        let service = crate::ops::Service {
+            routes,
+            db,
+            consumer: None,
+            scopes,
+            cors,
+            conn: self.conn,
+            ops: self.ops,
+        };
+        crate::ops::serve_service(listener, service).await;
         Ok(())
     }
 }

@@ -15,12 +15,16 @@
 
 pub mod app;
 pub mod checkout;
+pub mod consumer;
 pub mod cors;
 pub mod db;
 pub mod failpoint;
+pub mod ops;
 pub mod payco;
 pub mod problems;
+pub mod reconcile;
 pub mod request;
+pub mod retention;
 pub mod serve;
 pub mod sql;
 pub mod two_step;

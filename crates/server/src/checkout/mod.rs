@@ -97,6 +97,10 @@ pub fn routes(app: Checkout) -> Router {
         .route("/api/orders/{id}", get(views::get_order))
         .route("/api/claims", get(views::list_claims))
         .route("/api/claims/{key}", get(views::get_claim))
+        .route(
+            "/api/keys/{key}",
+            get(crate::reconcile::route::get_key_state),
+        )
         .route("/api/events", get(events::events));
     if app.failpoints.is_enabled() {
         router = router
@@ -117,12 +121,16 @@ pub async fn run(config: CheckoutConfig) -> Result<(), StartError> {
     let payco = PaycoClient::new(&config.payco_url, &config.payco_token, config.payco_timeout)
         .map_err(|e| StartError::Payco(e.to_string()))?;
     let app = Checkout::new(Inner {
-        db,
+        db: db.clone(),
         route: RouteConfig::required(params::CHECKOUT_ROUTE, config.on_error),
-        tenants: Box::new(config.tenants),
+        tenants: Box::new(config.tenants.clone()),
         body: config.service.body,
         payco,
         failpoints,
     });
-    config.service.serve("checkout", routes(app)).await
+    let scopes: crate::ops::trace::SharedScope = std::sync::Arc::new(config.tenants);
+    config
+        .service
+        .serve("checkout", routes(app), db, Some(scopes))
+        .await
 }

@@ -103,10 +103,14 @@ async fn list_ledger(State(app): State<Payco>, request: Request) -> Response {
 pub async fn run(config: PaycoConfig) -> Result<(), StartError> {
     let db = config.service.open_db(&SCHEMA).await?;
     let app = Payco::new(Inner {
-        db,
+        db: db.clone(),
         route: charge_route(),
-        merchants: Box::new(config.merchants),
+        merchants: Box::new(config.merchants.clone()),
         body: config.service.body,
     });
-    config.service.serve("payco", routes(app)).await
+    let scopes: crate::ops::trace::SharedScope = Arc::new(config.merchants);
+    config
+        .service
+        .serve("payco", routes(app), db, Some(scopes))
+        .await
 }

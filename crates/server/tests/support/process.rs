@@ -118,6 +118,19 @@ impl Service {
         );
     }
 
+    /// The child's process id (to send it a signal).
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("the service is running")
+    }
+
+    /// Wait up to `within` for the process to exit; its exit status.
+    pub async fn wait_exit(&mut self, within: Duration) -> std::process::ExitStatus {
+        tokio::time::timeout(within, self.child.wait())
+            .await
+            .expect("the service exits in time")
+            .expect("wait for the service")
+    }
+
     /// SIGKILL the process and reap it.
     pub async fn kill(mut self) {
         self.child.kill().await.expect("SIGKILL the service");

@@ -14,6 +14,8 @@ use idem_server::{
 };
 use idem_store::ErrorPolicy;
 
+mod admin;
+
 #[derive(Parser)]
 #[command(name = "idem-server", version, about)]
 struct Cli {
@@ -27,6 +29,9 @@ enum Command {
     Serve(ServeArgs),
     /// PayCo, the payment provider the checkout charges: POST /charges, GET /ledger.
     Payco(PaycoArgs),
+    /// Operator commands on a database (see the README's "Data and retention").
+    #[command(subcommand)]
+    Admin(admin::AdminCommand),
 }
 
 /// What both services take.
@@ -53,6 +58,8 @@ struct Common {
     /// Origins allowed to call from a browser (CORS), e.g. http://127.0.0.1:8080. Repeatable.
     #[arg(long = "cors-origin")]
     cors_origins: Vec<String>,
+    #[command(flatten)]
+    ops: admin::OpsArgs,
 }
 
 #[derive(Args)]
@@ -140,6 +147,7 @@ impl Common {
                 header_read_timeout: Duration::from_millis(self.header_timeout_ms),
             },
             cors_origins: self.cors_origins.clone(),
+            ops: self.ops.config(),
         }
     }
 }
@@ -158,6 +166,8 @@ async fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only on a terminal: piped to a log collector, lines stay plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let result = match Cli::parse().command {
         Command::Serve(args) => {
@@ -190,6 +200,7 @@ async fn main() -> ExitCode {
             };
             payco::run(config).await.map_err(|e| e.to_string())
         }
+        Command::Admin(command) => command.run().await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,305 @@
+//! `idem-bench-server BACKEND [REQUESTS] [CONCURRENCY]`: one run of idem-server's example
+//! checkout on 127.0.0.1, served in this process on `sqlite` (a temporary file) or
+//! `postgres` (a throwaway cluster, as the tests start one), with PayCo answered in-process
+//! (a stub route that returns a charge at once, so the figure is idem's own cost, not
+//! PayCo's). Prints one JSON object:
+//!
+//! - `first`, `replay`, `conflict`: requests/s and p50/p99 latency (ms) of keyed first
+//!   requests (claim + order, PayCo, fenced commit), replays of them, and 409s on a key held
+//!   in flight; `statements` per request of each, counted from sqlx's query log;
+//! - `unkeyed`: the same work on a route without idem (no key, no claim), same load;
+//! - `direct`: the same claim → order → commit sequence through `idem_server::db` in a loop
+//!   with the same concurrency, no HTTP (the database's limit for these statements as idem
+//!   sends them);
+//! - on PostgreSQL, `pgbench`: the same statements as a pgbench custom script.
+//!
+//! Never a test: `make bench` runs it (bench/steps/server.mjs) and writes BENCHMARKS.md.
+
+#[path = "../../../crates/server/tests/support/postgres.rs"]
+mod postgres;
+
+mod load;
+mod stub;
+mod unkeyed;
+
+use std::{
+    net::SocketAddr,
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc,
+    },
+    time::{Duration, Instant},
+};
+
+use idem_server::{
+    app::ServiceConfig,
+    checkout::{self, orders, params::CheckoutRequest, CheckoutConfig},
+    db::{Begin, Db, Request},
+    ops::OpsConfig,
+    request::{BearerTenants, BodyLimits},
+    serve::ConnLimits,
+};
+use idem_store::{ErrorPolicy, RouteConfig, SavedResponse};
+use serde_json::json;
+use tracing_subscriber::{layer::SubscriberExt, Layer};
+
+/// A lease far longer than the run, so the held key stays in flight (409) throughout.
+const LOCK_MS: u64 = 600_000;
+const TOKEN: &str = "token-a";
+const TENANT: &str = "tenant-a";
+
+/// Counts the statements sqlx sends (one `sqlx::query` log event each).
+struct Statements(Arc<AtomicUsize>);
+
+impl<S: tracing::Subscriber> Layer<S> for Statements {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if event.metadata().target() == "sqlx::query" {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn free_port() -> SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr")
+}
+
+pub fn body(i: usize) -> String {
+    format!(
+        r#"{{"cart":"cart-{i}","amount":{},"card":"tok_visa"}}"#,
+        1000 + i
+    )
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let backend = args.next().unwrap_or_else(|| "sqlite".into());
+    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(2_000);
+    let c: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(16);
+    let count = Arc::new(AtomicUsize::new(0));
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(
+        Statements(count.clone()).with_filter(tracing_subscriber::filter::LevelFilter::TRACE),
+    ))
+    .expect("the only subscriber");
+
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let pg = (backend == "postgres").then(postgres::Postgres::start);
+    let database = match &pg {
+        Some(pg) => pg.url().to_owned(),
+        None => format!("sqlite:{}", dir.path().join("bench.db").display()),
+    };
+
+    let payco = stub::serve().await;
+    let payco_for_unkeyed =
+        checkout::payco_client::PaycoClient::new(&payco, "merchant-token", Duration::from_secs(5))
+            .expect("payco client");
+    let listen = free_port();
+    let service = ServiceConfig {
+        listen,
+        database: database.clone(),
+        lock_ms: LOCK_MS,
+        body: BodyLimits {
+            max_bytes: idem_store::StoreConfig::DEFAULT_MAX_BODY_BYTES,
+            timeout: Duration::from_secs(10),
+        },
+        conn: ConnLimits::default(),
+        cors_origins: vec![],
+        ops: OpsConfig::default(),
+    };
+    // A handle of its own on the same database and options, for the held claim and the
+    // direct loop.
+    let db = service.open_db(&checkout::SCHEMA).await.expect("open");
+    let config = CheckoutConfig {
+        service,
+        payco_url: payco,
+        payco_token: "merchant-token".into(),
+        payco_timeout: Duration::from_secs(5),
+        tenants: BearerTenants::new().with(TOKEN, TENANT),
+        on_error: ErrorPolicy::ReleaseClaim,
+        failpoints: None,
+    };
+
+    tokio::spawn(async move {
+        if let Err(e) = checkout::run(config).await {
+            eprintln!("checkout: {e}");
+            std::process::exit(1);
+        }
+    });
+    let url = format!("http://{listen}");
+    let client = load::client(c);
+    load::wait_ready(&client, &url).await;
+
+    let first = load::run(&client, &url, n, c, &count, |i| (format!("k-{i}"), body(i))).await;
+    let replay = load::run(&client, &url, n, c, &count, |i| (format!("k-{i}"), body(i))).await;
+    // A key held in flight by a claim that never finishes: every request is a 409.
+    let route = RouteConfig::required(checkout::params::CHECKOUT_ROUTE, ErrorPolicy::ReleaseClaim);
+    let held = body(0);
+    let request = Request {
+        scope: TENANT,
+        key: Some("held"),
+        body: held.as_bytes(),
+        route: &route,
+    };
+    let Begin::Execute(claim) = db
+        .begin(idem_server::sql::now_ms(), request)
+        .await
+        .expect("begin")
+    else {
+        panic!("the held key is new");
+    };
+    claim.commit().await.expect("hold the claim");
+    let conflict = load::run(&client, &url, n, c, &count, |_| {
+        ("held".to_owned(), body(0))
+    })
+    .await;
+    let direct = direct(&db, n, c, &route).await;
+    let plain = unkeyed::serve(db.clone(), payco_for_unkeyed).await;
+    let unkeyed = load::run(&client, &plain, n, c, &count, |i| (String::new(), body(i))).await;
+    let pgbench = pg.as_ref().map(|pg| pgbench(pg, n, c));
+    println!(
+        "{}",
+        json!({
+            "backend": backend, "requests": n, "concurrency": c,
+            "first": first, "replay": replay, "conflict": conflict,
+            "unkeyed": unkeyed, "direct": direct, "pgbench": pgbench,
+        })
+    );
+    std::process::exit(0);
+}
+
+/// The checkout's storage sequence without HTTP: claim + order + recovery point, commit;
+/// fenced transaction: order paid + response saved.
+async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json::Value {
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..c {
+        let (db, next, route) = (db.clone(), next.clone(), route.clone());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    return;
+                }
+                let key = format!("d-{i}");
+                let raw = body(i);
+                let request = Request {
+                    scope: TENANT,
+                    key: Some(&key),
+                    body: raw.as_bytes(),
+                    route: &route,
+                };
+                let now = idem_server::sql::now_ms();
+                let Begin::Execute(mut claim) = db.begin(now, request).await.expect("begin") else {
+                    panic!("new key");
+                };
+                let order_request = CheckoutRequest {
+                    cart: format!("cart-{i}"),
+                    amount: 1000,
+                    card: "tok_visa".into(),
+                };
+                let order = orders::create(claim.tx(), TENANT, &key, &order_request)
+                    .await
+                    .expect("order");
+                claim
+                    .set_recovery(order.id.to_string().as_bytes())
+                    .await
+                    .expect("recovery");
+                let claim = claim.commit().await.expect("commit claim");
+                let mut done = db.commit_tx(&claim).await.expect("commit tx");
+                orders::settle(done.tx(), order.id, "paid", Some("ch_1"))
+                    .await
+                    .expect("settle");
+                done.commit(now, SavedResponse::json(201, b"{}".to_vec()))
+                    .await
+                    .expect("commit");
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("direct task");
+    }
+    let secs = started.elapsed().as_secs_f64();
+    json!({ "rps": n as f64 / secs })
+}
+
+/// pgbench with a custom script of the same statements (read, claim insert with the
+/// token from the sequence, order insert, recovery point; order update, fenced commit).
+fn pgbench(pg: &postgres::Postgres, n: usize, c: usize) -> serde_json::Value {
+    let script = std::env::temp_dir().join(format!("idem-pgbench-{}.sql", std::process::id()));
+    std::fs::write(&script, PGBENCH_SCRIPT).expect("write script");
+    let _ = std::process::Command::new("chmod")
+        .arg("644")
+        .arg(&script)
+        .status();
+    let per_client = (n / c).max(1);
+    let out = std::process::Command::new(pgbench_binary())
+        .args([
+            "-n",
+            "-M",
+            "extended",
+            "-c",
+            &c.to_string(),
+            "-j",
+            "2",
+            "-t",
+            &per_client.to_string(),
+            "-f",
+        ])
+        .arg(&script)
+        .arg(pg.url())
+        .output()
+        .expect("run pgbench");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    if !out.status.success() {
+        eprintln!(
+            "pgbench failed: {}{}",
+            text,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let tps = text
+        .lines()
+        .find(|l| l.starts_with("tps = "))
+        .and_then(|l| {
+            l.trim_start_matches("tps = ")
+                .split_whitespace()
+                .next()?
+                .parse::<f64>()
+                .ok()
+        });
+    let statements = PGBENCH_SCRIPT
+        .lines()
+        .filter(|l| !l.starts_with('\\') && !l.trim().is_empty())
+        .count();
+    json!({ "tps": tps, "statements_per_transaction": statements })
+}
+
+/// One keyed first request's statements, as the checkout sends them on PostgreSQL.
+const PGBENCH_SCRIPT: &str = r"\set n random(1, 1000000000000)
+SELECT c.token, CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT) AS now_ms FROM (SELECT 1 AS one) AS o LEFT JOIN idem_claims AS c ON c.scope = 'pgbench' AND c.key = 'k' || :n;
+BEGIN;
+INSERT INTO idem_claims (scope, key, fingerprint, on_error, status, token, locked_at, created_at, expires_at) VALUES ('pgbench', 'k' || :n, '\x00', 'release-claim', 'in_flight', nextval('idem_lease_token'), 0, 0, 86400000) ON CONFLICT (scope, key) DO NOTHING RETURNING token \gset
+SELECT point FROM idem_recovery WHERE scope = 'pgbench' AND key = 'k' || :n AND fingerprint = '\x00';
+INSERT INTO orders (scope, idem_key, cart, amount, card, status, created_at) VALUES ('pgbench', 'k' || :n, 'cart', 1000, 'tok_visa', 'pending', 0) RETURNING id \gset
+INSERT INTO idem_recovery (scope, key, fingerprint, point, expires_at) VALUES ('pgbench', 'k' || :n, '\x00', '\x31', 86400000) ON CONFLICT (scope, key, fingerprint) DO UPDATE SET point = excluded.point;
+COMMIT;
+BEGIN;
+UPDATE orders SET status = 'paid', charge_id = 'ch_1' WHERE id = :id;
+UPDATE idem_claims SET status = 'done', expires_at = 86400000, response_status = 201, response_content_type = 'application/json', response_headers = '[]', response_body = '\x7b7d' WHERE scope = 'pgbench' AND key = 'k' || :n AND status = 'in_flight' AND token = :token;
+COMMIT;
+";
+
+/// Debian's pgbench, next to the server binaries the tests' cluster uses.
+fn pgbench_binary() -> std::path::PathBuf {
+    let mut found: Vec<_> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL installed (scripts/tools.sh test)")
+        .filter_map(|e| Some(e.ok()?.path().join("bin/pgbench")))
+        .filter(|p| p.exists())
+        .collect();
+    found.sort();
+    found
+        .pop()
+        .expect("pgbench under /usr/lib/postgresql/*/bin")
+}

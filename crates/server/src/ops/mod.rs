@@ -1,0 +1,135 @@
+//! Running a service in production: probes ([`health`]: `/healthz`, `/readyz`), metrics in
+//! Prometheus text format ([`metrics`]: `/metrics`, from the claim table's events), request
+//! logs with scope and key on every line ([`trace`]), the background pruner
+//! ([`crate::retention::pruner`]) and graceful shutdown ([`shutdown`]).
+//!
+//! [`serve_service`] wires them around a service's routes; the checkout and PayCo both run
+//! through it. It decides nothing about requests: the rules stay in idem-store and `db`.
+
+pub mod health;
+pub mod metrics;
+pub mod shutdown;
+pub mod trace;
+
+use std::time::Duration;
+
+use axum::{middleware::from_fn_with_state, routing::get, Router};
+use tokio::{net::TcpListener, sync::watch};
+use tower_http::cors::CorsLayer;
+
+use crate::{
+    app::with_common_layers,
+    consumer::Consumer,
+    db::Db,
+    retention::pruner::{self, PrunerConfig},
+    serve::{serve_until, ConnLimits},
+};
+use health::Health;
+use metrics::Metrics;
+use trace::SharedScope;
+
+/// Operations settings of a service.
+///
+/// ## Default values
+/// - `drain`: 10 s for in-flight requests to finish after SIGTERM (keep it under the
+///   orchestrator's kill grace period, 30 s on Kubernetes).
+/// - `pruner`: [`PrunerConfig::default`] (every 60 s, 1,000 rows per statement).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpsConfig {
+    /// The shutdown deadline.
+    pub drain: Duration,
+    /// The pruner's interval and batch.
+    pub pruner: PrunerConfig,
+}
+
+impl OpsConfig {
+    /// The default drain deadline.
+    pub const DEFAULT_DRAIN: Duration = Duration::from_secs(10);
+}
+
+impl Default for OpsConfig {
+    fn default() -> Self {
+        Self {
+            drain: Self::DEFAULT_DRAIN,
+            pruner: PrunerConfig::default(),
+        }
+    }
+}
+
+/// What [`serve_service`] wraps a service's routes with.
+pub struct Service {
+    /// The service's own routes (state applied).
+    pub routes: Router,
+    /// Its claim table.
+    pub db: Db,
+    /// Its message-id table, pruned with the claims, if it consumes messages.
+    pub consumer: Option<Consumer>,
+    /// Who a request belongs to, for the log lines (`None`: every line logs `scope="-"`).
+    pub scopes: Option<SharedScope>,
+    /// CORS for the configured origins (`None`: no CORS headers at all).
+    pub cors: Option<CorsLayer>,
+    /// Connection limits.
+    pub conn: ConnLimits,
+    /// Drain deadline and pruner.
+    pub ops: OpsConfig,
+}
+
+/// The probe and metrics routes.
+pub fn routes(health: Health, metrics: Metrics) -> Router {
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz).with_state(health))
+        .route("/metrics", get(metrics::metrics).with_state(metrics))
+}
+
+/// Serve `service` on `listener` with the probes, metrics, request logs and pruner, until
+/// SIGTERM or Ctrl-C; then drain (see [`shutdown`]) and close the pool.
+pub async fn serve_service(listener: TcpListener, service: Service) {
+    serve_service_until(listener, service, shutdown::signal()).await;
+}
+
+/// [`serve_service`] with the shutdown trigger given (tests, embedding).
+pub async fn serve_service_until(
+    listener: TcpListener,
+    service: Service,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    let Service {
+        routes: app_routes,
+        db,
+        consumer,
+        scopes,
+        cors,
+        conn,
+        ops,
+    } = service;
+    let metrics = Metrics::new(&db);
+    let follower = metrics.spawn_follower();
+    let health = Health::new(&db);
+    let router = with_common_layers(
+        app_routes.merge(routes(health.clone(), metrics.clone())),
+        cors,
+    )
+    .layer(from_fn_with_state(metrics, metrics::observe_latency))
+    .layer(from_fn_with_state(scopes, trace::request_span));
+    let (stop, stopped) = watch::channel(false);
+    let pruning = pruner::spawn(db.clone(), consumer, ops.pruner, stopped);
+    let draining = health.clone();
+    let shutdown = async move {
+        shutdown.await;
+        draining.start_draining();
+    };
+    let drained = serve_until(listener, router, conn, shutdown, ops.drain).await;
+    if drained {
+        tracing::info!("drained: every in-flight request finished");
+    } else {
+        tracing::warn!(
+            deadline_ms = ops.drain.as_millis() as u64,
+            "drain deadline passed; unfinished claims will be taken over after lock_ms"
+        );
+    }
+    let _ = stop.send(true);
+    let _ = pruning.await;
+    follower.abort();
+    db.close().await;
+}

@@ -1,0 +1,31 @@
+//! `GET /api/keys/{key}`: [`key_state`](super::key_state) over HTTP, scoped by the
+//! checkout's own scope extractor (the same bearer tenant as `POST /api/checkout`).
+
+use axum::{
+    extract::{Path, Request, State},
+    response::Response,
+};
+
+use super::{key_state, KeyStateError};
+use crate::{checkout::Checkout, sql::now_ms, storage_error, wire};
+
+/// 200 with the [`KeyState`](super::KeyState), 404 (no live row for this tenant), 400 (not
+/// a valid key), 401 (no tenant).
+pub async fn get_key_state(
+    State(app): State<Checkout>,
+    Path(key): Path<String>,
+    request: Request,
+) -> Response {
+    let scope = match app.tenants.scope(request.headers()) {
+        Ok(scope) => scope,
+        Err(e) => return wire::to_response(idem_store::http::unauthorized(&e.to_string())),
+    };
+    wire::to_response(match key_state(&app.db, now_ms(), &scope, &key).await {
+        Ok(Some(state)) => wire::json(200, &state, &[]),
+        Ok(None) => {
+            idem_store::http::not_found("no live idempotency key of this tenant by that name")
+        }
+        Err(KeyStateError::InvalidKey(e)) => idem_store::http::problem_for(&e),
+        Err(KeyStateError::Db(e)) => storage_error(&e),
+    })
+}
