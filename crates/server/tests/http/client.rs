@@ -58,6 +58,19 @@ pub fn http() -> reqwest::Client {
         .expect("reqwest client")
 }
 
+/// A client that opens a new connection for every request. For tests that send bodies the
+/// server refuses before reading them (413): the server then closes that connection, and a
+/// pooled client could pick the closing connection for its next request and fail with
+/// "connection closed" (a client-side race, not the server's answer).
+pub fn http_fresh_connections() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("reqwest client")
+}
+
 pub async fn answer(response: reqwest::Response) -> Answer {
     let status = response.status().as_u16();
     let headers = response.headers().clone();

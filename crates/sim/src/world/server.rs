@@ -550,7 +550,10 @@ impl World {
     /// The one place the handler hands a failed work to the store, which applies the policy
     /// the claim's route declared. False when the write was fenced (someone took it over).
     fn fail_claim(&mut self, id: &RecordId, lease: &Lease, response: SavedResponse) -> bool {
-        self.server.store.fail(self.now, id, lease, response).is_ok()
+        self.server
+            .store
+            .fail(self.now, id, lease, response)
+            .is_ok()
     }
 
     fn work_save(&mut self, job: u32) {
