@@ -54,7 +54,7 @@ test-wasm:
 
 ## Tier 3: Playwright in Debian's Chromium against the release demo and the SDK package.
 test-e2e: build sdk
-	npx playwright test
+	npx playwright test --project demo --project client
 
 ## Speed and size against their budgets, as ratios measured in one run: writes BENCHMARKS.md
 ## (bench/run.sh). Timings, so never part of `make test`.

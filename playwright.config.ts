@@ -1,7 +1,8 @@
 // Browser end-to-end tests, in Debian's Chromium (never a Playwright browser download).
 //
-// Two projects, each against its own static server on 127.0.0.1:
+// Three projects, each against its own static server on 127.0.0.1:
 // - demo:   the Yew demo, from `trunk build --release` output in dist/
+// - timing: the demo's long-task measurement (not part of `make test`; see below)
 // - client: a plain HTML checkout page embedding the idem-client JS package, and a scripted
 //           idempotency server the one-key specs send to (tests/e2e/client/idempotency-server.mjs)
 import { defineConfig } from '@playwright/test';
@@ -25,7 +26,12 @@ export default defineConfig({
     launchOptions: chromiumLaunchOptions,
   },
   projects: [
-    { name: 'demo', testDir: 'tests/e2e/demo', use: { baseURL: `http://127.0.0.1:${DEMO_PORT}` } },
+    // The long-task check is a timing, not a test: it measures the page against a 50 ms budget
+    // and depends on how busy the machine is, so `make test` leaves it out (the project's rule:
+    // speed targets are met in benchmarks); `npx playwright test --project timing` runs it, and
+    // `make bench`'s ui step measures long tasks too.
+    { name: 'demo', testDir: 'tests/e2e/demo', testIgnore: /longtask\.spec\.ts$/, use: { baseURL: `http://127.0.0.1:${DEMO_PORT}` } },
+    { name: 'timing', testDir: 'tests/e2e/demo', testMatch: /longtask\.spec\.ts$/, use: { baseURL: `http://127.0.0.1:${DEMO_PORT}` } },
     { name: 'client', testDir: 'tests/e2e/client', use: { baseURL: `http://127.0.0.1:${CLIENT_PORT}` } },
   ],
   webServer: [
