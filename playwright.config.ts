@@ -7,10 +7,11 @@
 //           idempotency server the one-key specs send to (tests/e2e/client/idempotency-server.mjs)
 import { defineConfig } from '@playwright/test';
 import { chromiumLaunchOptions } from './tests/e2e/chromium';
-import { IDEMPOTENCY_PORT } from './tests/e2e/client/api';
+import { E2E_PORT_BASE, IDEMPOTENCY_PORT } from './tests/e2e/client/api';
 
-const DEMO_PORT = 4173;
-const CLIENT_PORT = 4174;
+// Ports: IDEM_E2E_PORT_BASE (default 4173) and the next two, so two checkouts can run at once.
+const DEMO_PORT = E2E_PORT_BASE;
+const CLIENT_PORT = E2E_PORT_BASE + 1;
 
 export default defineConfig({
   testDir: 'tests/e2e',
