@@ -21,11 +21,13 @@ pub fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>, InvalidOrigin
     Ok(Some(
         CorsLayer::new()
             .allow_origin(AllowOrigin::list(origins))
-            .allow_methods([Method::GET, Method::POST])
+            // PUT: demo mode's fault switches; Last-Event-ID: an EventSource resuming.
+            .allow_methods([Method::GET, Method::POST, Method::PUT])
             .allow_headers([
                 HeaderName::from_static("idempotency-key"),
                 header::CONTENT_TYPE,
                 header::AUTHORIZATION,
+                HeaderName::from_static("last-event-id"),
             ])
             .expose_headers([
                 header::RETRY_AFTER,
