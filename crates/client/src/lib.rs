@@ -13,8 +13,9 @@
 //!   `Idempotent-Replayed: true`), 409 and 429 wait and retry, 5xx, network errors and timeouts
 //!   retry with backoff, 422 and the other 4xx are final rejections; a `Retry-After` shorter
 //!   than the backoff floor is not trusted ([`retry_delay_ms`]);
-//! - when the [`RetryPolicy`]'s window closes, the outcome is [`OutcomeKind::Unknown`]: reconcile,
-//!   never mint a new key;
+//! - when the [`RetryPolicy`]'s window closes, the outcome is [`OutcomeKind::Unknown`]: reconcile
+//!   (ask the server's key-state endpoint, [`KeyState`], [`Operation::handle_key_state`]), never
+//!   mint a new key;
 //! - a final answer replaces the record by a [`SettledRecord`] (key and fingerprint, no body)
 //!   kept for the rest of the retry window: starting the same request again re-sends under the
 //!   same key, so the server replays; another payload under the name is refused until the entry
@@ -46,6 +47,7 @@ mod operation;
 mod outcome;
 mod payload;
 mod policy;
+mod reconcile;
 mod reply;
 
 // The JS package: payload canonicalisation in JS terms, the fetch driver and the bindings. Behind
@@ -70,6 +72,7 @@ pub use operation::{
 pub use outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
 pub use payload::CanonicalPayload;
 pub use policy::RetryPolicy;
+pub use reconcile::KeyState;
 pub use reply::{is_replayed_header, parse_retry_after, retry_after_ms, Reply};
 
 /// Request header carrying the idempotency key.
