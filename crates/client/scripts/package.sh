@@ -13,7 +13,8 @@ TARGET_DIR=${CARGO_TARGET_DIR:-"$ROOT/target"}
 WASM_OPT="$ROOT/node_modules/.bin/wasm-opt"
 
 cd "$ROOT"
-cargo build -p idem-client --release --target wasm32-unknown-unknown --lib
+# package-allocator: talc as the package's allocator (see crates/client/Cargo.toml).
+cargo build -p idem-client --release --target wasm32-unknown-unknown --lib --features package-allocator
 rm -rf "$OUT"
 wasm-bindgen --target web --out-dir "$OUT" \
   "$TARGET_DIR/wasm32-unknown-unknown/release/idem_client.wasm"

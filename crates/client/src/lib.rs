@@ -59,6 +59,16 @@ pub mod driver;
 #[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 mod js;
 
+/// The npm package's allocator (the `package-allocator` feature): talc, not dlmalloc, smaller on
+/// wasm32; the page is single-threaded.
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "package-allocator",
+    not(target_feature = "atomics")
+))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 pub use backoff::{backoff_delay_ms, retry_delay_ms};
 pub use error::StartError;
 pub use journal::{
