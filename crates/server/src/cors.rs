@@ -1,5 +1,6 @@
 //! Cross-origin use, configured rather than left to luck: a browser SDK served from another
-//! origin may send `Idempotency-Key`, `Content-Type` and `Authorization`, and may read
+//! origin may send `Idempotency-Key`, `Content-Type`, `Authorization` and `Last-Event-ID` (with
+//! GET, POST, and PUT for demo mode's fault switches), and may read
 //! `Retry-After` and `Idempotent-Replayed` (without `Access-Control-Expose-Headers` a script
 //! sees neither, and could not tell a replay or wait as told). Only the configured origins
 //! are allowed; with none configured no CORS headers are sent at all.
