@@ -152,7 +152,8 @@ fn scope(demo: &Demo, parts: &Parts) -> Result<Arc<str>, HttpResponse> {
 /// Middleware: a GET without `Authorization` whose query has `access_token=demo-<uuid>` is
 /// read as `Authorization: Bearer demo-<uuid>` (RFC 6750's URI query parameter), because an
 /// `EventSource` cannot send headers. Demo tokens only: any other value is ignored (and the
-/// route answers 401), so no real tenant's credential is ever accepted from a URL.
+/// route answers 401), so no real tenant's credential is ever accepted from a URL. (The request
+/// log span is opened before this runs, so such requests log `scope="-"`.)
 pub async fn access_token(mut request: Request, next: Next) -> Response {
     if request.method() == Method::GET && !request.headers().contains_key(AUTHORIZATION) {
         let token = request
