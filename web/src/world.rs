@@ -121,12 +121,15 @@ impl Adapter {
             }
             None => (None, World::new(config)),
         };
+        let journal = PageJournal::new();
+        let mut world = world;
+        world.attach_journal(Box::new(journal.clone()));
         Adapter {
             world,
             scenario,
             hold: false,
             properties: Rc::default(),
-            journal: PageJournal::new(),
+            journal,
             network: log.network.clone(),
             server: log.server.clone(),
             current: None,
@@ -355,12 +358,11 @@ impl Adapter {
                 return;
             }
         }
-        let journal: Option<Box<dyn Journal>> = (strategy == Strategy::SameKey)
-            .then(|| Box::new(self.journal.clone()) as Box<dyn Journal>);
+        let host_journal = strategy == Strategy::SameKey;
         let amount = u32::try_from(cart_total()).unwrap_or(u32::MAX);
         if let Ok(id) =
             self.world
-                .start_checkout_with(sim_strategy(strategy), Some(amount), journal)
+                .start_checkout_with(sim_strategy(strategy), Some(amount), host_journal)
         {
             self.current = Some(id);
             self.last_record = None;

@@ -36,6 +36,7 @@
 #![warn(missing_docs)]
 
 mod backoff;
+mod digest;
 mod error;
 mod http_date;
 pub mod journal;
@@ -70,11 +71,7 @@ pub use operation::{
 pub use outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
 pub use payload::CanonicalPayload;
 pub use policy::RetryPolicy;
-pub use reply::{is_replayed_header, parse_retry_after, retry_after_ms, Reply};
-
-/// Request header carrying the idempotency key.
-pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";
-/// Response header the server sets (`true`) when it replays a saved response.
-pub const REPLAYED_HEADER: &str = "Idempotent-Replayed";
-/// Response header with the number of seconds to wait before retrying (409, 429).
-pub const RETRY_AFTER_HEADER: &str = "Retry-After";
+pub use reply::{
+    is_replayed_header, parse_retry_after, retry_after_ms, Reply, ReplyClass,
+    IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, RETRY_AFTER_HEADER,
+};

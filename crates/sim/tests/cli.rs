@@ -38,6 +38,27 @@ fn unknown_preset_is_an_error() {
 }
 
 #[test]
+fn help_and_errors_list_the_preset_table_and_the_bug_list() {
+    let help = String::from_utf8_lossy(&lab(&["--help"]).stdout).into_owned();
+    let short = String::from_utf8_lossy(&lab(&["-h"]).stdout).into_owned();
+    let preset_error = String::from_utf8_lossy(&lab(&["--preset", "stormy"]).stderr).into_owned();
+    let bug_error = String::from_utf8_lossy(&lab(&["--bug", "nope"]).stderr).into_owned();
+    for p in &idem_sim::presets::PRESETS {
+        assert!(help.contains(&format!("{}: {}", p.name, p.about)), "{help}");
+        assert!(short.contains(p.name), "{short}");
+        assert!(preset_error.contains(p.name), "{preset_error}");
+    }
+    for b in idem_sim::Bug::ALL {
+        assert!(
+            help.contains(&format!("{}: {}", b.name(), b.about())),
+            "{help}"
+        );
+        assert!(short.contains(b.name()), "{short}");
+        assert!(bug_error.contains(b.name()), "{bug_error}");
+    }
+}
+
+#[test]
 fn unknown_bug_is_an_error() {
     fails_cleanly(&lab(&["--bug", "off-by-one"]), "unknown bug `off-by-one`");
     fails_cleanly(
