@@ -9,6 +9,7 @@ declares and re-exports them), so parent↔child references are not edges. Print
 and exits 1 when there is one (ARCHITECTURE.md, "Layering").
 
     python3 scripts/module_cycles.py            # the whole workspace
+    python3 scripts/module_cycles.py --graph    # and every sibling edge
 """
 import os
 import re
@@ -83,7 +84,33 @@ def references(text, me):
     return out
 
 
-def crate_cycles(src):
+def reexports(src, files):
+    """Names a module file re-exports (`pub use a::b::Name;`), mapped to the module path the
+    name comes from: `crate::Begin` is `crate::store::Begin` when lib.rs says so."""
+    out = {}
+    for f in files:
+        me = tuple(module_path(src, f))
+        text = strip(open(f, encoding='utf-8').read())
+        for m in re.finditer(r'\bpub\s+use\s+([^;]+);', text):
+            for path in expand_use(m.group(1)):
+                parts = [x for x in path.split('::') if x]
+                name = parts[-1].split(' as ')[-1] if parts else ''
+                if ' as ' in path:
+                    name = path.split(' as ')[-1]
+                    parts = path.split(' as ')[0].split('::')
+                if parts and parts[0] == 'crate':
+                    full = parts[1:]
+                elif parts and parts[0] == 'super':
+                    full = list(me[:-1]) + parts[1:]
+                elif parts and parts[0] == 'self':
+                    full = list(me) + parts[1:]
+                else:
+                    full = list(me) + parts
+                out[me + (name,)] = tuple(full[:-1])
+    return out
+
+
+def crate_cycles(src, graph=None):
     files = []
     for d, _, names in os.walk(src):
         for n in names:
@@ -92,6 +119,7 @@ def crate_cycles(src):
     modules = {tuple(module_path(src, f)) for f in files}
     # Folders of bins are crates of their own.
     modules = {m for m in modules if not (m and m[0] == 'bin')}
+    exported = reexports(src, [f for f in files if not module_path(src, f)[:1] == ['bin']])
     edges = {}
     for f in files:
         me = tuple(module_path(src, f))
@@ -99,12 +127,19 @@ def crate_cycles(src):
             continue
         text = strip(open(f, encoding='utf-8').read())
         for ref in references(text, me):
-            # The longest known module the path names.
+            # The longest known module the path names; a name a module re-exports counts as
+            # the module it comes from.
             target = ()
             for k in range(len(ref), 0, -1):
                 if tuple(ref[:k]) in modules:
                     target = tuple(ref[:k])
                     break
+            for _ in range(4):
+                via = exported.get(target + tuple(ref[len(target):len(target) + 1]))
+                if via is None or via == target or via not in modules:
+                    break
+                ref = list(via) + ref[len(target) + 1:]
+                target = via
             # Reduce to siblings: the first components where the two paths part.
             k = 0
             while k < len(me) and k < len(target) and me[k] == target[k]:
@@ -113,6 +148,8 @@ def crate_cycles(src):
                 continue  # one contains the other: parent and child
             a, b = me[:k + 1], target[:k + 1]
             edges.setdefault(a, set()).add(b)
+    if graph is not None:
+        graph.update(edges)
     cycles = []
     seen = set()
 
@@ -134,8 +171,7 @@ def crate_cycles(src):
 
 def main():
     found = 0
-    for base in ('crates', '.'):
-        pass
+    show = '--graph' in sys.argv
     crates = []
     for d in sorted(os.listdir(os.path.join(ROOT, 'crates'))):
         crates.append(os.path.join(ROOT, 'crates', d, 'src'))
@@ -149,10 +185,15 @@ def main():
     for src in crates:
         if not os.path.isdir(src):
             continue
-        for cyc in crate_cycles(src):
+        graph = {}
+        name = os.path.relpath(os.path.dirname(src), ROOT)
+        for cyc in crate_cycles(src, graph):
             found += 1
-            name = os.path.relpath(os.path.dirname(src), ROOT)
             print(f"{name}: " + ' → '.join('::'.join(m) for m in cyc))
+        if show:
+            for a in sorted(graph):
+                targets = ', '.join('::'.join(b) for b in sorted(graph[a]))
+                print(f"  {name}: {'::'.join(a)} -> {targets}")
     if found:
         sys.exit(1)
     print('no import cycles between sibling modules')

@@ -6,9 +6,9 @@ mod app;
 mod browser;
 mod components;
 mod journal;
-mod lab;
 mod model;
-mod world;
+mod projection;
+mod session;
 
 fn main() {
     yew::Renderer::<app::App>::new().render();

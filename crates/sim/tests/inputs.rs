@@ -1,6 +1,7 @@
 //! The input log: every change to a world is an `Input` applied by `World::apply`, control
 //! methods included, and rebuilding a run replays the same inputs through the same `apply`,
 //! with or without a scenario driving time.
+#![cfg(not(target_arch = "wasm32"))]
 
 use idem_sim::{
     CheckoutId, CheckoutOutcome, Command, Faults, Input, Scenario, ScenarioRun, SimConfig,
@@ -27,6 +28,7 @@ fn control_methods_record_what_apply_records() {
     by_methods.run_until(40);
     by_methods.drop_next_request();
     by_methods.resend_with_other_cart(c).unwrap();
+    by_methods.resend_later(c, true, 300).unwrap();
     by_methods.run_until(900);
     by_methods.reload(c).unwrap();
     by_methods.reload_tab();
@@ -38,6 +40,13 @@ fn control_methods_record_what_apply_records() {
     }
     assert_eq!(by_apply.inputs(), by_methods.inputs());
     assert_eq!(by_apply.history_hash(), by_methods.history_hash());
+    // The later resend left 300 ms after it was applied, as a request outside the operation.
+    let late_cart = by_methods
+        .history()
+        .messages
+        .iter()
+        .find(|m| m.attempt == 0 && m.sent_at == 340);
+    assert!(late_cart.is_some(), "{:?}", by_methods.history().messages);
     let kinds: Vec<&Command> = by_methods.inputs().iter().map(|i| &i.command).collect();
     assert!(matches!(
         kinds[..],
@@ -46,6 +55,12 @@ fn control_methods_record_what_apply_records() {
             Command::DropNextRequest,
             Command::Resend {
                 other_cart: true,
+                after_ms: 0,
+                ..
+            },
+            Command::Resend {
+                other_cart: true,
+                after_ms: 300,
                 ..
             },
             Command::Reload { .. },
@@ -65,6 +80,7 @@ fn a_command_naming_no_checkout_is_refused_and_not_recorded() {
     let resend = Command::Resend {
         checkout: missing,
         other_cart: false,
+        after_ms: 0,
     };
     assert_eq!(w.apply(resend), Err(SimError::NoSuchCheckout(7)));
     assert!(w.inputs().is_empty());

@@ -2,6 +2,7 @@
 //! party did at its arrival, read back as a sequence diagram would; and the replies a page sees
 //! come from the store's HTTP answers through the client's own conversion (`Retry-After`,
 //! `Idempotent-Replayed` read from headers).
+#![cfg(not(target_arch = "wasm32"))]
 
 use idem_sim::{
     CheckoutId, CheckoutOutcome, Decision, Fate, Faults, History, Message, MessageKind,

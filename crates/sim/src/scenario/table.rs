@@ -22,6 +22,7 @@ const fn resend(other_cart: bool) -> Command {
     Command::Resend {
         checkout: CheckoutId(0),
         other_cart,
+        after_ms: 0,
     }
 }
 

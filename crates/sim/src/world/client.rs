@@ -133,7 +133,7 @@ impl World {
         }
         if key.is_some() && self.rng.chance(p_other) {
             let at = self.now + self.rng.upto(300);
-            self.schedule(at, Ev::OtherCart(id));
+            self.schedule(at, Ev::Resend(id, true));
         }
         if effective == Strategy::SameKey {
             self.pump(id);
@@ -467,10 +467,6 @@ impl World {
             // Nothing (or nothing readable) in the journal: the page cannot know the outcome.
             Ok(None) | Err(_) => self.finish_checkout(c, CheckoutOutcome::Unknown),
         }
-    }
-
-    pub(super) fn on_other_cart(&mut self, c: CheckoutId) {
-        self.send_extra(c, 1);
     }
 
     /// Send a request outside the page's operation under the checkout's key, with the cart's

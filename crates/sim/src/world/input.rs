@@ -56,13 +56,20 @@ pub enum Command {
     DeclineNextCharge,
     /// The next worker's PayCo call times out (PayCo may or may not have charged).
     TimeOutNextPaycoCall,
-    /// The page sends a request again under a checkout's key, now.
+    /// The page sends a request again under a checkout's key, `after_ms` from now.
     Resend {
         /// Which checkout's key.
         checkout: CheckoutId,
         /// With a different cart (amount + 1): the store must answer 422.
         other_cart: bool,
+        /// Delay before the request leaves (0: now).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        after_ms: u64,
     },
+}
+
+fn is_zero(ms: &u64) -> bool {
+    *ms == 0
 }
 
 /// A command applied at virtual time `at`, after `after_events` events had run (a run can stop
@@ -167,7 +174,16 @@ impl World {
             Command::Resend {
                 checkout,
                 other_cart,
+                after_ms: 0,
             } => self.send_extra(checkout, u32::from(other_cart)),
+            Command::Resend {
+                checkout,
+                other_cart,
+                after_ms,
+            } => {
+                let at = self.now.saturating_add(after_ms);
+                self.schedule(at, super::Ev::Resend(checkout, other_cart));
+            }
         }
         Ok(None)
     }
@@ -247,19 +263,27 @@ impl World {
 
     /// The page sends the checkout's request again under its key, now (a double click).
     pub fn resend_same_cart(&mut self, checkout: CheckoutId) -> Result<(), SimError> {
-        let command = Command::Resend {
-            checkout,
-            other_cart: false,
-        };
-        self.apply(command).map(drop)
+        self.resend_later(checkout, false, 0)
     }
 
     /// A buggy page sends a different cart (amount + 1) under the checkout's key, now: the store
     /// answers 422 (or, with the no-fingerprint-check bug, replays the wrong answer).
     pub fn resend_with_other_cart(&mut self, checkout: CheckoutId) -> Result<(), SimError> {
+        self.resend_later(checkout, true, 0)
+    }
+
+    /// The page sends a request under the checkout's key `after_ms` from now (`other_cart`:
+    /// another cart): the demo's buggy page, which pays and then reuses the key.
+    pub fn resend_later(
+        &mut self,
+        checkout: CheckoutId,
+        other_cart: bool,
+        after_ms: u64,
+    ) -> Result<(), SimError> {
         let command = Command::Resend {
             checkout,
-            other_cart: true,
+            other_cart,
+            after_ms,
         };
         self.apply(command).map(drop)
     }
@@ -298,11 +322,17 @@ impl World {
 
     /// Apply `inputs` in order, each where it was recorded ([`World::reach`], moving time with
     /// `drive`), through [`World::apply`]. A recorded input that is refused now is skipped, as
-    /// it was when recorded.
-    pub fn replay_inputs(&mut self, inputs: &[Input], drive: &mut dyn Drive) {
+    /// it was when recorded. Returns, for each input, the checkout it started.
+    pub fn replay_inputs(
+        &mut self,
+        inputs: &[Input],
+        drive: &mut dyn Drive,
+    ) -> Vec<Option<CheckoutId>> {
+        let mut started = Vec::with_capacity(inputs.len());
         for input in inputs {
             self.reach(input.at, input.after_events, drive);
-            let _ = self.apply(input.command.clone());
+            started.push(self.apply(input.command.clone()).ok().flatten());
         }
+        started
     }
 }

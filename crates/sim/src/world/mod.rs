@@ -80,8 +80,8 @@ enum Ev {
     Reload(CheckoutId),
     /// A reloaded tab is back.
     Reloaded(CheckoutId),
-    /// A buggy page sends another cart under this checkout's key.
-    OtherCart(CheckoutId),
+    /// The page sends a request again under this checkout's key (`true`: another cart).
+    Resend(CheckoutId, bool),
 }
 
 /// A seeded, deterministic world. See the [module docs](self) for the call order.
@@ -265,7 +265,7 @@ impl World {
             Ev::Reply(slot) => self.on_reply(slot),
             Ev::Reload(c) => self.on_reload(c),
             Ev::Reloaded(c) => self.on_reloaded(c),
-            Ev::OtherCart(c) => self.on_other_cart(c),
+            Ev::Resend(c, other_cart) => self.send_extra(c, u32::from(other_cart)),
         }
         self.track_properties();
         true
