@@ -32,7 +32,8 @@
 //! what the server does with a key: that is the store's job, and the two agree only on the wire
 //! (status codes, `Retry-After`, `Idempotent-Replayed`, `application/problem+json`). It holds no
 //! lock and shares no promise: serialising two tabs (Web Locks) and joining two calls of one
-//! page are the bindings' job, on top of the journal rules here.
+//! page are the bindings' job, on top of the journal rules here. How it sits among the other
+//! crates, and where each rule lives: `ARCHITECTURE.md` at the repository's root.
 #![warn(missing_docs)]
 
 mod backoff;

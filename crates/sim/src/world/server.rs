@@ -24,9 +24,9 @@ use crate::receipt::Receipt;
 /// the declined card too).
 pub mod problem {
     /// 402: PayCo declined the card. Final for this key.
-    pub const PAYMENT_DECLINED: &str = "https://idem.dev/problems/payment-declined";
+    pub const PAYMENT_DECLINED: &str = "/problems/payment-declined";
     /// 504: PayCo did not answer in time; whether it charged is unknown.
-    pub const PAYMENT_PROVIDER_TIMEOUT: &str = "https://idem.dev/problems/payment-provider-timeout";
+    pub const PAYMENT_PROVIDER_TIMEOUT: &str = "/problems/payment-provider-timeout";
 }
 
 /// Share of timed-out PayCo calls that reached PayCo (lost on the way back, not on the way
@@ -521,5 +521,34 @@ impl World {
     /// The store's table, for the bugs that bypass the store's rules.
     pub(super) fn table_mut(&mut self) -> &mut MemoryTable {
         self.server.store.table_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The handler's own errors are the store's problem bodies, with relative `type`s.
+    #[test]
+    fn work_errors_are_the_stores_problem_bodies() {
+        for (error, status, kind) in [
+            (WorkError::Declined, 402, problem::PAYMENT_DECLINED),
+            (
+                WorkError::PaycoTimeout,
+                504,
+                problem::PAYMENT_PROVIDER_TIMEOUT,
+            ),
+        ] {
+            let r = error.response();
+            assert_eq!(r.status, status);
+            assert_eq!(r.header(http::CONTENT_TYPE), Some(http::PROBLEM_JSON));
+            let p: http::Problem = serde_json::from_slice(&r.body).unwrap();
+            assert_eq!((p.kind.as_str(), p.status), (kind, status));
+            assert!(kind.starts_with("/problems/"), "{kind}");
+            assert!(!p.title.is_empty() && !p.detail.is_empty());
+            let kept = saved(&r);
+            assert_eq!((kept.status, kept.body), (status, r.body.clone()));
+            assert_eq!(kept.content_type, http::PROBLEM_JSON);
+        }
     }
 }
