@@ -14,3 +14,8 @@ mod session;
 fn main() {
     yew::Renderer::<app::App>::new().render();
 }
+
+/// talc, not dlmalloc: smaller on wasm32 (see web/Cargo.toml); the page is single-threaded.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
