@@ -268,6 +268,7 @@ fn replay_validates_recorded_inputs_like_a_config() {
             "inputs[0]: faults.decline must be a probability",
         ),
         ("time", "inputs[0].at is later than a year"),
+        ("delay", "inputs[0]: resend.after_ms is longer than a year"),
     ] {
         let mut bad = good.clone();
         match what {
@@ -282,6 +283,13 @@ fn replay_validates_recorded_inputs_like_a_config() {
                     decline: 7.0,
                     ..Faults::default()
                 })
+            }
+            "delay" => {
+                bad.inputs[0].command = Cmd::Resend {
+                    checkout: idem_sim::CheckoutId(0),
+                    other_cart: true,
+                    after_ms: u64::MAX,
+                }
             }
             _ => bad.inputs[0].at = u64::MAX - 5,
         }

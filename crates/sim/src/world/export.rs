@@ -43,8 +43,8 @@ pub struct HistoryExport {
 impl HistoryExport {
     /// Refuse what a replay cannot run: the config and every recorded input are checked like
     /// a config file ([`SimConfig::validate`]: a recorded `SetFaults` with an absurd latency is
-    /// an error, never an overflow), and no input may sit past [`MAX_DURATION_MS`] of virtual
-    /// time. Exports come from files and URLs.
+    /// an error, never an overflow), and no input may sit, or send later, past
+    /// [`MAX_DURATION_MS`] of virtual time. Exports come from files and URLs.
     pub fn validate(&self) -> Result<(), crate::SimError> {
         self.config.validate()?;
         for (i, input) in self.inputs.iter().enumerate() {
@@ -64,6 +64,11 @@ impl HistoryExport {
                 Command::SetFaults(f) => f.validate().map_err(at)?,
                 Command::SetServer(s) => s.validate().map_err(at)?,
                 Command::SetClient(c) => c.validate().map_err(at)?,
+                Command::Resend { after_ms, .. } if *after_ms > MAX_DURATION_MS => {
+                    return Err(crate::SimError::Config(format!(
+                        "inputs[{i}]: resend.after_ms is longer than a year of virtual time"
+                    )));
+                }
                 _ => {}
             }
         }
