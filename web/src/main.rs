@@ -1,14 +1,15 @@
 //! idem-web: the demo page. A checkout retries through the simulator's lossy network against
 //! idem-store compiled to WASM, with idem-client keeping the key in the browser's localStorage;
-//! every panel shows what happens, live, in virtual time.
+//! every panel shows what happens, live, in virtual time. Which module may use which:
+//! `ARCHITECTURE.md`, "Layering" (`app` → `components` → `session` → `projection` → `model`).
 
 mod app;
 mod browser;
 mod components;
 mod journal;
-mod lab;
 mod model;
-mod world;
+mod projection;
+mod session;
 
 fn main() {
     yew::Renderer::<app::App>::new().render();
