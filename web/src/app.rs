@@ -13,6 +13,7 @@ use crate::components::keyboard::{use_keyboard, ScenarioKeys};
 use crate::components::lab_view::LabView;
 use crate::components::ledger::Ledger;
 use crate::components::network::Network;
+use crate::components::real_banner::real_banner;
 use crate::components::scenario_bar::ScenarioBar;
 use crate::components::server::Server;
 use crate::components::share_bar::ShareBar;
@@ -23,6 +24,7 @@ use crate::model::keyboard::{Tab, Ui};
 use crate::model::scenario::{ScenarioAction, ScenarioMenu};
 use crate::model::settings::Settings;
 use crate::model::view::View;
+use crate::real::{use_real, Real};
 use crate::session::Session;
 
 /// Wall-clock milliseconds between driver ticks.
@@ -40,6 +42,13 @@ pub fn App() -> Html {
         let session = session.clone();
         use_reducer(move || session.initial_settings())
     };
+    // Real-server mode (`real/`): while it is on, the panels show its view, not the world's.
+    let (real, real_view) = use_real(&settings);
+    let real_on = real_view.real.is_some();
+    let banner = real_view
+        .real
+        .as_deref()
+        .map(|info| real_banner(&real, info));
     // A link opens paused at its moment; a fresh run plays.
     let from_link = session.boot_info().from_link;
     let clock = use_reducer(move || Clock {
@@ -74,7 +83,7 @@ pub fn App() -> Html {
         })))
     };
     use_scenarios(&session, &scenarios, &clock, &view);
-    use_keyboard(&session, &clock, &ui, scenario_keys);
+    use_keyboard(&session, &clock, &ui, scenario_keys, real_on);
 
     use_first_snapshot_and_save_on_leave(&session);
     let save_soon = use_save_soon(&session);
@@ -83,21 +92,24 @@ pub fn App() -> Html {
         let save_soon = save_soon.clone();
         use_effect_with(view.log_rev, move |_| save_soon.emit(()));
     }
-    use_driver(&session, *clock);
+    use_driver(&session, *clock, real_on);
     let fast = clock.factor() > 5.0;
 
     html! {
         <ContextProvider<Session> context={session}>
-        <ContextProvider<UseReducerHandle<View>> context={view}>
+        <ContextProvider<Real> context={real.clone()}>
+        <ContextProvider<UseReducerHandle<View>> context={if real_on { real_view } else { view }}>
         <ContextProvider<UseReducerHandle<Settings>> context={settings}>
         <ContextProvider<UseReducerHandle<Clock>> context={clock}>
             // Above 5×, row flashes would only be noise (and style work every frame): off.
             <ContextProvider<UseReducerHandle<Ui>> context={ui.clone()}>
             <div class={classes!("app", fast.then_some("fast"), ui.projector.then_some("projector"))}>
                 <Header />
+                if let Some(banner) = banner { { banner } } else {
                 <ContextProvider<UseReducerHandle<ScenarioMenu>> context={scenarios.clone()}>
                     <ScenarioBar />
                 </ContextProvider<UseReducerHandle<ScenarioMenu>>>
+                }
                 <main class="layout">
                     <div class="col left">
                         <Checkout />
@@ -106,7 +118,7 @@ pub fn App() -> Html {
                     </div>
                     <div class="col mid">
                         <ShareBar />
-                        { match ui.tab {
+                        { match if real_on { Tab::Server } else { ui.tab } {
                             Tab::Server => html! { <Server /> },
                             Tab::Timeline => html! { <Timeline /> },
                             Tab::Lab => html! { <LabView /> },
@@ -122,6 +134,7 @@ pub fn App() -> Html {
         </ContextProvider<UseReducerHandle<Clock>>>
         </ContextProvider<UseReducerHandle<Settings>>>
         </ContextProvider<UseReducerHandle<View>>>
+        </ContextProvider<Real>>
         </ContextProvider<Session>>
     }
 }
@@ -243,13 +256,14 @@ fn use_settings_sync(
     }
 }
 
-/// While playing, ask the world to advance on every tick by the wall time elapsed × speed.
+/// While playing, ask the world to advance on every tick by the wall time elapsed × speed
+/// (never in real mode: the world holds still while the page talks to the real server).
 #[hook]
-fn use_driver(session: &Session, clock: Clock) {
+fn use_driver(session: &Session, clock: Clock, real_on: bool) {
     let session = session.clone();
-    use_effect_with(clock, move |clock| {
+    use_effect_with((clock, real_on), move |(clock, real_on)| {
         let clock = *clock;
-        let interval = clock.playing.then(|| {
+        let interval = (clock.playing && !*real_on).then(|| {
             let mut last = browser::wall_ms();
             Interval::new(TICK_MS, move || {
                 let t = browser::wall_ms();

@@ -52,11 +52,12 @@ mod policy;
 mod reconcile;
 mod reply;
 
-// The JS package: payload canonicalisation in JS terms, the fetch driver and the bindings. Behind
-// the default `js-api` feature so a Rust-only wasm user (the demo) does not carry their exports.
+// The JS package: payload canonicalisation in JS terms and the bindings, behind the default
+// `js-api` feature so a Rust-only wasm user (the demo) does not carry their exports; the fetch
+// driver alone is the `fetch-driver` feature (which `js-api` turns on).
 #[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 mod canonical_js;
-#[cfg(all(target_arch = "wasm32", feature = "js-api"))]
+#[cfg(all(target_arch = "wasm32", feature = "fetch-driver"))]
 pub mod driver;
 #[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 mod js;
@@ -76,6 +77,7 @@ pub use error::StartError;
 pub use journal::{
     Entry, Journal, JournalError, MemoryJournal, Record, RecordState, SettledRecord,
 };
+pub use json::Json;
 pub use key::{KeyMinter, RandomKeys, RngKeys};
 pub use method::{KeyUse, Method};
 pub use operation::{

@@ -15,16 +15,18 @@ use crate::session::Session;
 #[derive(Clone, PartialEq)]
 pub struct ScenarioKeys(pub Callback<usize>);
 
-/// Listen for the shortcuts while the page is mounted.
+/// Listen for the shortcuts while the page is mounted. In real mode only help and projector
+/// answer: the others move the simulated world, which real mode does not show.
 #[hook]
 pub fn use_keyboard(
     session: &Session,
     clock: &UseReducerHandle<Clock>,
     ui: &UseReducerHandle<Ui>,
     scenarios: Option<ScenarioKeys>,
+    real: bool,
 ) {
     let (session, clock, ui) = (session.clone(), clock.clone(), ui.clone());
-    let deps = (clock.playing, *ui);
+    let deps = (clock.playing, *ui, real);
     use_effect_with(deps, move |_| {
         let listener = Closure::<dyn Fn(KeyboardEvent)>::new(move |e: KeyboardEvent| {
             let target = e.target().and_then(|t| t.dyn_into::<HtmlElement>().ok());
@@ -40,6 +42,13 @@ pub fn use_keyboard(
             let Some(action) = key_action(&key, is_typing_target(&tag, editable), modifier) else {
                 return;
             };
+            let simulated = !matches!(
+                action,
+                KeyAction::ToggleHelp | KeyAction::CloseHelp | KeyAction::ToggleProjector
+            );
+            if real && simulated {
+                return;
+            }
             e.prevent_default();
             match action {
                 KeyAction::TogglePlay => clock.dispatch(if clock.playing {

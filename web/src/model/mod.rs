@@ -6,6 +6,7 @@ pub mod clock;
 pub mod fields;
 pub mod keyboard;
 pub mod lab;
+pub mod real;
 pub mod run_log;
 pub mod scenario;
 pub mod settings;

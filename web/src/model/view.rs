@@ -234,6 +234,8 @@ pub struct View {
     pub log_rev: u32,
     /// The scenario's state and the property badges.
     pub live: super::scenario::Live,
+    /// Real-server mode's own part: `Some` exactly while the page shows real mode.
+    pub real: Option<Rc<super::real::RealInfo>>,
 }
 
 /// What the session reports.

@@ -102,6 +102,7 @@ impl Projector {
                 scenario: page.scenario,
                 properties: self.properties.clone(),
             },
+            real: None,
         }
     }
 }
