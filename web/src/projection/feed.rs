@@ -44,8 +44,13 @@ impl Feed {
         let mut new = self.store_lines(world);
         new.extend(notes);
         new.extend(self.charge_lines(world));
-        // One feed, in time order; sequence numbers give every line a stable identity.
-        new.sort_by_key(|e| e.at);
+        // One feed, in time order (lines of one moment in the order they were made: the index
+        // breaks ties, so the unstable sort, whose code the bundle has anyway, is stable here);
+        // sequence numbers give every line a stable identity.
+        for (i, e) in new.iter_mut().enumerate() {
+            e.seq = i as u64;
+        }
+        new.sort_unstable_by_key(|e| (e.at, e.seq));
         for e in &mut new {
             self.seq += 1;
             e.seq = self.seq;
