@@ -88,11 +88,13 @@ impl Real {
     pub(super) fn resume_pending(&self) {
         let prefix = wire::prefix(&self.0.state.borrow().tenant);
         let journal = wire::journal(&prefix);
-        let mut records: Vec<_> = journal::pending(&journal)
-            .unwrap_or_default()
-            .into_iter()
-            .flatten()
-            .collect();
+        // Unreadable entries are left alone (the SDK never resumes them either).
+        let mut records = Vec::new();
+        for r in journal::pending(&journal).unwrap_or_default() {
+            if let Ok(r) = r {
+                records.push(r);
+            }
+        }
         // The newest (`co_10` after `co_9`) last: it is the one the panels show. Not a sort:
         // a sort's code per element type costs the bundle kilobytes.
         let number = |name: &str| name.get(3..).and_then(|n| n.parse::<u32>().ok());

@@ -65,6 +65,9 @@ pub fn policy() -> RetryPolicy {
 /// How long a question to the server (not an attempt) may take.
 const ASK_MS: u64 = 5_000;
 
+/// A keyless request's reply, or why there was none.
+type Answer = Result<idem_client::Reply, String>;
+
 /// Wall-clock ms between refreshes while a lease counts down or a checkout is out.
 const TICK_MS: u32 = 250;
 
@@ -177,8 +180,12 @@ impl Real {
         let real = self.clone();
         *self.0.ticker.borrow_mut() = Some(Interval::new(TICK_MS, move || real.tick()));
         self.refresh();
-        let real = self.clone();
-        spawn_local(async move { real.connect(epoch).await });
+        self.ask(
+            "GET",
+            "/api/demo",
+            None,
+            Box::new(move |real, answer| real.connect(epoch, answer)),
+        );
     }
 
     /// Back to the simulated mode: the stream closes and real mode's panels go. A checkout
@@ -222,10 +229,9 @@ impl Real {
         self.refresh();
     }
 
-    /// Asks idem-server who it is, then opens the tenant's stream, arms the faults, reads the
-    /// ledger and resumes this session's pending checkouts.
-    async fn connect(&self, epoch: u32) {
-        let answer = self.ask("GET", "/api/demo", None).await;
+    /// idem-server said who it is (`GET /api/demo`): open the tenant's stream, arm the faults,
+    /// read the ledger and resume this session's pending checkouts.
+    fn connect(&self, epoch: u32, answer: Answer) {
         let (ok, tenant, server) = {
             let st = self.0.state.borrow();
             (st.epoch == epoch, st.tenant.clone(), st.server.clone())
@@ -329,9 +335,7 @@ impl Real {
             let hold = faults::hold_ms(policy().attempt_timeout_ms);
             faults::fault_set(st.standing, &st.pending, st.lock_ms.unwrap_or(10_000), hold)
         };
-        let real = self.clone();
-        spawn_local(async move {
-            let answer = real.ask("PUT", "/api/demo/faults", Some(&body)).await;
+        let then = |real: &Real, answer: Answer| {
             let notice = match answer {
                 Ok(r) if r.status == 200 => None,
                 Ok(r) => Some(["faults refused: ", &r.status.to_string()].concat()),
@@ -339,14 +343,13 @@ impl Real {
             };
             real.0.state.borrow_mut().notice = notice;
             real.refresh_soon();
-        });
+        };
+        self.ask("PUT", "/api/demo/faults", Some(body), Box::new(then));
     }
 
     /// Reads PayCo's ledger of this tenant's orders (demo mode relays it).
     fn read_ledger(&self) {
-        let real = self.clone();
-        spawn_local(async move {
-            let answer = real.ask("GET", "/api/demo/ledger", None).await;
+        let then = |real: &Real, answer: Answer| {
             let rows = match &answer {
                 Ok(r) if r.status == 200 => parse::ledger(text(&r.body)),
                 _ => None,
@@ -358,22 +361,30 @@ impl Real {
             }
             drop(st);
             real.refresh_soon();
-        });
+        };
+        self.ask("GET", "/api/demo/ledger", None, Box::new(then));
     }
 
-    /// One keyless request to idem-server as this tenant.
-    async fn ask(
+    /// One keyless request to idem-server as this tenant; `then` gets the answer. (Callbacks
+    /// rather than one `async fn` per caller: each future is a state machine of its own in the
+    /// bundle.)
+    fn ask(
         &self,
-        method: &str,
-        path: &str,
-        body: Option<&str>,
-    ) -> Result<idem_client::Reply, String> {
+        method: &'static str,
+        path: &'static str,
+        body: Option<String>,
+        then: Box<dyn FnOnce(&Real, Answer)>,
+    ) {
         let (url, headers) = {
             let st = self.0.state.borrow();
             ([st.server.as_str(), path].concat(), st.headers())
         };
-        let deadline = wire::now_ms() + ASK_MS;
-        wire::request(method, &url, &headers, body, deadline).await
+        let real = self.clone();
+        spawn_local(async move {
+            let deadline = wire::now_ms() + ASK_MS;
+            let answer = wire::request(method, &url, &headers, body.as_deref(), deadline).await;
+            then(&real, answer);
+        });
     }
 
     /// While a lease counts down or a checkout is out, time moves on screen.

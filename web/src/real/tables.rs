@@ -36,62 +36,46 @@ impl Tables {
             r.token = Some(token);
             r.lease_until = Some(at.saturating_add(lock_ms));
         };
-        let (kind, detail) = match &e.kind {
+        // The line: a fixed text and the number that matters (a lease, a status), or a note's
+        // own text (one number-to-text call for all kinds keeps the bundle lean).
+        let (kind, text, n) = match &e.kind {
             ServerEventKind::Claimed(token) => {
                 self.remove(&e.key);
                 lease(row(&mut self.claims), *token);
                 (
                     EventKind::Claimed,
-                    ["claimed, lease #", &token.to_string(), ": the work runs"].concat(),
+                    "claimed: the work runs, lease #",
+                    *token,
                 )
             }
-            ServerEventKind::TakenOver(old, new) => {
+            ServerEventKind::TakenOver(_, new) => {
                 self.takeovers += 1;
                 lease(row(&mut self.claims), *new);
-                (
-                    EventKind::TakenOver,
-                    [
-                        "stale lease #",
-                        &old.to_string(),
-                        " taken over by #",
-                        &new.to_string(),
-                    ]
-                    .concat(),
-                )
+                (EventKind::TakenOver, "stale lease taken over by #", *new)
             }
-            ServerEventKind::Saved(token, status) => {
+            ServerEventKind::Saved(_, status) => {
                 let r = row(&mut self.claims);
                 r.status = ClaimStatus::Done;
                 r.response = status_text(*status);
                 (r.locked_at, r.token, r.lease_until) = (None, None, None);
-                (
-                    EventKind::Saved,
-                    [
-                        "lease #",
-                        &token.to_string(),
-                        " saved ",
-                        &status.to_string(),
-                    ]
-                    .concat(),
-                )
+                (EventKind::Saved, "saved the answer ", u64::from(*status))
             }
             ServerEventKind::Released(token) => {
                 self.remove(&e.key);
-                (
-                    EventKind::Released,
-                    ["lease #", &token.to_string(), " released"].concat(),
-                )
+                (EventKind::Released, "released lease #", *token)
             }
             ServerEventKind::Fenced(token) => {
                 self.fenced += 1;
                 (
                     EventKind::Fenced,
-                    ["write by lost lease #", &token.to_string(), " refused"].concat(),
+                    "refused the write of lost lease #",
+                    *token,
                 )
             }
             ServerEventKind::Replayed(status) => (
                 EventKind::Replayed,
-                ["replayed the saved ", &status.to_string()].concat(),
+                "replayed the saved ",
+                u64::from(*status),
             ),
             ServerEventKind::Rejected(status) => {
                 let kind = match status {
@@ -99,34 +83,38 @@ impl Tables {
                     422 => EventKind::Mismatch,
                     _ => EventKind::BadRequest,
                 };
-                (kind, [&status.to_string(), " refused"].concat())
+                (kind, "refused: ", u64::from(*status))
             }
             ServerEventKind::Pruned => {
                 self.remove(&e.key);
-                (EventKind::Pruned, "pruned after retention".to_owned())
+                (EventKind::Pruned, "pruned after retention", 0)
             }
-            ServerEventKind::Note(text) => {
-                let kind = if text.starts_with("payco:") {
+            ServerEventKind::Note(note) => {
+                let kind = if note.starts_with("payco:") {
                     EventKind::Charged
-                } else if text.starts_with("fault:") {
+                } else if note.starts_with("fault:") {
                     EventKind::Fault
                 } else {
                     EventKind::Client
                 };
-                (kind, text.clone())
+                (kind, note.as_str(), 0)
             }
         };
-        let label = if e.key.is_empty() {
-            String::new()
-        } else {
-            [short(&e.key), " "].concat()
-        };
+        let number = if n > 0 { n.to_string() } else { String::new() };
+        let label = if e.key.is_empty() { "" } else { short(&e.key) };
+        let detail = [
+            label,
+            if label.is_empty() { "" } else { " " },
+            text,
+            &number,
+        ]
+        .concat();
         self.lines.push(EventRow {
             seq: e.seq,
             at,
             kind,
             key: e.key.clone(),
-            detail: label + &detail,
+            detail,
         });
     }
 

@@ -105,9 +105,11 @@ async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
         }
         if attempt.method.has_body() {
             headers.set("Content-Type", "application/json")?;
-            // The canonical bytes are UTF-8 JSON text; sending them as a string keeps them exact.
-            let body = String::from_utf8_lossy(&attempt.body);
-            init.set_body(&JsValue::from_str(&body));
+            // The canonical bytes are UTF-8 JSON text (a `CanonicalPayload` is a `String`), so
+            // sending them as a string keeps them exact (a lossy conversion would add code, never
+            // change a byte).
+            let body = core::str::from_utf8(&attempt.body).unwrap_or_default();
+            init.set_body(&JsValue::from_str(body));
         }
         Ok(init)
     };
