@@ -8,9 +8,12 @@
 //!   requests (claim + order, PayCo, fenced commit), replays of them, and 409s on a key held
 //!   in flight; `statements` per request of each, counted from sqlx's query log;
 //! - `unkeyed`: the same work on a route without idem (no key, no claim), same load;
-//! - `direct`: the same claim → order → commit sequence through `idem_server::db` in a loop
-//!   with the same concurrency, no HTTP (the database's limit for these statements as idem
-//!   sends them);
+//! - `sent`: the SQL text of one keyed first request, as the server sent it;
+//! - `raw`: the database's limit for those statements: the same text in the same
+//!   transactions, run directly through the driver (sqlx on a pool) by the same number of
+//!   tasks in a loop, no HTTP, no `idem_server::db` (`raw.rs`);
+//! - `direct`: the same request's storage calls through `idem_server::db` in a loop
+//!   (informational: what idem's storage layer adds to the driver);
 //! - on PostgreSQL, `pgbench`: the same statements as a pgbench custom script.
 //!
 //! Never a test: `make bench` runs it (bench/steps/server.mjs) and writes BENCHMARKS.md.
@@ -19,6 +22,8 @@
 mod postgres;
 
 mod load;
+mod raw;
+mod statements;
 mod stub;
 mod unkeyed;
 
@@ -48,17 +53,6 @@ const LOCK_MS: u64 = 600_000;
 const TOKEN: &str = "token-a";
 const TENANT: &str = "tenant-a";
 
-/// Counts the statements sqlx sends (one `sqlx::query` log event each).
-struct Statements(Arc<AtomicUsize>);
-
-impl<S: tracing::Subscriber> Layer<S> for Statements {
-    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        if event.metadata().target() == "sqlx::query" {
-            self.0.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
-
 fn free_port() -> SocketAddr {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     l.local_addr().expect("addr")
@@ -77,10 +71,12 @@ async fn main() {
     let backend = args.next().unwrap_or_else(|| "sqlite".into());
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(2_000);
     let c: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(16);
-    let count = Arc::new(AtomicUsize::new(0));
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(
-        Statements(count.clone()).with_filter(tracing_subscriber::filter::LevelFilter::TRACE),
-    ))
+    let log = statements::Log::default();
+    let count = log.count.clone();
+    tracing::subscriber::set_global_default(
+        tracing_subscriber::registry()
+            .with(log.clone().with_filter(tracing_subscriber::filter::LevelFilter::TRACE)),
+    )
     .expect("the only subscriber");
 
     let dir = tempfile::tempdir().expect("temporary folder");
@@ -130,6 +126,21 @@ async fn main() {
     let client = load::client(c);
     load::wait_ready(&client, &url).await;
 
+    // One keyed first request, its statements recorded: the plan the raw loop and pgbench
+    // run.
+    let (warm, sent) = log
+        .record(load::run(&client, &url, 1, 1, &count, |_| {
+            ("warm-up".to_owned(), body(0))
+        }))
+        .await;
+    assert_eq!(warm["statuses"], json!({"201": 1}), "the recorded request: {warm}");
+    let plan = match raw::Plan::new(&backend, &sent) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("the raw plan does not fit the server's statements: {e}");
+            std::process::exit(1);
+        }
+    };
     let first = load::run(&client, &url, n, c, &count, |i| (format!("k-{i}"), body(i))).await;
     let replay = load::run(&client, &url, n, c, &count, |i| (format!("k-{i}"), body(i))).await;
     // A key held in flight by a claim that never finishes: every request is a 409.
@@ -154,22 +165,28 @@ async fn main() {
     })
     .await;
     let direct = direct(&db, n, c, &route).await;
+    let raw = match (db.sqlite_pool(), db.postgres_pool()) {
+        (Some(pool), _) => raw::sqlite(pool, &plan, n, c).await,
+        (None, Some(pool)) => raw::postgres(pool, &plan, n, c).await,
+        (None, None) => unreachable!("a Db has one pool"),
+    };
     let plain = unkeyed::serve(db.clone(), payco_for_unkeyed).await;
     let unkeyed = load::run(&client, &plain, n, c, &count, |i| (String::new(), body(i))).await;
-    let pgbench = pg.as_ref().map(|pg| pgbench(pg, n, c));
+    let pgbench = pg.as_ref().map(|pg| pgbench(pg, &plan, n, c));
     println!(
         "{}",
         json!({
             "backend": backend, "requests": n, "concurrency": c,
             "first": first, "replay": replay, "conflict": conflict,
-            "unkeyed": unkeyed, "direct": direct, "pgbench": pgbench,
+            "unkeyed": unkeyed, "direct": direct, "raw": raw, "pgbench": pgbench,
+            "sent": sent,
         })
     );
     std::process::exit(0);
 }
 
-/// The checkout's storage sequence without HTTP: claim + order + recovery point, commit;
-/// fenced transaction: order paid + response saved.
+/// The checkout's storage calls without HTTP, through `idem_server::db`: claim + order +
+/// recovery point, commit; the fenced commit with the order's settlement.
 async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json::Value {
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -207,11 +224,8 @@ async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json:
                     .await
                     .expect("recovery");
                 let claim = claim.commit().await.expect("commit claim");
-                let mut done = db.commit_tx(&claim).await.expect("commit tx");
-                orders::settle(done.tx(), order.id, "paid", Some("ch_1"))
-                    .await
-                    .expect("settle");
-                done.commit(now, SavedResponse::json(201, b"{}".to_vec()))
+                let settled = orders::settlement(order.id, "paid", Some("ch_1"));
+                db.commit_with(now, &claim, SavedResponse::json(201, b"{}".to_vec()), &settled)
                     .await
                     .expect("commit");
             }
@@ -224,11 +238,12 @@ async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json:
     json!({ "rps": n as f64 / secs })
 }
 
-/// pgbench with a custom script of the same statements (read, claim insert with the
-/// token from the sequence, order insert, recovery point; order update, fenced commit).
-fn pgbench(pg: &postgres::Postgres, n: usize, c: usize) -> serde_json::Value {
+/// pgbench with the plan as a custom script: the statements the server sent for one keyed
+/// first request, in the same transactions.
+fn pgbench(pg: &postgres::Postgres, plan: &raw::Plan, n: usize, c: usize) -> serde_json::Value {
     let script = std::env::temp_dir().join(format!("idem-pgbench-{}.sql", std::process::id()));
-    std::fs::write(&script, PGBENCH_SCRIPT).expect("write script");
+    let text = plan.pgbench_script();
+    std::fs::write(&script, &text).expect("write script");
     let _ = std::process::Command::new("chmod")
         .arg("644")
         .arg(&script)
@@ -251,15 +266,15 @@ fn pgbench(pg: &postgres::Postgres, n: usize, c: usize) -> serde_json::Value {
         .arg(pg.url())
         .output()
         .expect("run pgbench");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     if !out.status.success() {
         eprintln!(
-            "pgbench failed: {}{}",
-            text,
+            "pgbench failed: {}{}\nscript:\n{text}",
+            stdout,
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let tps = text
+    let tps = stdout
         .lines()
         .find(|l| l.starts_with("tps = "))
         .and_then(|l| {
@@ -269,27 +284,9 @@ fn pgbench(pg: &postgres::Postgres, n: usize, c: usize) -> serde_json::Value {
                 .parse::<f64>()
                 .ok()
         });
-    let statements = PGBENCH_SCRIPT
-        .lines()
-        .filter(|l| !l.starts_with('\\') && !l.trim().is_empty())
-        .count();
-    json!({ "tps": tps, "statements_per_transaction": statements })
+    let _ = std::fs::remove_file(&script);
+    json!({ "tps": tps, "statements_per_request": plan.statements(), "script": text })
 }
-
-/// One keyed first request's statements, as the checkout sends them on PostgreSQL.
-const PGBENCH_SCRIPT: &str = r"\set n random(1, 1000000000000)
-SELECT c.token, CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT) AS now_ms FROM (SELECT 1 AS one) AS o LEFT JOIN idem_claims AS c ON c.scope = 'pgbench' AND c.key = 'k' || :n;
-BEGIN;
-INSERT INTO idem_claims (scope, key, fingerprint, on_error, status, token, locked_at, created_at, expires_at) VALUES ('pgbench', 'k' || :n, '\x00', 'release-claim', 'in_flight', nextval('idem_lease_token'), 0, 0, 86400000) ON CONFLICT (scope, key) DO NOTHING RETURNING token \gset
-SELECT point FROM idem_recovery WHERE scope = 'pgbench' AND key = 'k' || :n AND fingerprint = '\x00';
-INSERT INTO orders (scope, idem_key, cart, amount, card, status, created_at) VALUES ('pgbench', 'k' || :n, 'cart', 1000, 'tok_visa', 'pending', 0) RETURNING id \gset
-INSERT INTO idem_recovery (scope, key, fingerprint, point, expires_at) VALUES ('pgbench', 'k' || :n, '\x00', '\x31', 86400000) ON CONFLICT (scope, key, fingerprint) DO UPDATE SET point = excluded.point;
-COMMIT;
-BEGIN;
-UPDATE orders SET status = 'paid', charge_id = 'ch_1' WHERE id = :id;
-UPDATE idem_claims SET status = 'done', expires_at = 86400000, response_status = 201, response_content_type = 'application/json', response_headers = '[]', response_body = '\x7b7d' WHERE scope = 'pgbench' AND key = 'k' || :n AND status = 'in_flight' AND token = :token;
-COMMIT;
-";
 
 /// Debian's pgbench, next to the server binaries the tests' cluster uses.
 fn pgbench_binary() -> std::path::PathBuf {

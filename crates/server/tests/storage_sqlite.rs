@@ -75,7 +75,7 @@ async fn the_schema_is_created_on_first_open_in_wal_mode() {
         .fetch_all(pool)
         .await
         .unwrap();
-    assert_eq!(versions, vec![1]);
+    assert_eq!(versions, vec![1, 2]);
     db.close().await;
     // Opening again runs nothing new and keeps the rows.
     let db = idem_server::db::Db::open(&url, storage::options())
@@ -87,4 +87,9 @@ async fn the_schema_is_created_on_first_open_in_wal_mode() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_tasks_taking_over_one_stale_claim_give_exactly_one_execute() {
     storage::many_tasks_claiming_one_key_give_exactly_one_execute(Sqlite, 2, 50, true).await;
+}
+
+#[tokio::test]
+async fn a_version_1_database_migrates_to_version_2() {
+    storage::a_version_1_database_migrates_to_version_2(Sqlite).await;
 }

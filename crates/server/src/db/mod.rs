@@ -122,11 +122,12 @@ mod row;
 mod sql;
 mod tx;
 mod views;
+mod write;
 
 use std::{
     str::FromStr,
     sync::{Arc, Mutex},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use idem_store::{
@@ -144,6 +145,7 @@ use crate::with_tx;
 
 pub use error::DbError;
 pub use tx::Tx;
+pub use write::{Param, RouteUpdate};
 
 /// Which clock measures lease age and retention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -257,7 +259,13 @@ pub struct Claim {
     lease: Lease,
     fingerprint: Fingerprint,
     on_error: ErrorPolicy,
+    /// The row's retention (the claiming route's, or the row's own after a takeover).
+    retention_ms: u64,
     taken_over: bool,
+    /// When the read that decided the claim came back (monotonic): under
+    /// [`Clock::Database`], `lease.locked_at` plus the time since is the database's clock
+    /// now, without asking it again.
+    read_at: Instant,
 }
 
 impl Claim {
@@ -279,6 +287,25 @@ impl Claim {
     /// The error policy the route declared, which [`Db::fail`] follows.
     pub fn on_error(&self) -> ErrorPolicy {
         self.on_error
+    }
+
+    /// The row's retention after each write, fixed when the key was first claimed.
+    pub fn retention_ms(&self) -> u64 {
+        self.retention_ms
+    }
+
+    /// `now` on the table's clock for a write of this claim: the caller's `now`, or under
+    /// [`Clock::Database`] the database's clock as the claim's read returned it plus the
+    /// time elapsed since on this machine's monotonic clock (a few milliseconds of network
+    /// latency off at most, which retention, counted in hours, does not notice).
+    pub(crate) fn table_now(&self, clock: Clock, now: u64) -> u64 {
+        match clock {
+            Clock::Caller => now,
+            Clock::Database => {
+                let elapsed = u64::try_from(self.read_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+                self.lease.locked_at.saturating_add(elapsed)
+            }
+        }
     }
 
     /// Whether this claim took over a stale one (an earlier worker may have done part of
@@ -478,17 +505,32 @@ impl Db {
     }
 }
 
-const SQLITE_MIGRATIONS: &[MigrationSql] = &[(
-    1,
-    "claims",
-    include_str!("../../migrations/sqlite/0001_claims.sql"),
-)];
+/// The claim table's schema versions: 1, the table; 2, each row's own retention.
+const SQLITE_MIGRATIONS: &[MigrationSql] = &[
+    (
+        1,
+        "claims",
+        include_str!("../../migrations/sqlite/0001_claims.sql"),
+    ),
+    (
+        2,
+        "retention",
+        include_str!("../../migrations/sqlite/0002_retention.sql"),
+    ),
+];
 
-const POSTGRES_MIGRATIONS: &[MigrationSql] = &[(
-    1,
-    "claims",
-    include_str!("../../migrations/postgres/0001_claims.sql"),
-)];
+const POSTGRES_MIGRATIONS: &[MigrationSql] = &[
+    (
+        1,
+        "claims",
+        include_str!("../../migrations/postgres/0001_claims.sql"),
+    ),
+    (
+        2,
+        "retention",
+        include_str!("../../migrations/postgres/0002_retention.sql"),
+    ),
+];
 
 /// Where sqlx records which claim-table migrations ran (its own table, so a route's
 /// migrations, [`Db::migrate`], number theirs freely).

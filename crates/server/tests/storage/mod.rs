@@ -589,3 +589,121 @@ pub async fn prune_deletes_in_batches(kind: Kind) {
         .count();
     assert_eq!(pruned, 10);
 }
+
+/// Schema version 1 as it shipped (the claim table before retention per route), per backend.
+const V1_SQLITE: &str = include_str!("../../migrations/sqlite/0001_claims.sql");
+const V1_POSTGRES: &str = include_str!("../../migrations/postgres/0001_claims.sql");
+
+/// A database left by version 1, with a done row and an in-flight one: opening it migrates
+/// to version 2; the old rows read as kept the old default (24 h) and keep it for their
+/// later writes, a takeover included; new claims get the configured retention.
+pub async fn a_version_1_database_migrates_to_version_2(kind: Kind) {
+    use sqlx::migrate::{Migration, MigrationType, Migrator};
+    use sqlx::SqlSafeStr;
+
+    let url = tables::fresh_url(kind).await;
+    let day = idem_store::StoreConfig::DEFAULT_RETENTION_MS;
+    let fp = idem_store::fingerprint("POST /api/checkout", BODY)
+        .expect("fingerprint")
+        .0
+        .to_vec();
+    let v1 = |sql: &'static str| {
+        let mut m = Migrator::with_migrations(vec![Migration::new(
+            1,
+            "claims".into(),
+            MigrationType::Simple,
+            sql.into_sql_str(),
+            false,
+        )]);
+        m.dangerous_set_table_name("_idem_claims_migrations");
+        m
+    };
+    // Version 1's columns only: no retention_ms.
+    let rows = "INSERT INTO idem_claims (scope, key, fingerprint, on_error, status, token, \
+        locked_at, created_at, expires_at, response_status, response_content_type, \
+        response_headers, response_body) VALUES \
+        ('tenant-a', 'done', $1, 'release-claim', 'done', 1, 0, 0, $2, 201, \
+         'application/json', '[]', $3), \
+        ('tenant-a', 'flight', $1, 'release-claim', 'in_flight', 2, 0, 0, $2, NULL, NULL, \
+         NULL, NULL)";
+    let response = br#"{"order":1}"#.to_vec();
+    macro_rules! version_1 {
+        ($pool:expr, $sql:expr) => {{
+            let pool = $pool;
+            v1($sql).run(&pool).await.expect("version 1");
+            sqlx::query(rows)
+                .bind(&fp)
+                .bind(i64::try_from(day).expect("fits"))
+                .bind(&response)
+                .execute(&pool)
+                .await
+                .expect("version 1 rows");
+            pool.close().await;
+        }};
+    }
+    match kind {
+        Kind::Sqlite => {
+            use std::str::FromStr;
+            let options = sqlx::sqlite::SqliteConnectOptions::from_str(&url)
+                .expect("url")
+                .create_if_missing(true);
+            let pool = sqlx::SqlitePool::connect_with(options)
+                .await
+                .expect("sqlite");
+            version_1!(pool, V1_SQLITE);
+            let pool = sqlx::SqlitePool::connect(&url).await.expect("sqlite");
+            sqlx::query("UPDATE idem_lease_token SET last = 2")
+                .execute(&pool)
+                .await
+                .expect("tokens handed out by version 1");
+            pool.close().await;
+        }
+        Kind::Postgres => {
+            let pool = sqlx::PgPool::connect(&url).await.expect("postgres");
+            version_1!(pool, V1_POSTGRES);
+            let pool = sqlx::PgPool::connect(&url).await.expect("postgres");
+            sqlx::query("SELECT setval('idem_lease_token', 2)")
+                .execute(&pool)
+                .await
+                .expect("tokens handed out by version 1");
+            pool.close().await;
+        }
+    }
+
+    let db = Db::open(&url, options()).await.expect("open migrates");
+    let versions: Vec<i64> = {
+        let sql = "SELECT version FROM _idem_claims_migrations ORDER BY version";
+        if let Some(pool) = db.sqlite_pool() {
+            sqlx::query_scalar(sql).fetch_all(pool).await
+        } else {
+            let pool = db.postgres_pool().expect("a pool");
+            sqlx::query_scalar(sql).fetch_all(pool).await
+        }
+        .expect("versions")
+    };
+    assert_eq!(versions, vec![1, 2]);
+    let done = db.row(10, "tenant-a", "done").await.unwrap().expect("kept");
+    assert_eq!((done.retention_ms, done.expires_at), (day, day));
+    assert_eq!(
+        answer(&db, 10, "done", BODY).await,
+        StoreBegin::Replay(SavedResponse::json(201, response.clone()))
+    );
+    // The stale version-1 claim is taken over: the row keeps its 24 h.
+    let taken = execute(&db, 5_000, "flight", BODY, &CHECKOUT).await;
+    assert!(taken.claim().taken_over());
+    assert_eq!(taken.claim().retention_ms(), day);
+    let taken = taken.commit().await.unwrap();
+    let row = db.row(5_000, "tenant-a", "flight").await.unwrap().unwrap();
+    assert_eq!((row.retention_ms, row.expires_at), (day, 5_000 + day));
+    db.save(6_000, &taken, created(2)).await.unwrap();
+    let row = db.row(6_000, "tenant-a", "flight").await.unwrap().unwrap();
+    assert_eq!(row.expires_at, 6_000 + day);
+    // A new claim: the store's configured retention (60 s here).
+    execute(&db, 5_000, "new", BODY, &CHECKOUT)
+        .await
+        .commit()
+        .await
+        .unwrap();
+    let new = db.row(5_000, "tenant-a", "new").await.unwrap().unwrap();
+    assert_eq!((new.retention_ms, new.expires_at), (60_000, 65_000));
+}

@@ -321,6 +321,7 @@ impl World {
             status: Status::InFlight { lease },
             created_at: now,
             expires_at: now + retention,
+            retention_ms: retention,
         };
         let token = lease.token;
         table.put(
@@ -585,6 +586,7 @@ impl World {
                         status: Status::Done { response },
                         created_at: lease.locked_at,
                         expires_at: now + retention,
+                        retention_ms: retention,
                     };
                     self.server.store.table_mut().put(id.as_ref(), record);
                     // The write bypassed the store, so note it where the store's events go.
