@@ -93,3 +93,8 @@ async fn fifty_tasks_taking_over_one_stale_claim_give_exactly_one_execute() {
 async fn a_version_1_database_migrates_to_version_2() {
     storage::a_version_1_database_migrates_to_version_2(Sqlite).await;
 }
+
+#[tokio::test]
+async fn a_fenced_commit_with_never_applies_the_routes_update() {
+    storage::a_fenced_commit_with_never_applies_the_routes_update(Sqlite).await;
+}

@@ -203,6 +203,74 @@ pub async fn a_fenced_commit_rolls_the_handlers_writes_back(kind: Kind) {
         .is_fenced());
 }
 
+/// The same with the route's one update carried by the fenced commit itself
+/// (`Db::commit_with`, one statement on PostgreSQL): a zombie's update is never applied,
+/// whether it commits or fails (release or save); the holder's is, with its response.
+pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
+    use idem_server::db::{Param, RouteUpdate};
+
+    let db = table(kind).await;
+    let status = |s: &'static str| RouteUpdate {
+        table: "orders",
+        set: "status = $1",
+        filter: "id = $2",
+        params: vec![Param::Text(s), Param::Int(7)],
+    };
+    for route in [&CHECKOUT, &SAVING] {
+        raw(&db, "DELETE FROM orders").await;
+        tables::wipe(&db).await;
+        let mut first = execute(&db, 0, "k", BODY, route).await;
+        insert_order(&mut first, 7).await;
+        let zombie = first.commit().await.unwrap();
+        let winner = execute(&db, LOCK_MS, "k", BODY, route)
+            .await
+            .commit()
+            .await
+            .unwrap();
+        let late = db
+            .commit_with(LOCK_MS + 1, &zombie, created(7), &status("paid by the zombie"))
+            .await;
+        assert!(late.unwrap_err().is_fenced());
+        let declined = SavedResponse::json(402, b"{}".to_vec());
+        let failed = db
+            .fail_with(LOCK_MS + 1, &zombie, declined, &status("declined by the zombie"))
+            .await;
+        assert!(failed.unwrap_err().is_fenced());
+        assert_eq!(orders(&db).await, vec![(7, "pending".into())], "{route:?}");
+
+        db.commit_with(LOCK_MS + 2, &winner, created(7), &status("paid"))
+            .await
+            .unwrap();
+        assert_eq!(orders(&db).await, vec![(7, "paid".into())]);
+        assert_eq!(
+            answer(&db, LOCK_MS + 3, "k", BODY).await,
+            StoreBegin::Replay(created(7))
+        );
+        let row = db.row(LOCK_MS + 3, "tenant-a", "k").await.unwrap().unwrap();
+        assert_eq!(row.expires_at, LOCK_MS + 2 + options().store.retention_ms);
+    }
+    // fail_with follows the route's policy: release (the key is free, the order declined)
+    // or save the 402 (replayed).
+    for (route, replayed) in [(&CHECKOUT, false), (&SAVING, true)] {
+        let key = if replayed { "saved" } else { "released" };
+        let claim = execute(&db, 0, key, BODY, route).await.commit().await.unwrap();
+        let declined = SavedResponse::json(402, b"{}".to_vec());
+        db.fail_with(1, &claim, declined.clone(), &status("declined"))
+            .await
+            .unwrap();
+        assert_eq!(orders(&db).await, vec![(7, "declined".into())]);
+        match db.begin(2, request(key, BODY, route)).await.unwrap() {
+            Begin::Answer(StoreBegin::Replay(r)) => {
+                assert!(replayed, "{key}");
+                assert_eq!(r, declined);
+            }
+            Begin::Execute(_) => assert!(!replayed, "{key}: released, runs again"),
+            other => panic!("{key}: {other:?}"),
+        }
+        raw(&db, "UPDATE orders SET status = 'paid'").await;
+    }
+}
+
 /// A failure under a releasing route, with the route's own write, in one fenced
 /// transaction; the next worker with the same request resumes the same order, another
 /// payload under the released key never does.
