@@ -16,6 +16,13 @@
 //!   (informational: what idem's storage layer adds to the driver);
 //! - on PostgreSQL, `pgbench`: the same statements as a pgbench custom script.
 //!
+//! The timed phases run with sqlx's statement log off, as the production binary does (its
+//! `info` logging included, written to a sink); statements are counted in passes of their own.
+//!
+//! For a profile of the server alone, `idem-bench-server serve BACKEND` serves the same stack
+//! (printing its URL, until stdin closes) and `idem-bench-server load URL [REQUESTS]
+//! [CONCURRENCY]` drives it from another process (crates/server/README.md, "Benchmark").
+//!
 //! Never a test: `make bench` runs it (bench/steps/server.mjs) and writes BENCHMARKS.md.
 
 #[path = "../../../crates/server/tests/support/postgres.rs"]
@@ -65,85 +72,141 @@ pub fn body(i: usize) -> String {
     )
 }
 
+/// Requests per counted pass (statements are counted with sqlx's log on, apart from the
+/// timed phases).
+const COUNTED: usize = 100;
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
-    let mut args = std::env::args().skip(1);
-    let backend = args.next().unwrap_or_else(|| "sqlite".into());
-    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(2_000);
-    let c: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(16);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |i: usize| args.get(i).map(String::as_str);
+    let number = |i: usize, default: usize| arg(i).and_then(|s| s.parse().ok()).unwrap_or(default);
     let log = statements::Log::default();
-    let count = log.count.clone();
+    // As the production binary logs (`info`, here into a sink), plus the statement log.
     tracing::subscriber::set_global_default(
         tracing_subscriber::registry()
-            .with(log.clone().with_filter(tracing_subscriber::filter::LevelFilter::TRACE)),
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(std::io::sink)
+                    .with_filter(tracing_subscriber::EnvFilter::new("info")),
+            )
+            .with(log.layer()),
     )
     .expect("the only subscriber");
-
-    let dir = tempfile::tempdir().expect("temporary folder");
-    let pg = (backend == "postgres").then(postgres::Postgres::start);
-    let database = match &pg {
-        Some(pg) => pg.url().to_owned(),
-        None => format!("sqlite:{}", dir.path().join("bench.db").display()),
-    };
-
-    let payco = stub::serve().await;
-    let payco_for_unkeyed =
-        checkout::payco_client::PaycoClient::new(&payco, "merchant-token", Duration::from_secs(5))
-            .expect("payco client");
-    let listen = free_port();
-    let service = ServiceConfig {
-        listen,
-        database: database.clone(),
-        lock_ms: LOCK_MS,
-        body: BodyLimits {
-            max_bytes: idem_store::StoreConfig::DEFAULT_MAX_BODY_BYTES,
-            timeout: Duration::from_secs(10),
-        },
-        conn: ConnLimits::default(),
-        cors_origins: vec![],
-        ops: OpsConfig::default(),
-    };
-    // A handle of its own on the same database and options, for the held claim and the
-    // direct loop.
-    let db = service.open_db(&checkout::SCHEMA).await.expect("open");
-    let config = CheckoutConfig {
-        service,
-        payco_url: payco,
-        payco_token: "merchant-token".into(),
-        payco_timeout: Duration::from_secs(5),
-        tenants: BearerTenants::new().with(TOKEN, TENANT),
-        on_error: ErrorPolicy::ReleaseClaim,
-        failpoints: None,
-    };
-
-    tokio::spawn(async move {
-        if let Err(e) = checkout::run(config).await {
-            eprintln!("checkout: {e}");
-            std::process::exit(1);
+    match arg(0) {
+        // For a profile of the server alone: serve until stdin closes, print the URL.
+        Some("serve") => {
+            let backend = arg(1).unwrap_or("sqlite").to_owned();
+            let stack = Stack::start(&backend).await;
+            println!("{}", stack.url);
+            let mut line = String::new();
+            let _ = tokio::io::AsyncBufReadExt::read_line(
+                &mut tokio::io::BufReader::new(tokio::io::stdin()),
+                &mut line,
+            )
+            .await;
+            drop(stack);
         }
-    });
-    let url = format!("http://{listen}");
-    let client = load::client(c);
-    load::wait_ready(&client, &url).await;
+        // The load of the keyed-first phase against a `serve`d checkout.
+        Some("load") => {
+            let url = arg(1).expect("load URL [REQUESTS] [CONCURRENCY]").to_owned();
+            let (n, c) = (number(2, 2_000), number(3, 16));
+            let client = load::client(c);
+            load::wait_ready(&client, &url).await;
+            let first = load::run(&client, &url, n, c, |i| (format!("p-{i}"), body(i))).await;
+            println!("{first}");
+        }
+        backend => {
+            let backend = backend.unwrap_or("sqlite").to_owned();
+            let (n, c) = (number(1, 2_000), number(2, 16));
+            let stack = Stack::start(&backend).await;
+            let out = measure(&stack, &log, &backend, n, c).await;
+            println!("{out}");
+            drop(stack);
+        }
+    }
+    std::process::exit(0);
+}
 
-    // One keyed first request, its statements recorded: the plan the raw loop and pgbench
-    // run.
-    let (warm, sent) = log
-        .record(load::run(&client, &url, 1, 1, &count, |_| {
-            ("warm-up".to_owned(), body(0))
-        }))
+/// The checkout, PayCo's stub and the database, in this process.
+struct Stack {
+    url: String,
+    db: Db,
+    payco: String,
+    /// The throwaway cluster (stopped when dropped) on PostgreSQL.
+    pg: Option<postgres::Postgres>,
+    _dir: tempfile::TempDir,
+}
+
+impl Stack {
+    async fn start(backend: &str) -> Stack {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let pg = (backend == "postgres").then(postgres::Postgres::start);
+        let database = match &pg {
+            Some(pg) => pg.url().to_owned(),
+            None => format!("sqlite:{}", dir.path().join("bench.db").display()),
+        };
+        let payco = stub::serve().await;
+        let listen = free_port();
+        let service = ServiceConfig {
+            listen,
+            database,
+            lock_ms: LOCK_MS,
+            body: BodyLimits {
+                max_bytes: idem_store::StoreConfig::DEFAULT_MAX_BODY_BYTES,
+                timeout: Duration::from_secs(10),
+            },
+            conn: ConnLimits::default(),
+            cors_origins: vec![],
+            ops: OpsConfig::default(),
+        };
+        // A handle of its own on the same database and options, for the held claim and the
+        // loops without HTTP.
+        let db = service.open_db(&checkout::SCHEMA).await.expect("open");
+        let config = CheckoutConfig {
+            service,
+            payco_url: payco.clone(),
+            payco_token: "merchant-token".into(),
+            payco_timeout: Duration::from_secs(5),
+            tenants: BearerTenants::new().with(TOKEN, TENANT),
+            on_error: ErrorPolicy::ReleaseClaim,
+            failpoints: None,
+        };
+        tokio::spawn(async move {
+            if let Err(e) = checkout::run(config).await {
+                eprintln!("checkout: {e}");
+                std::process::exit(1);
+            }
+        });
+        let url = format!("http://{listen}");
+        load::wait_ready(&load::client(1), &url).await;
+        Stack {
+            url,
+            db,
+            payco,
+            pg,
+            _dir: dir,
+        }
+    }
+}
+
+/// Every phase, in one run; the result as JSON.
+async fn measure(stack: &Stack, log: &statements::Log, backend: &str, n: usize, c: usize) -> serde_json::Value {
+    let (url, db) = (&stack.url, &stack.db);
+    let client = load::client(c);
+    // One keyed first request with the log on: the statements the limit runs.
+    let (warm, _, sent) = log
+        .counted(load::run(&client, url, 1, 1, |_| ("warm-up".to_owned(), body(0))))
         .await;
     assert_eq!(warm["statuses"], json!({"201": 1}), "the recorded request: {warm}");
-    let plan = match raw::Plan::new(&backend, &sent) {
+    let plan = match raw::Plan::new(backend, &sent) {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("the raw plan does not fit the server's statements: {e}");
             std::process::exit(1);
         }
     };
-    let first = load::run(&client, &url, n, c, &count, |i| (format!("k-{i}"), body(i))).await;
-    let replay = load::run(&client, &url, n, c, &count, |i| (format!("k-{i}"), body(i))).await;
-    // A key held in flight by a claim that never finishes: every request is a 409.
+    // A key held in flight by a claim that never finishes: every request on it is a 409.
     let route = RouteConfig::required(checkout::params::CHECKOUT_ROUTE, ErrorPolicy::ReleaseClaim);
     let held = body(0);
     let request = Request {
@@ -160,29 +223,47 @@ async fn main() {
         panic!("the held key is new");
     };
     claim.commit().await.expect("hold the claim");
-    let conflict = load::run(&client, &url, n, c, &count, |_| {
-        ("held".to_owned(), body(0))
-    })
-    .await;
-    let direct = direct(&db, n, c, &route).await;
+    let payco = checkout::payco_client::PaycoClient::new(&stack.payco, "merchant-token", Duration::from_secs(5))
+        .expect("payco client");
+    let plain = unkeyed::serve(db.clone(), payco).await;
+
+    // Timed phases, statement log off (as in production).
+    let mut first = load::run(&client, url, n, c, |i| (format!("k-{i}"), body(i))).await;
+    let mut replay = load::run(&client, url, n, c, |i| (format!("k-{i}"), body(i))).await;
+    let mut conflict = load::run(&client, url, n, c, |_| ("held".to_owned(), body(0))).await;
+    let mut unkeyed = load::run(&client, &plain, n, c, |i| (String::new(), body(i))).await;
+    let direct = direct(db, n, c, &route).await;
     let raw = match (db.sqlite_pool(), db.postgres_pool()) {
         (Some(pool), _) => raw::sqlite(pool, &plan, n, c).await,
         (None, Some(pool)) => raw::postgres(pool, &plan, n, c).await,
         (None, None) => unreachable!("a Db has one pool"),
     };
-    let plain = unkeyed::serve(db.clone(), payco_for_unkeyed).await;
-    let unkeyed = load::run(&client, &plain, n, c, &count, |i| (String::new(), body(i))).await;
-    let pgbench = pg.as_ref().map(|pg| pgbench(pg, &plan, n, c));
-    println!(
-        "{}",
-        json!({
-            "backend": backend, "requests": n, "concurrency": c,
-            "first": first, "replay": replay, "conflict": conflict,
-            "unkeyed": unkeyed, "direct": direct, "raw": raw, "pgbench": pgbench,
-            "sent": sent,
-        })
-    );
-    std::process::exit(0);
+    let pgbench = stack.pg.as_ref().map(|pg| pgbench(pg, &plan, n, c));
+
+    // Counted passes, log on: statements per request of each kind.
+    let per_request = |sent: usize| sent as f64 / COUNTED as f64;
+    let (_, s, _) = log
+        .counted(load::run(&client, url, COUNTED, c, |i| (format!("s-{i}"), body(i))))
+        .await;
+    first["statements_per_request"] = json!(per_request(s));
+    let (_, s, _) = log
+        .counted(load::run(&client, url, COUNTED, c, |i| (format!("s-{i}"), body(i))))
+        .await;
+    replay["statements_per_request"] = json!(per_request(s));
+    let (_, s, _) = log
+        .counted(load::run(&client, url, COUNTED, c, |_| ("held".to_owned(), body(0))))
+        .await;
+    conflict["statements_per_request"] = json!(per_request(s));
+    let (_, s, _) = log
+        .counted(load::run(&client, &plain, COUNTED, c, |i| (String::new(), body(i))))
+        .await;
+    unkeyed["statements_per_request"] = json!(per_request(s));
+    json!({
+        "backend": backend, "requests": n, "concurrency": c,
+        "first": first, "replay": replay, "conflict": conflict,
+        "unkeyed": unkeyed, "direct": direct, "raw": raw, "pgbench": pgbench,
+        "sent": sent,
+    })
 }
 
 /// The checkout's storage calls without HTTP, through `idem_server::db`: claim + order +

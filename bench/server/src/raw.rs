@@ -209,11 +209,12 @@ impl Plan {
                 };
                 sql = sql.replace(&format!("${}", i + 1), &literal);
             }
-            let gset = match s.returns {
-                Returns::Nothing => "",
+            // `\gset` ends the command in place of the semicolon.
+            let end = match s.returns {
+                Returns::Nothing => ";",
                 Returns::Token | Returns::OrderId => " \\gset",
             };
-            format!("{sql}{gset}\n")
+            format!("{sql}{end}\n")
         };
         for g in &self.groups {
             match g {
@@ -288,14 +289,17 @@ macro_rules! run_statement {
     }};
 }
 
-/// `n` requests' statements by `c` tasks on `pool`; requests/s.
+/// `n` requests' statements by `c` tasks on `pool`; requests/s. With `$turns`, the write
+/// transactions take turns on an async mutex first (as idem-server does on SQLite).
 macro_rules! run_loop {
-    ($pool:expr, $plan:expr, $n:expr, $c:expr, $begin:expr) => {{
+    ($pool:expr, $plan:expr, $n:expr, $c:expr, $begin:expr, $turns:expr) => {{
         let next = Arc::new(AtomicUsize::new(0));
+        let turns = Arc::new(tokio::sync::Mutex::new(()));
         let started = Instant::now();
         let mut tasks = Vec::new();
         for _ in 0..$c {
-            let (pool, plan, next) = ($pool.clone(), $plan.clone(), next.clone());
+            let (pool, plan, next, turns) =
+                ($pool.clone(), $plan.clone(), next.clone(), turns.clone());
             tasks.push(tokio::spawn(async move {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
@@ -303,7 +307,7 @@ macro_rules! run_loop {
                         return;
                     }
                     let mut v = Values {
-                        key: format!("raw-{i}"),
+                        key: format!("raw-{}-{i}", if $turns { "turns" } else { "busy" }),
                         now: i64::try_from(idem_server::sql::now_ms()).expect("now"),
                         token: 0,
                         order: 0,
@@ -312,6 +316,10 @@ macro_rules! run_loop {
                         match g {
                             Group::Alone(s) => run_statement!(&pool, s, v),
                             Group::Transaction(ss) => {
+                                let _turn = match $turns {
+                                    true => Some(turns.lock().await),
+                                    false => None,
+                                };
                                 let mut tx = $begin(&pool).await.expect("begin");
                                 for s in ss {
                                     run_statement!(&mut *tx, s, v);
@@ -343,14 +351,20 @@ async fn begin_postgres(
     pool.begin().await
 }
 
-/// The plan through sqlx on SQLite.
+/// The plan through sqlx on SQLite, twice: the write transactions taking turns on an async
+/// mutex first (as idem-server does), and straight to SQLite's lock and its busy handler.
+/// The faster is the limit.
 pub async fn sqlite(pool: &sqlx::SqlitePool, plan: &Plan, n: usize, c: usize) -> serde_json::Value {
-    let rps = run_loop!(pool, plan, n, c, begin_sqlite);
-    json!({ "rps": rps, "statements_per_request": plan.statements() })
+    let turns = run_loop!(pool, plan, n, c, begin_sqlite, true);
+    let busy = run_loop!(pool, plan, n, c, begin_sqlite, false);
+    json!({
+        "rps": turns.max(busy), "taking_turns_rps": turns, "busy_handler_rps": busy,
+        "statements_per_request": plan.statements(),
+    })
 }
 
 /// The plan through sqlx on PostgreSQL.
 pub async fn postgres(pool: &sqlx::PgPool, plan: &Plan, n: usize, c: usize) -> serde_json::Value {
-    let rps = run_loop!(pool, plan, n, c, begin_postgres);
+    let rps = run_loop!(pool, plan, n, c, begin_postgres, false);
     json!({ "rps": rps, "statements_per_request": plan.statements() })
 }

@@ -1,33 +1,73 @@
-//! The statements of one keyed first request, as idem-server sends them: counted and
-//! recorded from sqlx's query log (`sqlx::query` events: `summary`, and the full text in
-//! `db.statement` when the summary shortens it), so the database's own limit can be measured
-//! with exactly the same SQL text (`raw.rs` through the driver, `pgbench.rs` as a pgbench
-//! script) instead of a copy that could drift.
+//! The statements idem-server sends, counted and recorded from sqlx's query log
+//! (`sqlx::query` events: `summary`, and the full text in `db.statement` when the summary
+//! shortens it), so the database's own limit runs exactly the same SQL text (`raw.rs`
+//! through the driver, a pgbench script) instead of a copy that could drift.
+//!
+//! Only while [`Log::counted`] runs: sqlx formats each statement's log line when some layer
+//! wants it, a cost the production binary (logging at `info`) does not pay, so the throughput
+//! phases run with the log off and the counts come from counted passes of their own.
 
 use std::sync::{
     atomic::{AtomicBool, AtomicUsize, Ordering},
     Arc, Mutex,
 };
 
-use tracing::field::{Field, Visit};
-use tracing_subscriber::{layer::Context, Layer};
+use tracing::{
+    field::{Field, Visit},
+    subscriber::Interest,
+    Metadata,
+};
+use tracing_subscriber::{
+    filter::DynFilterFn,
+    layer::Context,
+    Layer,
+};
 
-/// Counts every statement sqlx sends, and records their text while `recording` is on.
+const TARGET: &str = "sqlx::query";
+
+/// Counts the statements sqlx sends, and records their text, while [`counted`](Self::counted)
+/// runs.
 #[derive(Clone, Default)]
 pub struct Log {
-    pub count: Arc<AtomicUsize>,
-    recording: Arc<AtomicBool>,
+    on: Arc<AtomicBool>,
+    count: Arc<AtomicUsize>,
     recorded: Arc<Mutex<Vec<String>>>,
 }
 
+/// Call sites of other targets never reach the log.
+fn only_queries(meta: &'static Metadata<'static>) -> Interest {
+    if meta.target() == TARGET {
+        Interest::sometimes()
+    } else {
+        Interest::never()
+    }
+}
+
 impl Log {
-    /// Record the text of the statements `f` sends.
-    pub async fn record<F: std::future::Future>(&self, f: F) -> (F::Output, Vec<String>) {
+    /// The layer, interested in `sqlx::query` events only and only while counting (other
+    /// call sites never reach it; the production layers keep their own filter).
+    pub fn layer<S>(&self) -> impl Layer<S>
+    where
+        S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    {
+        let on = self.on.clone();
+        let filter = DynFilterFn::new(move |meta: &Metadata<'_>, _: &Context<'_, S>| {
+            meta.target() == TARGET && on.load(Ordering::Relaxed)
+        })
+        .with_callsite_filter(only_queries as fn(&'static Metadata<'static>) -> Interest);
+        self.clone().with_filter(filter)
+    }
+
+    /// Run `f` with the log on: its output, the statements it sent, and their text.
+    pub async fn counted<F: std::future::Future>(&self, f: F) -> (F::Output, usize, Vec<String>) {
         self.recorded.lock().expect("log").clear();
-        self.recording.store(true, Ordering::SeqCst);
+        let before = self.count.load(Ordering::SeqCst);
+        self.on.store(true, Ordering::SeqCst);
         let out = f.await;
-        self.recording.store(false, Ordering::SeqCst);
-        (out, std::mem::take(&mut *self.recorded.lock().expect("log")))
+        self.on.store(false, Ordering::SeqCst);
+        let sent = self.count.load(Ordering::SeqCst) - before;
+        let text = std::mem::take(&mut *self.recorded.lock().expect("log"));
+        (out, sent, text)
     }
 }
 
@@ -51,19 +91,14 @@ impl Visit for Text {
 
 impl<S: tracing::Subscriber> Layer<S> for Log {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
-        if event.metadata().target() != "sqlx::query" {
-            return;
-        }
         self.count.fetch_add(1, Ordering::Relaxed);
-        if self.recording.load(Ordering::Relaxed) {
-            let mut text = Text::default();
-            event.record(&mut text);
-            let sql = if text.statement.is_empty() {
-                text.summary
-            } else {
-                text.statement
-            };
-            self.recorded.lock().expect("log").push(sql);
-        }
+        let mut text = Text::default();
+        event.record(&mut text);
+        let sql = if text.statement.is_empty() {
+            text.summary
+        } else {
+            text.statement
+        };
+        self.recorded.lock().expect("log").push(sql);
     }
 }

@@ -79,6 +79,7 @@ impl Db {
                     }
                 }
                 Write::ClearExpired => {
+                    let _turn = self.writer_turn().await;
                     let cleared = on_pool!(self, |pool| {
                         sqlx::query(sql::CLEAR_EXPIRED)
                             .bind(id.scope)
@@ -189,7 +190,7 @@ impl Db {
         let (now_i, expires_i) = (to_i64("now", now)?, to_i64("expires_at", expires_at)?);
         let retention_i = to_i64("retention_ms", retention_ms)?;
         let fp_bytes: &[u8] = &fp.0;
-        let mut tx = self.write_tx().await?;
+        let (mut tx, turn) = self.write_tx().await?;
         if let (Some(bump), Tx::Sqlite(t)) = (sql.bump_token, &mut tx) {
             sqlx::query(sqlx::AssertSqlSafe(bump))
                 .execute(&mut **t)
@@ -251,6 +252,7 @@ impl Db {
             expires_at,
             tx,
             db: self.clone(),
+            _turn: turn,
         }))
     }
 }

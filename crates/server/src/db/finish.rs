@@ -68,10 +68,12 @@ impl Db {
     /// writes in [`CommitTx::tx`], then [`CommitTx::commit`]. For one business `UPDATE`,
     /// [`commit_with`](Self::commit_with) does it in fewer round trips.
     pub async fn commit_tx(&self, claim: &Claim) -> Result<CommitTx, DbError> {
+        let (tx, turn) = self.write_tx().await?;
         Ok(CommitTx {
             claim: claim.clone(),
-            tx: self.write_tx().await?,
+            tx,
             db: self.clone(),
+            _turn: turn,
         })
     }
 
@@ -150,6 +152,7 @@ impl Db {
             Finish::Commit(_) => sql::COMMIT,
             Finish::Release => sql::RELEASE,
         };
+        let _turn = self.writer_turn().await;
         let changed = on_pool!(self, |pool| {
             bind_fence!(sqlx::query(statement), fence, &finish)
                 .execute(pool)
@@ -188,7 +191,7 @@ impl Db {
                 held > 0
             }
             Pool::Sqlite(_) => {
-                let mut tx = self.write_tx().await?;
+                let (mut tx, _turn) = self.write_tx().await?;
                 let statement = match finish {
                     Finish::Commit(_) => sql::COMMIT,
                     Finish::Release => sql::RELEASE,

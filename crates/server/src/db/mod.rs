@@ -223,7 +223,14 @@ struct Inner {
     sql: sql::Dialect,
     log: Mutex<EventLog>,
     events: broadcast::Sender<Event>,
+    /// SQLite: this process's writers take turns here before they ask SQLite for its write
+    /// lock (see [`Db::writer_turn`]).
+    writers: Arc<tokio::sync::Mutex<()>>,
 }
+
+/// A writer's turn at a SQLite file (held until its transaction ends); `None` on
+/// PostgreSQL, where writers to different rows run in parallel.
+type WriterTurn = Option<tokio::sync::OwnedMutexGuard<()>>;
 
 /// One request as the route sees it.
 #[derive(Debug, Clone, Copy)]
@@ -327,6 +334,7 @@ pub struct ClaimTx {
     expires_at: u64,
     tx: Tx,
     db: Db,
+    _turn: WriterTurn,
 }
 
 impl ClaimTx {
@@ -395,6 +403,7 @@ pub struct CommitTx {
     claim: Claim,
     tx: Tx,
     db: Db,
+    _turn: WriterTurn,
 }
 
 impl CommitTx {
@@ -418,6 +427,10 @@ impl Db {
                 .busy_timeout(options.busy_timeout);
             let pool = SqlitePoolOptions::new()
                 .max_connections(options.max_connections)
+                // No ping before each use (one hand-off to the connection's thread per
+                // statement saved): a local file does not hang up. sqlx still pings a
+                // connection when it comes back to the pool.
+                .test_before_acquire(false)
                 .connect_with(connect)
                 .await?;
             migrator(CLAIMS_MIGRATIONS_TABLE, SQLITE_MIGRATIONS)
@@ -429,6 +442,12 @@ impl Db {
             let pool = PgPoolOptions::new()
                 .max_connections(options.max_connections)
                 .acquire_timeout(Duration::from_secs(5))
+                // No ping before each use: it was a round trip on every request's path
+                // (a replay would cost two). sqlx pings a connection when it comes back to
+                // the pool, off the request's path, and closes it if the server hung up;
+                // a connection broken while idle (a database restart) fails its next
+                // statement, which answers 503 and retires the connection.
+                .test_before_acquire(false)
                 .connect_with(connect)
                 .await?;
             migrator(CLAIMS_MIGRATIONS_TABLE, POSTGRES_MIGRATIONS)
@@ -446,6 +465,7 @@ impl Db {
                 options,
                 sql,
                 events,
+                writers: Arc::new(tokio::sync::Mutex::new(())),
             }),
         })
     }
@@ -492,12 +512,32 @@ impl Db {
         }
     }
 
-    /// A write transaction (SQLite: `BEGIN IMMEDIATE`).
-    async fn write_tx(&self) -> Result<Tx, DbError> {
-        Ok(match &self.inner.pool {
+    /// A write transaction (SQLite: `BEGIN IMMEDIATE`, after this process's writer turn),
+    /// and the turn, to hold until the transaction ends.
+    async fn write_tx(&self) -> Result<(Tx, WriterTurn), DbError> {
+        let turn = self.writer_turn().await;
+        let tx = match &self.inner.pool {
             Pool::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
             Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
-        })
+        };
+        Ok((tx, turn))
+    }
+
+    /// SQLite: wait for this process's turn to write. SQLite has one write lock per file,
+    /// and a writer that finds it taken sleeps in SQLite's busy handler (1, 2, 5, 10, …
+    /// 100 ms) and tries again, so under load the lock sits free while writers sleep. Taking
+    /// turns in a FIFO queue here first hands the lock over at once. Other processes on the
+    /// same file still meet SQLite's busy handler (`busy_timeout`), as before; a turn not
+    /// given within `busy_timeout` (a task that already holds one and writes again) is
+    /// skipped, leaving that write to SQLite's lock alone.
+    async fn writer_turn(&self) -> WriterTurn {
+        if !matches!(self.inner.pool, Pool::Sqlite(_)) {
+            return None;
+        }
+        let queue = Arc::clone(&self.inner.writers);
+        tokio::time::timeout(self.inner.options.busy_timeout, queue.lock_owned())
+            .await
+            .ok()
     }
 
     fn lock_ms(&self) -> u64 {
