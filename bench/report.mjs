@@ -112,7 +112,7 @@ const md = [
   '  requests per phase (keyed first, replay, 409, no key), statements counted from sqlx\'s query',
   '  log. The database\'s limit runs the statements one keyed first request sent, recorded from that',
   '  log, in the same transactions: through sqlx in a loop with the same concurrency (SQLite), as a',
-  '  pgbench custom script, `-M extended -c 16 -j 2` (PostgreSQL). The profile of where the rest',
+  '  pgbench custom script, `-M prepared -c 16 -j 2` (PostgreSQL). The profile of where the rest',
   '  goes is in crates/server/README.md ("Benchmark").',
   '',
   ...results.filter((r) => r.details).map((r) => r.details),

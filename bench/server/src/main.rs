@@ -113,7 +113,10 @@ async fn main() {
             let (n, c) = (number(2, 2_000), number(3, 16));
             let client = load::client(c);
             load::wait_ready(&client, &url).await;
-            let first = load::run(&client, &url, n, c, |i| (format!("p-{i}"), body(i))).await;
+            // Keys no earlier load used on this server.
+            let run = std::process::id();
+            let first =
+                load::run(&client, &url, n, c, move |i| (format!("p{run}-{i}"), body(i))).await;
             println!("{first}");
         }
         backend => {
@@ -334,7 +337,7 @@ fn pgbench(pg: &postgres::Postgres, plan: &raw::Plan, n: usize, c: usize) -> ser
         .args([
             "-n",
             "-M",
-            "extended",
+            "prepared",
             "-c",
             &c.to_string(),
             "-j",
