@@ -109,14 +109,18 @@ async fn main() {
         }
         // The load of the keyed-first phase against a `serve`d checkout.
         Some("load") => {
-            let url = arg(1).expect("load URL [REQUESTS] [CONCURRENCY]").to_owned();
+            let url = arg(1)
+                .expect("load URL [REQUESTS] [CONCURRENCY]")
+                .to_owned();
             let (n, c) = (number(2, 2_000), number(3, 16));
             let client = load::client(c);
             load::wait_ready(&client, &url).await;
             // Keys no earlier load used on this server.
             let run = std::process::id();
-            let first =
-                load::run(&client, &url, n, c, move |i| (format!("p{run}-{i}"), body(i))).await;
+            let first = load::run(&client, &url, n, c, move |i| {
+                (format!("p{run}-{i}"), body(i))
+            })
+            .await;
             println!("{first}");
         }
         backend => {
@@ -194,14 +198,26 @@ impl Stack {
 }
 
 /// Every phase, in one run; the result as JSON.
-async fn measure(stack: &Stack, log: &statements::Log, backend: &str, n: usize, c: usize) -> serde_json::Value {
+async fn measure(
+    stack: &Stack,
+    log: &statements::Log,
+    backend: &str,
+    n: usize,
+    c: usize,
+) -> serde_json::Value {
     let (url, db) = (&stack.url, &stack.db);
     let client = load::client(c);
     // One keyed first request with the log on: the statements the limit runs.
     let (warm, _, sent) = log
-        .counted(load::run(&client, url, 1, 1, |_| ("warm-up".to_owned(), body(0))))
+        .counted(load::run(&client, url, 1, 1, |_| {
+            ("warm-up".to_owned(), body(0))
+        }))
         .await;
-    assert_eq!(warm["statuses"], json!({"201": 1}), "the recorded request: {warm}");
+    assert_eq!(
+        warm["statuses"],
+        json!({"201": 1}),
+        "the recorded request: {warm}"
+    );
     let plan = match raw::Plan::new(backend, &sent) {
         Ok(plan) => plan,
         Err(e) => {
@@ -226,8 +242,12 @@ async fn measure(stack: &Stack, log: &statements::Log, backend: &str, n: usize, 
         panic!("the held key is new");
     };
     claim.commit().await.expect("hold the claim");
-    let payco = checkout::payco_client::PaycoClient::new(&stack.payco, "merchant-token", Duration::from_secs(5))
-        .expect("payco client");
+    let payco = checkout::payco_client::PaycoClient::new(
+        &stack.payco,
+        "merchant-token",
+        Duration::from_secs(5),
+    )
+    .expect("payco client");
     let plain = unkeyed::serve(db.clone(), payco).await;
 
     // Timed phases, statement log off (as in production); the database's limit right before
@@ -247,19 +267,27 @@ async fn measure(stack: &Stack, log: &statements::Log, backend: &str, n: usize, 
     // Counted passes, log on: statements per request of each kind.
     let per_request = |sent: usize| sent as f64 / COUNTED as f64;
     let (_, s, _) = log
-        .counted(load::run(&client, url, COUNTED, c, |i| (format!("s-{i}"), body(i))))
+        .counted(load::run(&client, url, COUNTED, c, |i| {
+            (format!("s-{i}"), body(i))
+        }))
         .await;
     first["statements_per_request"] = json!(per_request(s));
     let (_, s, _) = log
-        .counted(load::run(&client, url, COUNTED, c, |i| (format!("s-{i}"), body(i))))
+        .counted(load::run(&client, url, COUNTED, c, |i| {
+            (format!("s-{i}"), body(i))
+        }))
         .await;
     replay["statements_per_request"] = json!(per_request(s));
     let (_, s, _) = log
-        .counted(load::run(&client, url, COUNTED, c, |_| ("held".to_owned(), body(0))))
+        .counted(load::run(&client, url, COUNTED, c, |_| {
+            ("held".to_owned(), body(0))
+        }))
         .await;
     conflict["statements_per_request"] = json!(per_request(s));
     let (_, s, _) = log
-        .counted(load::run(&client, &plain, COUNTED, c, |i| (String::new(), body(i))))
+        .counted(load::run(&client, &plain, COUNTED, c, |i| {
+            (String::new(), body(i))
+        }))
         .await;
     unkeyed["statements_per_request"] = json!(per_request(s));
     json!({
@@ -310,9 +338,14 @@ async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json:
                     .expect("recovery");
                 let claim = claim.commit().await.expect("commit claim");
                 let settled = orders::settlement(order.id, "paid", Some("ch_1"));
-                db.commit_with(now, &claim, SavedResponse::json(201, b"{}".to_vec()), &settled)
-                    .await
-                    .expect("commit");
+                db.commit_with(
+                    now,
+                    &claim,
+                    SavedResponse::json(201, b"{}".to_vec()),
+                    &settled,
+                )
+                .await
+                .expect("commit");
             }
         }));
     }

@@ -122,9 +122,9 @@ impl Plan {
             Bind::Bytes(br#"{"order":1,"status":"paid"}"#.to_vec()),
         ];
         let st = |i: usize, binds: Vec<Bind>, returns: Returns| -> Result<Statement, String> {
-            let sql = sent.get(i).ok_or_else(|| {
-                format!("the server sent {} statements: {sent:#?}", sent.len())
-            })?;
+            let sql = sent
+                .get(i)
+                .ok_or_else(|| format!("the server sent {} statements: {sent:#?}", sent.len()))?;
             Ok(Statement {
                 sql: sql.clone(),
                 binds,

@@ -17,11 +17,7 @@ use tracing::{
     subscriber::Interest,
     Metadata,
 };
-use tracing_subscriber::{
-    filter::DynFilterFn,
-    layer::Context,
-    Layer,
-};
+use tracing_subscriber::{filter::DynFilterFn, layer::Context, Layer};
 
 const TARGET: &str = "sqlx::query";
 

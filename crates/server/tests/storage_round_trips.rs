@@ -302,9 +302,14 @@ async fn round_trips_on_postgres() {
                 .unwrap();
             let claim = claim.commit().await.unwrap();
             let settled = orders::settlement(order.id, "paid", Some("ch_1"));
-            db.commit_with(1, &claim, SavedResponse::json(201, b"{}".to_vec()), &settled)
-                .await
-                .unwrap();
+            db.commit_with(
+                1,
+                &claim,
+                SavedResponse::json(201, b"{}".to_vec()),
+                &settled,
+            )
+            .await
+            .unwrap();
         }
     };
     // Warm-up: every statement prepared once.

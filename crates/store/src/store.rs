@@ -4,8 +4,8 @@ use crate::{
     event::{EventLog, Rejection},
     key::ScopeCache,
     rules::{self, Answer, Finish, Step, Write},
-    Event, EventKind, Fenced, Fingerprint, IdRef, Lease, MemoryTable, RecordId,
-    RequestError, RouteConfig, RowView, SavedResponse, Status, StoreConfig, Table,
+    Event, EventKind, Fenced, Fingerprint, IdRef, Lease, MemoryTable, RecordId, RequestError,
+    RouteConfig, RowView, SavedResponse, Status, StoreConfig, Table,
 };
 
 /// What to do with a request, decided by [`Store::begin`].
@@ -162,13 +162,11 @@ impl<T: Table> Store<T> {
         work: impl FnOnce() -> (R, SavedResponse),
     ) -> Result<R, Fenced> {
         let mut status = 0;
-        let out = self
-            .table
-            .commit_if_held(id.as_ref(), lease, now, || {
-                let (out, response) = work();
-                status = response.status;
-                (out, response)
-            });
+        let out = self.table.commit_if_held(id.as_ref(), lease, now, || {
+            let (out, response) = work();
+            status = response.status;
+            (out, response)
+        });
         match out {
             Some(out) => {
                 self.log_id(

@@ -65,8 +65,13 @@ pub trait Table {
     /// Set the row's `status` if it is in flight under exactly `expected`, and restart its
     /// retention at `now` ([`rules::expires_at`] with the row's own
     /// [`Record::retention_ms`]); whether it changed.
-    fn compare_and_set(&mut self, id: IdRef<'_>, expected: &Lease, status: Status, now: u64)
-        -> bool;
+    fn compare_and_set(
+        &mut self,
+        id: IdRef<'_>,
+        expected: &Lease,
+        status: Status,
+        now: u64,
+    ) -> bool;
 
     /// Delete the row if it is in flight under exactly `expected`; whether it was deleted.
     fn delete_if_held(&mut self, id: IdRef<'_>, expected: &Lease) -> bool;

@@ -290,7 +290,11 @@ fn set_config_keeps_the_table_the_tokens_and_the_event_log() {
     let (new_id, new_lease) = claim(&mut s, 102, "t", "k2");
     s.save(103, &new_id, &new_lease, created(2)).unwrap();
     assert_eq!(s.rows(103)[1].expires_at, 153);
-    assert_eq!(s.prune(153), 1, "only the row claimed under the new retention");
+    assert_eq!(
+        s.prune(153),
+        1,
+        "only the row claimed under the new retention"
+    );
     assert_eq!(s.rows(153).len(), 1);
 
     // A smaller log keeps the newest events; 0 turns it off without resetting seqs.

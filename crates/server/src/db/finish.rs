@@ -50,7 +50,10 @@ impl<'c> Fence<'c> {
 /// Bind a [`Fence`]'s parameters, in order, after whatever `$query` has bound already.
 macro_rules! bind_fence {
     ($query:expr, $fence:expr, $finish:expr) => {{
-        let query = $query.bind($fence.scope).bind($fence.key).bind($fence.token);
+        let query = $query
+            .bind($fence.scope)
+            .bind($fence.key)
+            .bind($fence.token);
         match $finish {
             Finish::Commit(response) => query
                 .bind($fence.expires_at)
@@ -185,9 +188,7 @@ impl Db {
                 );
                 let query = sqlx::query_scalar(sqlx::AssertSqlSafe(statement));
                 let query = bind_params!(query, &update.params);
-                let held: i64 = bind_fence!(query, fence, &finish)
-                    .fetch_one(pool)
-                    .await?;
+                let held: i64 = bind_fence!(query, fence, &finish).fetch_one(pool).await?;
                 held > 0
             }
             Pool::Sqlite(_) => {

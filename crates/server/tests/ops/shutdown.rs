@@ -219,7 +219,10 @@ async fn an_open_event_stream_ends_at_sigterm_and_in_flight_work_still_commits()
     sigterm(server.pid());
     for (i, r) in requests.into_iter().enumerate() {
         let answer = r.await.expect("request task");
-        assert_eq!(answer.status, 201, "checkout e{i} committed during the drain");
+        assert_eq!(
+            answer.status, 201,
+            "checkout e{i} committed during the drain"
+        );
     }
     let text = tokio::time::timeout(Duration::from_secs(5), stream)
         .await

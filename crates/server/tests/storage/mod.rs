@@ -228,12 +228,22 @@ pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
             .await
             .unwrap();
         let late = db
-            .commit_with(LOCK_MS + 1, &zombie, created(7), &status("paid by the zombie"))
+            .commit_with(
+                LOCK_MS + 1,
+                &zombie,
+                created(7),
+                &status("paid by the zombie"),
+            )
             .await;
         assert!(late.unwrap_err().is_fenced());
         let declined = SavedResponse::json(402, b"{}".to_vec());
         let failed = db
-            .fail_with(LOCK_MS + 1, &zombie, declined, &status("declined by the zombie"))
+            .fail_with(
+                LOCK_MS + 1,
+                &zombie,
+                declined,
+                &status("declined by the zombie"),
+            )
             .await;
         assert!(failed.unwrap_err().is_fenced());
         assert_eq!(orders(&db).await, vec![(7, "pending".into())], "{route:?}");
@@ -253,7 +263,11 @@ pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
     // or save the 402 (replayed).
     for (route, replayed) in [(&CHECKOUT, false), (&SAVING, true)] {
         let key = if replayed { "saved" } else { "released" };
-        let claim = execute(&db, 0, key, BODY, route).await.commit().await.unwrap();
+        let claim = execute(&db, 0, key, BODY, route)
+            .await
+            .commit()
+            .await
+            .unwrap();
         let declined = SavedResponse::json(402, b"{}".to_vec());
         db.fail_with(1, &claim, declined.clone(), &status("declined"))
             .await

@@ -642,8 +642,10 @@ pub fn each_route_keeps_its_own_retention<T: Claims>(make: impl Fn(StoreConfig) 
         other => panic!("expected a claim, got {other:?}"),
     };
     let (long, long_lease) = claim(&mut s, 0, "t", "long");
-    s.commit_response(10, &short, &short_lease, created(1)).unwrap();
-    s.commit_response(10, &long, &long_lease, created(2)).unwrap();
+    s.commit_response(10, &short, &short_lease, created(1))
+        .unwrap();
+    s.commit_response(10, &long, &long_lease, created(2))
+        .unwrap();
     let rows = s.rows_of(10, &["t"]);
     let spans: Vec<_> = rows
         .iter()
