@@ -18,12 +18,12 @@ use crate::components::server::Server;
 use crate::components::share_bar::ShareBar;
 use crate::components::storage_record::StorageRecordPanel;
 use crate::components::timeline::Timeline;
-use crate::lab::Lab;
 use crate::model::clock::{Clock, ClockAction};
 use crate::model::keyboard::{Tab, Ui};
 use crate::model::scenario::{ScenarioAction, ScenarioMenu};
 use crate::model::settings::Settings;
 use crate::model::view::View;
+use crate::session::Session;
 
 /// Wall-clock milliseconds between driver ticks.
 const TICK_MS: u32 = 16;
@@ -32,35 +32,35 @@ const TICK_MS: u32 = 16;
 #[function_component]
 pub fn App() -> Html {
     let view = use_reducer(View::default);
-    let lab = {
+    let session = {
         let dispatcher = view.dispatcher();
-        (*use_memo((), move |_| Lab::boot(dispatcher))).clone()
+        (*use_memo((), move |_| Session::boot(dispatcher))).clone()
     };
     let settings = {
-        let lab = lab.clone();
-        use_reducer(move || lab.initial_settings())
+        let session = session.clone();
+        use_reducer(move || session.initial_settings())
     };
     // A link opens paused at its moment; a fresh run plays.
-    let from_link = lab.boot_info().from_link;
+    let from_link = session.boot_info().from_link;
     let clock = use_reducer(move || Clock {
         playing: !from_link,
         ..Clock::default()
     });
     let ui = {
-        let projector = lab.boot_info().projector;
+        let projector = session.boot_info().projector;
         use_reducer(move || Ui::new(projector))
     };
     {
-        let lab = lab.clone();
-        use_effect_with(ui.projector, move |on| lab.set_projector(*on));
+        let session = session.clone();
+        use_effect_with(ui.projector, move |on| session.set_projector(*on));
     }
     {
         // The last tick may have advanced the world without a refresh (they are throttled):
         // show exactly where time stopped.
-        let lab = lab.clone();
+        let session = session.clone();
         use_effect_with(clock.playing, move |playing| {
             if !*playing {
-                lab.refresh();
+                session.refresh();
             }
         });
     }
@@ -73,21 +73,21 @@ pub fn App() -> Html {
             m.dispatch(ScenarioAction::Run(i))
         })))
     };
-    use_scenarios(&lab, &scenarios, &clock, &view);
-    use_keyboard(&lab, &clock, &ui, scenario_keys);
+    use_scenarios(&session, &scenarios, &clock, &view);
+    use_keyboard(&session, &clock, &ui, scenario_keys);
 
-    use_first_snapshot_and_save_on_leave(&lab);
-    let save_soon = use_save_soon(&lab);
-    use_settings_sync(&lab, &settings, &save_soon);
+    use_first_snapshot_and_save_on_leave(&session);
+    let save_soon = use_save_soon(&session);
+    use_settings_sync(&session, &settings, &save_soon);
     {
         let save_soon = save_soon.clone();
         use_effect_with(view.log_rev, move |_| save_soon.emit(()));
     }
-    use_driver(&lab, *clock);
+    use_driver(&session, *clock);
     let fast = clock.factor() > 5.0;
 
     html! {
-        <ContextProvider<Lab> context={lab}>
+        <ContextProvider<Session> context={session}>
         <ContextProvider<UseReducerHandle<View>> context={view}>
         <ContextProvider<UseReducerHandle<Settings>> context={settings}>
         <ContextProvider<UseReducerHandle<Clock>> context={clock}>
@@ -122,23 +122,23 @@ pub fn App() -> Html {
         </ContextProvider<UseReducerHandle<Clock>>>
         </ContextProvider<UseReducerHandle<Settings>>>
         </ContextProvider<UseReducerHandle<View>>>
-        </ContextProvider<Lab>>
+        </ContextProvider<Session>>
     }
 }
 
 /// Run the picked scenario (and play); stop the clock at its pause; let time run again on play.
 #[hook]
 fn use_scenarios(
-    lab: &Lab,
+    session: &Session,
     menu: &UseReducerHandle<ScenarioMenu>,
     clock: &UseReducerHandle<Clock>,
     view: &UseReducerHandle<View>,
 ) {
     {
-        let (lab, clock, m) = (lab.clone(), clock.clone(), **menu);
+        let (session, clock, m) = (session.clone(), clock.clone(), **menu);
         use_effect_with(menu.rev, move |rev| {
             if let (true, Some(i)) = (*rev > 0, m.selected) {
-                lab.start_scenario(i, m.fixed);
+                session.start_scenario(i, m.fixed);
                 clock.dispatch(ClockAction::Play);
             }
         });
@@ -153,10 +153,10 @@ fn use_scenarios(
         });
     }
     {
-        let lab = lab.clone();
+        let session = session.clone();
         use_effect_with(clock.playing, move |playing| {
             if *playing {
-                lab.release_hold();
+                session.release_hold();
             }
         });
     }
@@ -168,17 +168,17 @@ fn use_scenarios(
 /// run with them), and at start-up the page shows before it writes anything. Several saves
 /// asked for before it runs cost one; a reload in between still saves on `pagehide`.
 #[hook]
-fn use_save_soon(lab: &Lab) -> Callback<()> {
+fn use_save_soon(session: &Session) -> Callback<()> {
     let pending = use_mut_ref(|| false);
-    let lab = lab.clone();
+    let session = session.clone();
     use_callback((), move |_, _| {
         if pending.replace(true) {
             return;
         }
-        let (lab, pending) = (lab.clone(), pending.clone());
+        let (session, pending) = (session.clone(), pending.clone());
         browser::after_paint(Box::new(move || {
             *pending.borrow_mut() = false;
-            lab.save_log();
+            session.save_log();
         }));
     })
 }
@@ -187,16 +187,16 @@ fn use_save_soon(lab: &Lab) -> Callback<()> {
 /// snapshot), and save the run log when the page goes away (a reload), so the next load
 /// rebuilds the same world up to this moment.
 #[hook]
-fn use_first_snapshot_and_save_on_leave(lab: &Lab) {
-    let lab = lab.clone();
+fn use_first_snapshot_and_save_on_leave(session: &Session) {
+    let session = session.clone();
     use_effect_with((), move |_| {
         {
-            let lab = lab.clone();
-            browser::after_paint(Box::new(move || lab.refresh()));
+            let session = session.clone();
+            browser::after_paint(Box::new(move || session.refresh()));
         }
         let on_leave = {
-            let lab = lab.clone();
-            Closure::<dyn Fn(web_sys::Event)>::new(move |_| lab.save_log())
+            let session = session.clone();
+            Closure::<dyn Fn(web_sys::Event)>::new(move |_| session.save_log())
         };
         let window = web_sys::window();
         if let Some(w) = &window {
@@ -217,23 +217,27 @@ fn use_first_snapshot_and_save_on_leave(lab: &Lab) {
 
 /// Tell the world about every valid settings change; a new seed starts a new run.
 #[hook]
-fn use_settings_sync(lab: &Lab, settings: &UseReducerHandle<Settings>, save_soon: &Callback<()>) {
+fn use_settings_sync(
+    session: &Session,
+    settings: &UseReducerHandle<Settings>,
+    save_soon: &Callback<()>,
+) {
     {
-        let (lab, s) = (lab.clone(), settings.clone());
-        use_effect_with(settings.seed.value, move |seed| lab.restart(*seed, &s));
+        let (session, s) = (session.clone(), settings.clone());
+        use_effect_with(settings.seed.value, move |seed| session.restart(*seed, &s));
     }
     {
-        let lab = lab.clone();
-        use_effect_with(settings.network(), move |n| lab.set_network(n.clone()));
+        let session = session.clone();
+        use_effect_with(settings.network(), move |n| session.set_network(n.clone()));
     }
     {
-        let lab = lab.clone();
-        use_effect_with(settings.server(), move |s| lab.set_server(s.clone()));
+        let session = session.clone();
+        use_effect_with(settings.server(), move |s| session.set_server(s.clone()));
     }
     {
-        let (lab, save_soon) = (lab.clone(), save_soon.clone());
+        let (session, save_soon) = (session.clone(), save_soon.clone());
         use_effect_with(settings.strategy, move |s| {
-            lab.set_strategy(*s);
+            session.set_strategy(*s);
             save_soon.emit(());
         });
     }
@@ -241,8 +245,8 @@ fn use_settings_sync(lab: &Lab, settings: &UseReducerHandle<Settings>, save_soon
 
 /// While playing, ask the world to advance on every tick by the wall time elapsed × speed.
 #[hook]
-fn use_driver(lab: &Lab, clock: Clock) {
-    let lab = lab.clone();
+fn use_driver(session: &Session, clock: Clock) {
+    let session = session.clone();
     use_effect_with(clock, move |clock| {
         let clock = *clock;
         let interval = clock.playing.then(|| {
@@ -251,7 +255,7 @@ fn use_driver(lab: &Lab, clock: Clock) {
                 let t = browser::wall_ms();
                 let dt = clock.virtual_step(t - last);
                 last = t;
-                lab.advance(dt);
+                session.advance(dt);
             })
         });
         move || drop(interval)

@@ -36,10 +36,12 @@ cat > "$OUT/package.json" <<JSON
   "main": "idem_client.js",
   "module": "idem_client.js",
   "types": "idem_client.d.ts",
-  "files": ["idem_client.js", "idem_client.d.ts", "idem_client_bg.wasm", "idem_client_bg.wasm.d.ts", "README.md"],
+  "files": ["idem_client.js", "idem_client.d.ts", "idem_client_bg.wasm", "idem_client_bg.wasm.d.ts", "README.md", "LICENSE-MIT", "LICENSE-APACHE"],
   "sideEffects": false
 }
 JSON
+
+cp "$ROOT/LICENSE-MIT" "$ROOT/LICENSE-APACHE" "$OUT/"
 
 wasm_gz=$(gzip -9 -c "$OUT/idem_client_bg.wasm" | wc -c)
 js_gz=$(gzip -9 -c "$OUT/idem_client.js" | wc -c)

@@ -32,10 +32,12 @@
 //! what the server does with a key: that is the store's job, and the two agree only on the wire
 //! (status codes, `Retry-After`, `Idempotent-Replayed`, `application/problem+json`). It holds no
 //! lock and shares no promise: serialising two tabs (Web Locks) and joining two calls of one
-//! page are the bindings' job, on top of the journal rules here.
+//! page are the bindings' job, on top of the journal rules here. How it sits among the other
+//! crates, and where each rule lives: `ARCHITECTURE.md` at the repository's root.
 #![warn(missing_docs)]
 
 mod backoff;
+mod digest;
 mod error;
 mod http_date;
 pub mod journal;
@@ -70,11 +72,7 @@ pub use operation::{
 pub use outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
 pub use payload::CanonicalPayload;
 pub use policy::RetryPolicy;
-pub use reply::{is_replayed_header, parse_retry_after, retry_after_ms, Reply};
-
-/// Request header carrying the idempotency key.
-pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";
-/// Response header the server sets (`true`) when it replays a saved response.
-pub const REPLAYED_HEADER: &str = "Idempotent-Replayed";
-/// Response header with the number of seconds to wait before retrying (409, 429).
-pub const RETRY_AFTER_HEADER: &str = "Retry-After";
+pub use reply::{
+    is_replayed_header, parse_retry_after, retry_after_ms, Reply, ReplyClass,
+    IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, RETRY_AFTER_HEADER,
+};

@@ -1,8 +1,8 @@
 //! Canonical payload bytes and their fingerprint.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
+use crate::digest::sha256_hex;
 use crate::error::StartError;
 
 /// A payload in canonical JSON (RFC 8785: sorted keys, normalised numbers, no whitespace) and
@@ -28,21 +28,9 @@ impl CanonicalPayload {
 
     /// Wraps text already in canonical form (e.g. read back from the journal) and fingerprints it.
     pub fn from_canonical(json: String) -> Self {
-        let fingerprint = fingerprint(json.as_bytes());
+        let fingerprint = sha256_hex(json.as_bytes());
         CanonicalPayload { json, fingerprint }
     }
-}
-
-/// SHA-256 of `bytes`, lowercase hex.
-pub(crate) fn fingerprint(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest {
-        out.push(HEX[usize::from(b >> 4)] as char);
-        out.push(HEX[usize::from(b & 0x0f)] as char);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -68,14 +56,5 @@ mod tests {
     fn numbers_are_normalised() {
         let a: serde_json::Value = serde_json::from_str(r#"{"x": 1.0e2}"#).unwrap();
         assert_eq!(CanonicalPayload::new(&a).unwrap().json, r#"{"x":100}"#);
-    }
-
-    #[test]
-    fn fingerprint_is_sha256_hex() {
-        // SHA-256 of the empty string.
-        assert_eq!(
-            fingerprint(b""),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        );
     }
 }

@@ -1,8 +1,18 @@
-//! A server reply, as the operation needs to see it.
+//! A server reply as the operation sees it: the one conversion from an HTTP response
+//! ([`Reply::from_http`], used by the `fetch` driver and by the simulator's network) and the one
+//! status table ([`Reply::class`], used by [`Operation`](crate::Operation) and the simulator's
+//! naive pages).
 
 use serde::{Deserialize, Serialize};
 
 use crate::http_date::parse_http_date_ms;
+
+/// Request header carrying the idempotency key.
+pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";
+/// Response header the server sets (`true`) when it replays a saved response.
+pub const REPLAYED_HEADER: &str = "Idempotent-Replayed";
+/// Response header with the number of seconds to wait before retrying (409, 429).
+pub const RETRY_AFTER_HEADER: &str = "Retry-After";
 
 /// What came back for one attempt: the parts of an HTTP response the retry rules read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,7 +27,57 @@ pub struct Reply {
     pub body: Vec<u8>,
 }
 
+/// What a reply means for the attempt it answers: the client's status table, in one place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyClass {
+    /// 2xx: the operation succeeded (`replayed`: the server answered from its table).
+    Succeeded {
+        /// `Idempotent-Replayed: true`.
+        replayed: bool,
+    },
+    /// 409, 429 or 5xx: nothing final; retry with the same key and bytes, after `Retry-After`
+    /// (in milliseconds) when the server gave one.
+    RetryAfter(Option<u64>),
+    /// Any other status (400, 402, 404, 422, ...): final, never retried.
+    Rejected,
+}
+
 impl Reply {
+    /// The reply an HTTP response makes: its status and body, `Retry-After` read by
+    /// [`retry_after_ms`] at `now_ms` (delay-seconds need no clock; an HTTP-date is read against
+    /// it), and `Idempotent-Replayed` by [`is_replayed_header`]. `header` looks a response
+    /// header up by name. Every driver converts through here: the `fetch` driver with the
+    /// page's wall clock, the simulator's network with its virtual one.
+    pub fn from_http<S: AsRef<str>>(
+        status: u16,
+        header: impl Fn(&str) -> Option<S>,
+        body: Vec<u8>,
+        now_ms: u64,
+    ) -> Reply {
+        let retry_after_ms =
+            header(RETRY_AFTER_HEADER).and_then(|value| retry_after_ms(value.as_ref(), now_ms));
+        let replayed =
+            header(REPLAYED_HEADER).is_some_and(|value| is_replayed_header(value.as_ref()));
+        Reply {
+            status,
+            retry_after_ms,
+            replayed,
+            body,
+        }
+    }
+
+    /// What this reply means: 2xx succeeded (a replay when marked), 409, 429 and 5xx retry
+    /// (after `Retry-After` when given), every other status is a final rejection.
+    pub fn class(&self) -> ReplyClass {
+        match self.status {
+            200..=299 => ReplyClass::Succeeded {
+                replayed: self.replayed,
+            },
+            409 | 429 | 500..=599 => ReplyClass::RetryAfter(self.retry_after_ms),
+            _ => ReplyClass::Rejected,
+        }
+    }
+
     /// A reply with `status` and `body`, no `Retry-After`, not replayed.
     pub fn new(status: u16, body: impl Into<Vec<u8>>) -> Self {
         Reply {
@@ -153,6 +213,64 @@ mod tests {
         ] {
             assert_eq!(retry_after_ms(bad, OCT_21_2015), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn the_status_table() {
+        for (status, class) in [
+            (200, ReplyClass::Succeeded { replayed: false }),
+            (201, ReplyClass::Succeeded { replayed: false }),
+            (299, ReplyClass::Succeeded { replayed: false }),
+            (409, ReplyClass::RetryAfter(None)),
+            (429, ReplyClass::RetryAfter(None)),
+            (500, ReplyClass::RetryAfter(None)),
+            (504, ReplyClass::RetryAfter(None)),
+            (599, ReplyClass::RetryAfter(None)),
+            (100, ReplyClass::Rejected),
+            (304, ReplyClass::Rejected),
+            (400, ReplyClass::Rejected),
+            (402, ReplyClass::Rejected),
+            (408, ReplyClass::Rejected),
+            (422, ReplyClass::Rejected),
+            (600, ReplyClass::Rejected),
+        ] {
+            assert_eq!(Reply::new(status, "").class(), class, "{status}");
+        }
+        let replay = Reply::new(201, "").replayed();
+        assert_eq!(replay.class(), ReplyClass::Succeeded { replayed: true });
+        let wait = Reply::new(409, "").with_retry_after_ms(3_000);
+        assert_eq!(wait.class(), ReplyClass::RetryAfter(Some(3_000)));
+    }
+
+    #[test]
+    fn from_http_reads_the_headers_by_name_in_any_case() {
+        let headers = [
+            ("content-type", "application/problem+json"),
+            ("retry-after", "2"),
+            ("IDEMPOTENT-REPLAYED", "true"),
+        ];
+        let lookup = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| *v)
+        };
+        let reply = Reply::from_http(409, lookup, b"{}".to_vec(), 0);
+        assert_eq!(
+            reply,
+            Reply::new(409, "{}").with_retry_after_ms(2_000).replayed()
+        );
+        // An HTTP-date is the time left until it at `now_ms`.
+        let dated =
+            |name: &str| (name == RETRY_AFTER_HEADER).then_some("Wed, 21 Oct 2015 07:28:00 GMT");
+        let reply = Reply::from_http(503, dated, Vec::new(), OCT_21_2015 - 4_000);
+        assert_eq!(reply.retry_after_ms, Some(4_000));
+        assert!(!reply.replayed);
+        let none = |_: &str| None::<String>;
+        assert_eq!(
+            Reply::from_http(201, none, Vec::new(), 0),
+            Reply::new(201, "")
+        );
     }
 
     #[test]

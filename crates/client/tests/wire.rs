@@ -10,15 +10,15 @@ mod rng;
 mod wire;
 
 use idem_client::{
-    is_replayed_header, parse_retry_after, Action, MemoryJournal, Operation, OperationSpec,
-    OutcomeKind, Problem, Reply, RetryPolicy, REPLAYED_HEADER, RETRY_AFTER_HEADER,
+    Action, MemoryJournal, Operation, OperationSpec, OutcomeKind, Problem, Reply, RetryPolicy,
 };
 use serde_json::json;
 use uuid::Uuid;
 
 use rng::Zero;
 
-/// The reply as the fetch driver builds it from a response.
+/// The reply as every driver builds it from a response (`Reply::from_http`, which the fetch
+/// driver and the simulator's network call).
 fn reply(case: &wire::WireCase) -> Reply {
     let header = |name: &str| {
         case.headers
@@ -26,12 +26,7 @@ fn reply(case: &wire::WireCase) -> Reply {
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| *v)
     };
-    Reply {
-        status: case.status,
-        retry_after_ms: header(RETRY_AFTER_HEADER).and_then(parse_retry_after),
-        replayed: header(REPLAYED_HEADER).is_some_and(is_replayed_header),
-        body: case.body.as_bytes().to_vec(),
-    }
+    Reply::from_http(case.status, header, case.body.as_bytes().to_vec(), 0)
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //! What it does not do: the HTTP modules hold no decision rule of their own (the decision
 //! table is idem-store's, the claim table's SQL is [`db`]'s), and hand-write no error body
 //! (problem details come from `idem_store::http` and [`problems`]). TLS is left to a proxy in
-//! front.
+//! front. How it sits among the crates: `ARCHITECTURE.md` at the repository's root.
 #![warn(missing_docs)]
 
 pub mod app;

@@ -8,9 +8,9 @@ use idem_store::http::{problem, HttpResponse};
 /// Problem `type` URIs of the example's business errors.
 pub mod kind {
     /// 400: the body is JSON, but not the parameters the route takes.
-    pub const INVALID_PARAMETERS: &str = "https://idem.dev/problems/invalid-parameters";
+    pub const INVALID_PARAMETERS: &str = "/problems/invalid-parameters";
     /// 402: the card was declined. Final for this idempotency key.
-    pub const PAYMENT_DECLINED: &str = "https://idem.dev/problems/payment-declined";
+    pub const PAYMENT_DECLINED: &str = "/problems/payment-declined";
 }
 
 /// 400 for a JSON body that is not the route's parameters.
@@ -33,4 +33,23 @@ pub fn payment_declined(detail: &str) -> HttpResponse {
         detail,
         None,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The example's problem types follow the store's scheme: relative references under
+    /// `/problems/`, which the deployer's origin resolves (crates/store/README.md).
+    #[test]
+    fn problem_types_are_relative_references() {
+        for (r, kind) in [
+            (invalid_parameters("x"), kind::INVALID_PARAMETERS),
+            (payment_declined("x"), kind::PAYMENT_DECLINED),
+        ] {
+            let p: idem_store::http::Problem = serde_json::from_slice(&r.body).unwrap();
+            assert_eq!(p.kind, kind);
+            assert!(kind.starts_with("/problems/"), "{kind}");
+        }
+    }
 }

@@ -1,6 +1,8 @@
-//! The classic idempotency bugs, as simulator-side toggles. Each one is implemented in the
-//! simulator's handler or client, on top of idem-store's public table primitives; the store's
-//! production path never changes.
+//! The classic idempotency bugs, as simulator-side toggles: their names and descriptions, in
+//! one list ([`Bug::ALL`]) that serves parsing, `idem-lab --help` ([`help`]) and the error for
+//! an unknown name ([`names`]). What each bug does is one named function in
+//! `world/bugs.rs`, on top of idem-store's public table primitives; the store's production
+//! path never changes.
 
 use std::fmt;
 use std::str::FromStr;
@@ -67,6 +69,36 @@ impl Bug {
             Bug::FreshOrderAfterRelease => "fresh-order-after-release",
         }
     }
+
+    /// What it does, in a few words.
+    pub fn about(self) -> &'static str {
+        match self {
+            Bug::NewKeyPerAttempt => "same-key pages mint a key per attempt",
+            Bug::SelectThenInsert => "the claim reads, then inserts",
+            Bug::UnfencedWrites => "a zombie's save overwrites the new owner's record",
+            Bug::KeyOnlyAtTopHop => "PayCo is called without charge:<order>",
+            Bug::NoFingerprintCheck => "another cart under a key replays the first answer",
+            Bug::ShortRetention => "records pruned before clients stop retrying",
+            Bug::TwoStepWrite => "the order is committed apart from the key's record",
+            Bug::DeclineBeforeLookup => "the handler decides a decline before PayCo's key lookup",
+            Bug::FreshOrderAfterRelease => "the recovery point does not survive a released claim",
+        }
+    }
+}
+
+/// The bugs' names, comma-separated, in [`Bug::ALL`] order.
+pub fn names() -> String {
+    let names: Vec<&str> = Bug::ALL.iter().map(|b| b.name()).collect();
+    names.join(", ")
+}
+
+/// One line per bug, `name: what it does`, for `--help`.
+pub fn help() -> String {
+    let lines: Vec<String> = Bug::ALL
+        .iter()
+        .map(|b| format!("{}: {}", b.name(), b.about()))
+        .collect();
+    lines.join("\n")
 }
 
 impl fmt::Display for Bug {
@@ -86,40 +118,6 @@ impl FromStr for Bug {
     }
 }
 
-/// The bugs of one world as flags, so the hot path tests a bool, not a list.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct BugFlags {
-    pub new_key_per_attempt: bool,
-    pub select_then_insert: bool,
-    pub unfenced_writes: bool,
-    pub key_only_at_top_hop: bool,
-    pub no_fingerprint_check: bool,
-    pub short_retention: bool,
-    pub two_step_write: bool,
-    pub decline_before_lookup: bool,
-    pub fresh_order_after_release: bool,
-}
-
-impl BugFlags {
-    pub fn from_list(bugs: &[Bug]) -> Self {
-        let mut f = BugFlags::default();
-        for b in bugs {
-            match b {
-                Bug::NewKeyPerAttempt => f.new_key_per_attempt = true,
-                Bug::SelectThenInsert => f.select_then_insert = true,
-                Bug::UnfencedWrites => f.unfenced_writes = true,
-                Bug::KeyOnlyAtTopHop => f.key_only_at_top_hop = true,
-                Bug::NoFingerprintCheck => f.no_fingerprint_check = true,
-                Bug::ShortRetention => f.short_retention = true,
-                Bug::TwoStepWrite => f.two_step_write = true,
-                Bug::DeclineBeforeLookup => f.decline_before_lookup = true,
-                Bug::FreshOrderAfterRelease => f.fresh_order_after_release = true,
-            }
-        }
-        f
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +130,15 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", b.name()));
         }
         assert!("no-such-bug".parse::<Bug>().is_err());
+    }
+
+    #[test]
+    fn the_error_and_the_help_list_every_bug() {
+        let error = "no-such-bug".parse::<Bug>().unwrap_err().to_string();
+        let help = help();
+        for b in Bug::ALL {
+            assert!(error.contains(b.name()), "{error}");
+            assert!(help.contains(&format!("{}: ", b.name())), "{help}");
+        }
     }
 }

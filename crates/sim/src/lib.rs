@@ -3,8 +3,9 @@
 //! Clients (one checkout = one order) retry through a lossy network; a server runs idem-store
 //! and a checkout handler (claim → create order → charge PayCo with `charge:<orderId>` → save);
 //! PayCo records every charge. Faults are data ([`Faults`]), classic bugs are toggles
-//! ([`Bug`]), every attempt lands in a Jepsen-style [`History`], and a checker turns the run
-//! into a [`Verdict`].
+//! ([`Bug`]), every change to a running world is an [`Input`], every attempt and every
+//! message lands in a Jepsen-style [`History`], and a checker turns the run into a
+//! [`Verdict`]. How the parts fit: `ARCHITECTURE.md` at the repository's root.
 //!
 //! # What this crate does not do
 //!
@@ -40,6 +41,7 @@ pub mod presets;
 pub mod properties;
 pub mod queue;
 pub mod receipt;
+pub mod reproduce;
 pub mod rng;
 pub mod scenario;
 pub mod world;
@@ -51,23 +53,24 @@ pub use config::{
 };
 pub use counters::Counters;
 pub use history::{
-    AttemptRecord, AttemptResult, CheckoutOutcome, CheckoutRecord, History, InfoCause,
+    AttemptRecord, AttemptResult, CheckoutOutcome, CheckoutRecord, Decision, Fate, History,
+    InfoCause, Message, MessageId, MessageKind, Party, PaycoDecision, Step, StepKind, WorkEnd,
 };
 pub use ids::{CheckoutId, OrderId};
 pub use payco::{Charge, ChargeId, ChargeKey, PayCo};
 pub use properties::{Breach, Properties, Property};
 pub use receipt::Receipt;
 pub use scenario::{Effect, Pause, Scenario, ScenarioRun, SCENARIOS};
-pub use world::{op_name, Command, HistoryExport, Input, StoreOp, World};
+pub use world::{op_name, Command, Drive, HistoryExport, Input, StoreOp, World, EXPORT_FORMAT};
 
 /// Errors at the simulator's boundary (bad names, bad config, a journal that refuses a key).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SimError {
     /// No preset by that name.
-    #[error("unknown preset `{0}` (known: calm, lossy, lesson, crashy, reorder, chaos)")]
+    #[error("unknown preset `{0}` (known: {known})", known = presets::names())]
     UnknownPreset(String),
     /// No classic bug by that name.
-    #[error("unknown bug `{0}` (known: new-key-per-attempt, select-then-insert, unfenced-writes, key-only-at-top-hop, no-fingerprint-check, short-retention, two-step-write, decline-before-lookup, fresh-order-after-release)")]
+    #[error("unknown bug `{0}` (known: {known})", known = bug::names())]
     UnknownBug(String),
     /// The config is not valid JSON of [`SimConfig`].
     #[error("invalid config: {0}")]

@@ -38,6 +38,27 @@ fn unknown_preset_is_an_error() {
 }
 
 #[test]
+fn help_and_errors_list_the_preset_table_and_the_bug_list() {
+    let help = String::from_utf8_lossy(&lab(&["--help"]).stdout).into_owned();
+    let short = String::from_utf8_lossy(&lab(&["-h"]).stdout).into_owned();
+    let preset_error = String::from_utf8_lossy(&lab(&["--preset", "stormy"]).stderr).into_owned();
+    let bug_error = String::from_utf8_lossy(&lab(&["--bug", "nope"]).stderr).into_owned();
+    for p in &idem_sim::presets::PRESETS {
+        assert!(help.contains(&format!("{}: {}", p.name, p.about)), "{help}");
+        assert!(short.contains(p.name), "{short}");
+        assert!(preset_error.contains(p.name), "{preset_error}");
+    }
+    for b in idem_sim::Bug::ALL {
+        assert!(
+            help.contains(&format!("{}: {}", b.name(), b.about())),
+            "{help}"
+        );
+        assert!(short.contains(b.name()), "{short}");
+        assert!(bug_error.contains(b.name()), "{bug_error}");
+    }
+}
+
+#[test]
 fn unknown_bug_is_an_error() {
     fails_cleanly(&lab(&["--bug", "off-by-one"]), "unknown bug `off-by-one`");
     fails_cleanly(
@@ -247,6 +268,7 @@ fn replay_validates_recorded_inputs_like_a_config() {
             "inputs[0]: faults.decline must be a probability",
         ),
         ("time", "inputs[0].at is later than a year"),
+        ("delay", "inputs[0]: resend.after_ms is longer than a year"),
     ] {
         let mut bad = good.clone();
         match what {
@@ -261,6 +283,13 @@ fn replay_validates_recorded_inputs_like_a_config() {
                     decline: 7.0,
                     ..Faults::default()
                 })
+            }
+            "delay" => {
+                bad.inputs[0].command = Cmd::Resend {
+                    checkout: idem_sim::CheckoutId(0),
+                    other_cart: true,
+                    after_ms: u64::MAX,
+                }
             }
             _ => bad.inputs[0].at = u64::MAX - 5,
         }

@@ -35,42 +35,47 @@ pub const CONTENT_TYPE: &str = "Content-Type";
 /// Content type of problem bodies (RFC 9457).
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
-/// Stable problem `type` URIs, one per error. They identify the error; they need not
-/// resolve.
+/// Stable problem `type`s, one per error: relative references, `/problems/<name>`.
+///
+/// RFC 9457 §3.1.1 lets `type` be a relative URI reference, resolved against the request's
+/// URI, so `/problems/request-in-flight` answered by `https://shop.example/api/checkout` names
+/// `https://shop.example/problems/request-in-flight`: the deployer's own origin, which may serve
+/// a short description there. No domain the project does not own appears on the wire. They
+/// identify the error: a client compares the string as sent (idem-client does not resolve it).
 pub mod problem {
     /// 400: the route requires an `Idempotency-Key` and there is none.
-    pub const KEY_MISSING: &str = "https://idem.dev/problems/idempotency-key-missing";
+    pub const KEY_MISSING: &str = "/problems/idempotency-key-missing";
     /// 400: the key is empty, over 255 characters, not printable ASCII, or the header is
     /// malformed.
-    pub const KEY_INVALID: &str = "https://idem.dev/problems/idempotency-key-invalid";
+    pub const KEY_INVALID: &str = "/problems/idempotency-key-invalid";
     /// 413: the request body is over the limit.
-    pub const BODY_TOO_LARGE: &str = "https://idem.dev/problems/request-body-too-large";
+    pub const BODY_TOO_LARGE: &str = "/problems/request-body-too-large";
     /// 400: the scope (tenant) is empty, over 255 bytes or not visible ASCII: no tenant id
     /// looks like that, so the server's scope extractor or the caller is broken.
-    pub const SCOPE_INVALID: &str = "https://idem.dev/problems/scope-invalid";
+    pub const SCOPE_INVALID: &str = "/problems/scope-invalid";
     /// 400: the request body is not JSON.
-    pub const INVALID_JSON: &str = "https://idem.dev/problems/request-body-not-json";
+    pub const INVALID_JSON: &str = "/problems/request-body-not-json";
     /// 422: the key was first used with a different payload. Do not retry with this key.
-    pub const KEY_REUSED: &str = "https://idem.dev/problems/key-reused-with-different-payload";
+    pub const KEY_REUSED: &str = "/problems/key-reused-with-different-payload";
     /// 409: a request with this key is still being processed. Retry after `Retry-After`.
-    pub const IN_FLIGHT: &str = "https://idem.dev/problems/request-in-flight";
+    pub const IN_FLIGHT: &str = "/problems/request-in-flight";
     /// 409: this worker's claim was taken over before it could save. Retry: the new
     /// holder's answer will be replayed.
-    pub const LEASE_LOST: &str = "https://idem.dev/problems/lease-lost";
+    pub const LEASE_LOST: &str = "/problems/lease-lost";
     /// 401: no credentials, or none the server knows (the scope extractor's refusal).
-    pub const UNAUTHORIZED: &str = "https://idem.dev/problems/unauthorized";
+    pub const UNAUTHORIZED: &str = "/problems/unauthorized";
     /// 404: no such resource.
-    pub const NOT_FOUND: &str = "https://idem.dev/problems/not-found";
+    pub const NOT_FOUND: &str = "/problems/not-found";
     /// 405: the resource does not take this method.
-    pub const METHOD_NOT_ALLOWED: &str = "https://idem.dev/problems/method-not-allowed";
+    pub const METHOD_NOT_ALLOWED: &str = "/problems/method-not-allowed";
     /// 408: the request was not received in time.
-    pub const REQUEST_TIMEOUT: &str = "https://idem.dev/problems/request-timeout";
+    pub const REQUEST_TIMEOUT: &str = "/problems/request-timeout";
     /// 500: the server failed; nothing about the request's key was decided by it.
-    pub const INTERNAL: &str = "https://idem.dev/problems/internal-error";
+    pub const INTERNAL: &str = "/problems/internal-error";
     /// 502: a downstream service answered something unexpected or not at all. Retry.
-    pub const BAD_GATEWAY: &str = "https://idem.dev/problems/bad-gateway";
+    pub const BAD_GATEWAY: &str = "/problems/bad-gateway";
     /// 503: the database (or another dependency) is unavailable. Retry after `Retry-After`.
-    pub const UNAVAILABLE: &str = "https://idem.dev/problems/unavailable";
+    pub const UNAVAILABLE: &str = "/problems/unavailable";
 }
 
 /// An RFC 9457 problem details body.
@@ -598,10 +603,7 @@ mod tests {
         assert_eq!(r.header(RETRY_AFTER), None);
         let p = problem_of(&r);
         assert_eq!(p.kind, problem::KEY_REUSED);
-        assert_eq!(
-            p.kind,
-            "https://idem.dev/problems/key-reused-with-different-payload"
-        );
+        assert_eq!(p.kind, "/problems/key-reused-with-different-payload");
         assert_eq!(p.status, 422);
     }
 
@@ -700,8 +702,10 @@ mod tests {
         assert_eq!(problem_of(&unauthorized("no token")).detail, "no token");
     }
 
+    /// Relative references under `/problems/`, lowercase words and hyphens: the deployer's
+    /// origin resolves them, and no outside domain is on the wire.
     #[test]
-    fn problem_types_are_distinct() {
+    fn problem_types_are_distinct_relative_references() {
         let all = [
             problem::KEY_MISSING,
             problem::KEY_INVALID,
@@ -723,8 +727,12 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), all.len());
-        assert!(all
-            .iter()
-            .all(|t| t.starts_with("https://idem.dev/problems/")));
+        for t in all {
+            let name = t
+                .strip_prefix("/problems/")
+                .unwrap_or_else(|| panic!("{t}"));
+            let word = |c: char| c.is_ascii_lowercase() || c == '-';
+            assert!(!name.is_empty() && name.chars().all(word), "{t}");
+        }
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! `idem-store` decides what a server does with a request that carries an
 //! `Idempotency-Key`: claim the key and run the work, replay the saved answer,
-//! ask the client to retry later (409), or reject (400 / 413 / 422). It implements
-//! the decision table of the project's DESIGN.md:
+//! ask the client to retry later (409), or reject (400 / 413 / 422). Its decision
+//! table (how it sits among the other crates, and where each rule lives: `ARCHITECTURE.md`
+//! at the repository's root):
 //!
 //! | state when the request arrives | [`Begin`] | HTTP |
 //! |---|---|---|

@@ -1,31 +1,17 @@
-//! The checkout: a small cart, the strategy, Pay, and the ways to start many checkouts or to
-//! lose the tab's memory.
+//! The checkout: the cart (`model/cart.rs`), the strategy, Pay, and the ways to start many
+//! checkouts or to lose the tab's memory.
 
+use idem_sim::Strategy;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use super::field::NumberField;
-use crate::lab::Lab;
-use crate::model::run_log::Command;
-use crate::model::settings::{FieldId, Settings, SettingsAction, Strategy};
+use crate::model::cart::{self, euros, CART};
+use crate::model::settings::{
+    strategy_from_value, strategy_label, FieldId, Settings, SettingsAction, STRATEGIES,
+};
 use crate::model::view::View;
-
-/// The cart every checkout pays for: (item, quantity, unit price in cents).
-pub const CART: [(&str, u32, u64); 3] = [
-    ("Ceramic mug", 1, 1_400),
-    ("Sticker pack", 2, 350),
-    ("Shipping", 1, 490),
-];
-
-/// The cart's total in cents.
-pub fn cart_total() -> u64 {
-    CART.iter().map(|(_, q, p)| u64::from(*q) * p).sum()
-}
-
-/// `2590` → `"€25.90"`.
-pub fn euros(cents: u64) -> String {
-    format!("€{}.{:02}", cents / 100, cents % 100)
-}
+use crate::session::Session;
 
 /// The checkout panel.
 #[function_component]
@@ -33,40 +19,37 @@ pub fn Checkout() -> Html {
     let settings =
         use_context::<UseReducerHandle<Settings>>().expect("Settings context is provided by App");
     let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
-    let lab = use_context::<Lab>().expect("Lab context is provided by App");
+    let session = use_context::<Session>().expect("Session context is provided by App");
     let strategy = settings.strategy;
 
     let on_strategy = {
         let settings = settings.clone();
         Callback::from(move |e: Event| {
             let v = e.target_unchecked_into::<HtmlSelectElement>().value();
-            if let Some(s) = Strategy::from_value(&v) {
+            if let Some(s) = strategy_from_value(&v) {
                 settings.dispatch(SettingsAction::Strategy(s));
             }
         })
     };
     let pay = {
-        let lab = lab.clone();
-        Callback::from(move |_| lab.command(Command::Pay(strategy)))
+        let session = session.clone();
+        Callback::from(move |_| session.pay(strategy))
     };
     let reload = {
-        let lab = lab.clone();
-        Callback::from(move |_| lab.command(Command::ReloadTab))
+        let session = session.clone();
+        Callback::from(move |_| session.reload_tab())
     };
     let batch_n = settings.batch.value;
     let batch_ok = settings.batch.error.is_none();
     let batch = {
-        let lab = lab.clone();
+        let session = session.clone();
         Callback::from(move |_| {
             if batch_ok {
-                lab.command(Command::Batch(strategy, batch_n))
+                session.batch(strategy, batch_n)
             }
         })
     };
-    let mismatch = {
-        let lab = lab.clone();
-        Callback::from(move |_| lab.command(Command::ReuseKeyOtherCart))
-    };
+    let mismatch = Callback::from(move |_| session.reuse_key());
     let on_batch = {
         let settings = settings.clone();
         Callback::from(move |t| settings.dispatch(SettingsAction::Edit(FieldId::Batch, t)))
@@ -86,13 +69,13 @@ pub fn Checkout() -> Html {
                         <tr><td>{ *item }</td><td class="num">{ format!("×{q}") }</td><td class="num">{ euros(u64::from(*q) * p) }</td></tr>
                     }) }
                 </tbody>
-                <tfoot><tr><th colspan="2">{ "Total" }</th><td class="num" data-testid="cart-total">{ euros(cart_total()) }</td></tr></tfoot>
+                <tfoot><tr><th colspan="2">{ "Total" }</th><td class="num" data-testid="cart-total">{ euros(cart::total()) }</td></tr></tfoot>
             </table>
             <label class="select-field">
                 <span>{ "Strategy" }</span>
                 <select data-testid="strategy" onchange={on_strategy}>
-                    { for Strategy::ALL.iter().map(|s| html! {
-                        <option value={s.value()} selected={*s == strategy}>{ s.label() }</option>
+                    { for STRATEGIES.iter().map(|s| html! {
+                        <option value={s.name()} selected={*s == strategy}>{ strategy_label(*s) }</option>
                     }) }
                 </select>
             </label>
@@ -109,19 +92,9 @@ pub fn Checkout() -> Html {
                     <button class="btn" data-testid="batch-run" onclick={batch} disabled={!batch_ok}>{ format!("Start {batch_n}") }</button>
                 </div>
                 <button class="btn ghost" data-testid="reuse-key" onclick={mismatch}
-                    title="A buggy page sends a different cart under the pending checkout's key: the store answers 422">
+                    title="A buggy page pays, then sends a different cart under the same key: the store answers 422">
                     { "Send another cart under this key (422)" }</button>
             </details>
         </section>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn totals() {
-        assert_eq!(super::cart_total(), 2_590);
-        assert_eq!(super::euros(2_590), "€25.90");
-        assert_eq!(super::euros(5), "€0.05");
     }
 }

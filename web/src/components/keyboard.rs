@@ -6,9 +6,9 @@ use wasm_bindgen::JsCast;
 use web_sys::{HtmlElement, KeyboardEvent};
 use yew::prelude::*;
 
-use crate::lab::Lab;
 use crate::model::clock::{Clock, ClockAction};
 use crate::model::keyboard::{is_typing_target, key_action, KeyAction, Ui, UiAction};
+use crate::session::Session;
 
 /// Provided by the scenario picker so digit keys `1`–`9` start scenarios by index (0-based),
 /// in its stable order. Without it, digits do nothing.
@@ -18,12 +18,12 @@ pub struct ScenarioKeys(pub Callback<usize>);
 /// Listen for the shortcuts while the page is mounted.
 #[hook]
 pub fn use_keyboard(
-    lab: &Lab,
+    session: &Session,
     clock: &UseReducerHandle<Clock>,
     ui: &UseReducerHandle<Ui>,
     scenarios: Option<ScenarioKeys>,
 ) {
-    let (lab, clock, ui) = (lab.clone(), clock.clone(), ui.clone());
+    let (session, clock, ui) = (session.clone(), clock.clone(), ui.clone());
     let deps = (clock.playing, *ui);
     use_effect_with(deps, move |_| {
         let listener = Closure::<dyn Fn(KeyboardEvent)>::new(move |e: KeyboardEvent| {
@@ -49,11 +49,11 @@ pub fn use_keyboard(
                 }),
                 KeyAction::Step => {
                     clock.dispatch(ClockAction::Pause);
-                    lab.step();
+                    session.step();
                 }
                 KeyAction::Back | KeyAction::Forward => {
                     clock.dispatch(ClockAction::Pause);
-                    lab.travel(action == KeyAction::Back);
+                    session.travel(action == KeyAction::Back);
                 }
                 KeyAction::Scenario(i) => {
                     if let Some(s) = &scenarios {

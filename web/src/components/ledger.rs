@@ -5,10 +5,10 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use super::checkout::euros;
 use super::invariant::Invariant;
 use super::properties::PropertyBadges;
 use super::window::use_window;
+use crate::model::cart::euros;
 use crate::model::view::{LedgerRow, View};
 
 /// Props of [`LedgerLine`].

@@ -2,30 +2,28 @@
 
 use yew::prelude::*;
 
+use idem_sim::Command;
+
 use super::field::NumberField;
-use crate::lab::Lab;
-use crate::model::run_log::Command;
 use crate::model::settings::{FieldId, Settings, SettingsAction};
+use crate::session::Session;
 
 /// The network panel.
 #[function_component]
 pub fn Network() -> Html {
     let settings =
         use_context::<UseReducerHandle<Settings>>().expect("Settings context is provided by App");
-    let lab = use_context::<Lab>().expect("Lab context is provided by App");
+    let session = use_context::<Session>().expect("Session context is provided by App");
     let edit = |id: FieldId| {
         let settings = settings.clone();
         Callback::from(move |t: String| settings.dispatch(SettingsAction::Edit(id, t)))
     };
     let err = |e: &Option<String>| e.clone().map(AttrValue::from);
     let drop_req = {
-        let lab = lab.clone();
-        Callback::from(move |_| lab.command(Command::DropNextRequest))
+        let session = session.clone();
+        Callback::from(move |_| session.one_shot(Command::DropNextRequest))
     };
-    let drop_resp = {
-        let lab = lab.clone();
-        Callback::from(move |_| lab.command(Command::DropNextResponse))
-    };
+    let drop_resp = Callback::from(move |_| session.one_shot(Command::DropNextResponse));
     let s = &*settings;
     html! {
         <section class="panel network" aria-labelledby="h-network">

@@ -8,8 +8,8 @@ use yew::prelude::*;
 
 use idem_sim::{CheckoutOutcome, Properties, Property, Violation};
 
-use crate::lab::Lab;
 use crate::model::clock::{Clock, ClockAction};
+use crate::session::Session;
 
 /// One label per badge, in `Properties::NAMES` order.
 const LABELS: [&str; 4] = [
@@ -63,7 +63,7 @@ impl PartialEq for PropertyBadgesProps {
 #[function_component]
 pub fn PropertyBadges(badges: &PropertyBadgesProps) -> Html {
     let clock = use_context::<UseReducerHandle<Clock>>().expect("Clock context is provided by App");
-    let lab = use_context::<Lab>().expect("Lab context is provided by App");
+    let session = use_context::<Session>().expect("Session context is provided by App");
     let props: &Properties = &badges.properties;
     let badge = |i: usize, p: &Property| {
         let ok = p.ok();
@@ -84,12 +84,12 @@ pub fn PropertyBadges(badges: &PropertyBadgesProps) -> Html {
             None => (String::new(), String::new(), "holds".to_string()),
         };
         let onclick = {
-            let (clock, lab) = (clock.clone(), lab.clone());
+            let (clock, session) = (clock.clone(), session.clone());
             let target = p.broke.as_ref().map(|b| b.event);
             Callback::from(move |_: MouseEvent| {
                 clock.dispatch(ClockAction::Pause);
                 if let Some(t) = target {
-                    lab.seek(t);
+                    session.seek(t);
                 }
             })
         };

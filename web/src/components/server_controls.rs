@@ -1,12 +1,13 @@
 //! The store's knobs and the worker faults.
 
+use idem_sim::Command;
+use idem_store::ErrorPolicy;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use super::field::NumberField;
-use crate::lab::Lab;
-use crate::model::run_log::Command;
-use crate::model::settings::{FieldId, Policy, Settings, SettingsAction};
+use crate::model::settings::{FieldId, Settings, SettingsAction};
+use crate::session::Session;
 
 /// Controls above the claim table.
 #[function_component]
@@ -21,7 +22,7 @@ pub fn ServerControls() -> Html {
         let settings = settings.clone();
         Callback::from(move |e: Event| {
             let v = e.target_unchecked_into::<HtmlSelectElement>().value();
-            if let Some(p) = Policy::from_value(&v) {
+            if let Some(p) = ErrorPolicy::parse(&v) {
                 settings.dispatch(SettingsAction::Policy(p));
             }
         })
@@ -31,8 +32,8 @@ pub fn ServerControls() -> Html {
         Callback::from(move |_: Event| settings.dispatch(make(!on)))
     };
     let decline = {
-        let lab = use_context::<Lab>().expect("Lab context is provided by App");
-        Callback::from(move |_: MouseEvent| lab.command(Command::DeclineNextCharge))
+        let session = use_context::<Session>().expect("Session context is provided by App");
+        Callback::from(move |_: MouseEvent| session.one_shot(Command::DeclineNextCharge))
     };
     let s = &*settings;
     html! {
@@ -44,8 +45,8 @@ pub fn ServerControls() -> Html {
             <label class="select-field" title="What the store does when PayCo declines and the work fails: release the claim (a retry runs again) or save the 402 (retries replay it).">
                 <span>{ "on error" }</span>
                 <select data-testid="error-policy" onchange={on_policy}>
-                    <option value={Policy::ReleaseClaim.value()} selected={s.policy == Policy::ReleaseClaim}>{ "release claim" }</option>
-                    <option value={Policy::SaveResponse.value()} selected={s.policy == Policy::SaveResponse}>{ "save response" }</option>
+                    <option value={ErrorPolicy::ReleaseClaim.as_str()} selected={s.policy == ErrorPolicy::ReleaseClaim}>{ "release claim" }</option>
+                    <option value={ErrorPolicy::SaveResponse.as_str()} selected={s.policy == ErrorPolicy::SaveResponse}>{ "save response" }</option>
                 </select>
             </label>
             <button class="btn small" data-testid="decline-next" onclick={decline}

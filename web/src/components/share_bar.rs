@@ -4,9 +4,9 @@
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
-use crate::lab::Lab;
 use crate::model::keyboard::{Tab, Ui, UiAction};
 use crate::model::view::View;
+use crate::session::Session;
 
 /// Download `json` as `name` (a Blob URL clicked through a temporary link).
 fn download(name: &str, json: &str) {
@@ -37,17 +37,17 @@ fn download(name: &str, json: &str) {
 /// Tabs and classroom buttons.
 #[function_component]
 pub fn ShareBar() -> Html {
-    let lab = use_context::<Lab>().expect("Lab context is provided by App");
+    let session = use_context::<Session>().expect("Session context is provided by App");
     let ui = use_context::<UseReducerHandle<Ui>>().expect("Ui context is provided by App");
     // Subscribed to the view so the position below follows every refresh.
     let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
-    let events = lab.with_world(|a| a.events_run()).to_string();
+    let events = session.with_run(|r| r.world().events_run()).to_string();
     let link = use_state(|| None::<String>);
-    let error = use_state(|| lab.boot_info().error);
+    let error = use_state(|| session.boot_info().error);
     let copy = {
-        let (lab, link) = (lab.clone(), link.clone());
+        let (session, link) = (session.clone(), link.clone());
         Callback::from(move |_| {
-            let url = lab.share_link();
+            let url = session.share_link();
             if let Some(w) = web_sys::window() {
                 // The promise's outcome does not matter: the link is also shown in a field.
                 let _ = w.navigator().clipboard().write_text(&url);
@@ -56,12 +56,12 @@ pub fn ShareBar() -> Html {
         })
     };
     let export = {
-        let lab = lab.clone();
+        let session = session.clone();
         Callback::from(move |_| {
-            let seed = lab.with_world(|a| a.seed());
+            let seed = session.with_run(|r| r.world().config().seed);
             download(
                 &["idem-history-seed-", &seed.to_string(), ".json"].concat(),
-                &lab.export_json(),
+                &session.export_json(),
             );
         })
     };

@@ -4,14 +4,14 @@
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::lab::Lab;
 use crate::model::clock::{speed_value, Clock, ClockAction, SPEEDS};
+use crate::session::Session;
 
 /// The time controls, in the header.
 #[function_component]
 pub fn TimeControls() -> Html {
     let clock = use_context::<UseReducerHandle<Clock>>().expect("Clock context is provided by App");
-    let lab = use_context::<Lab>().expect("Lab context is provided by App");
+    let session = use_context::<Session>().expect("Session context is provided by App");
     let play = {
         let clock = clock.clone();
         Callback::from(move |_| clock.dispatch(ClockAction::Play))
@@ -21,10 +21,10 @@ pub fn TimeControls() -> Html {
         Callback::from(move |_| clock.dispatch(ClockAction::Pause))
     };
     let step = {
-        let (clock, lab) = (clock.clone(), lab.clone());
+        let (clock, session) = (clock.clone(), session.clone());
         Callback::from(move |_| {
             clock.dispatch(ClockAction::Pause);
-            lab.step();
+            session.step();
         })
     };
     let on_speed = {

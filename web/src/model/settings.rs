@@ -5,10 +5,13 @@
 
 use std::rc::Rc;
 
-use serde::{Deserialize, Serialize};
+use idem_sim::{Faults, ServerConfig, Strategy};
+use idem_store::ErrorPolicy;
 use yew::Reducible;
 
-use super::fields::{format_percent, parse_count, parse_ms, parse_percent, parse_seed, Field};
+use super::fields::{
+    format_percent, parse_count, parse_ms, parse_percent, parse_seed, Field, FULL,
+};
 
 /// Longest latency, lock or think time a field accepts (ten minutes).
 pub const MAX_MS: u64 = 600_000;
@@ -17,74 +20,38 @@ pub const MAX_RETENTION_MS: u64 = 7 * 86_400_000;
 /// Most checkouts one batch may start.
 pub const MAX_BATCH: u32 = 5_000;
 
-/// How the checkout page uses idempotency keys. The `value()` strings are the `strategy`
-/// select's option values, a stable test hook.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Strategy {
-    /// No key: every retry is a new request.
-    NoKey,
-    /// A new key on every attempt.
-    KeyPerTry,
-    /// One key per checkout, persisted before the first send.
-    SameKey,
-}
+/// The strategy select's options, in order: idem-sim's strategies, whose `name()` is the
+/// option value (a stable test hook).
+pub const STRATEGIES: [Strategy; 3] = Strategy::ALL;
 
-impl Strategy {
-    /// In the select's order.
-    pub const ALL: [Strategy; 3] = [Strategy::NoKey, Strategy::KeyPerTry, Strategy::SameKey];
-
-    /// The option value.
-    pub fn value(self) -> &'static str {
-        match self {
-            Strategy::NoKey => "no-key",
-            Strategy::KeyPerTry => "key-per-try",
-            Strategy::SameKey => "same-key",
-        }
-    }
-
-    /// What the option says.
-    pub fn label(self) -> &'static str {
-        match self {
-            Strategy::NoKey => "No key",
-            Strategy::KeyPerTry => "New key per attempt",
-            Strategy::SameKey => "Same key (idem-client)",
-        }
-    }
-
-    /// The strategy whose option value is `value`.
-    pub fn from_value(value: &str) -> Option<Strategy> {
-        Strategy::ALL.into_iter().find(|s| s.value() == value)
+/// What the strategy select shows for `s`.
+pub fn strategy_label(s: Strategy) -> &'static str {
+    match s {
+        Strategy::NoKey => "No key",
+        Strategy::KeyPerAttempt => "New key per attempt",
+        Strategy::SameKey => "Same key (idem-client)",
     }
 }
 
-/// What the store does when the checkout's work fails.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Policy {
-    /// Delete the claim so a retry runs the work again.
-    ReleaseClaim,
-    /// Save the error and replay it (Stripe's choice).
-    SaveResponse,
+/// The strategy whose option value is `value`.
+pub fn strategy_from_value(value: &str) -> Option<Strategy> {
+    Strategy::ALL.into_iter().find(|s| s.name() == value)
 }
 
-impl Policy {
-    /// The select's option value.
-    pub fn value(self) -> &'static str {
-        match self {
-            Policy::ReleaseClaim => "release-claim",
-            Policy::SaveResponse => "save-response",
-        }
-    }
+/// Basis points (the fields' resolution: 10,000 = always) as the simulator's probability.
+pub fn probability(bp: u32) -> f64 {
+    f64::from(bp.min(FULL)) / f64::from(FULL)
+}
 
-    /// The policy whose option value is `value`.
-    pub fn from_value(value: &str) -> Option<Policy> {
-        [Policy::ReleaseClaim, Policy::SaveResponse]
-            .into_iter()
-            .find(|p| p.value() == value)
-    }
+/// A probability the page made with [`probability`], back in basis points.
+pub fn basis_points(p: f64) -> u32 {
+    // `p` is `bp / 10,000` for a whole `bp` ≤ 10,000, so adding a half and truncating gives
+    // `bp` back exactly (the cast saturates on anything odd).
+    (p * f64::from(FULL) + 0.5) as u32
 }
 
 /// The network as the world should run it (valid values only).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct NetworkSettings {
     /// Probability a request is lost, in basis points (10,000 = always).
     pub request_loss: u32,
@@ -99,18 +66,67 @@ pub struct NetworkSettings {
 }
 
 /// The server as the world should run it (valid values only).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ServerSettings {
     /// A lease younger than this gets 409; older is taken over.
     pub lock_ms: u64,
     /// How long a finished record is kept.
     pub retention_ms: u64,
     /// What a failed work does to the claim.
-    pub policy: Policy,
+    pub policy: ErrorPolicy,
     /// Every worker dies after PayCo charged, before saving.
     pub crash_after_charge: bool,
     /// Every worker outlives `lock_ms`.
     pub slow_worker: bool,
+}
+
+/// The world's faults for the network and server panels. The server panel's two worker
+/// toggles are fault probabilities in the simulator: on means every worker.
+pub fn faults(n: &NetworkSettings, s: &ServerSettings) -> Faults {
+    let always = |on: bool| if on { 1.0 } else { 0.0 };
+    Faults {
+        drop_request: probability(n.request_loss),
+        drop_response: probability(n.response_loss),
+        duplicate: probability(n.duplicate),
+        latency_ms: n.latency_min_ms,
+        jitter_ms: n.latency_max_ms.saturating_sub(n.latency_min_ms),
+        crash_after_charge: always(s.crash_after_charge),
+        slow_worker: always(s.slow_worker),
+        ..Faults::default()
+    }
+}
+
+/// The world's server knobs for the server panel (the handler's timings stay the defaults).
+pub fn server_config(s: &ServerSettings) -> ServerConfig {
+    ServerConfig {
+        lock_ms: s.lock_ms,
+        retention_ms: s.retention_ms,
+        on_error: s.policy,
+        ..ServerConfig::default()
+    }
+}
+
+/// The network panel's values for faults the page made with [`faults`].
+pub fn network_of(f: &Faults) -> NetworkSettings {
+    NetworkSettings {
+        request_loss: basis_points(f.drop_request),
+        response_loss: basis_points(f.drop_response),
+        duplicate: basis_points(f.duplicate),
+        latency_min_ms: f.latency_ms,
+        latency_max_ms: f.latency_ms.saturating_add(f.jitter_ms),
+    }
+}
+
+/// The server panel's values for knobs and faults the page made with [`server_config`] and
+/// [`faults`].
+pub fn server_of(c: &ServerConfig, f: &Faults) -> ServerSettings {
+    ServerSettings {
+        lock_ms: c.lock_ms,
+        retention_ms: c.retention_ms,
+        policy: c.on_error,
+        crash_after_charge: f.crash_after_charge >= 1.0,
+        slow_worker: f.slow_worker >= 1.0,
+    }
 }
 
 /// A field the user can type into.
@@ -158,7 +174,7 @@ pub struct Settings {
     /// Store retention.
     pub retention_ms: Field<u64>,
     /// Error policy.
-    pub policy: Policy,
+    pub policy: ErrorPolicy,
     /// Crash toggle.
     pub crash_after_charge: bool,
     /// Slow-worker toggle.
@@ -179,7 +195,7 @@ impl Default for Settings {
             seed: Field::new(1),
             lock_ms: Field::new(2_000),
             retention_ms: Field::new(86_400_000),
-            policy: Policy::ReleaseClaim,
+            policy: ErrorPolicy::ReleaseClaim,
             crash_after_charge: false,
             slow_worker: false,
             batch: Field::new(50),
@@ -310,7 +326,7 @@ pub enum SettingsAction {
     /// The strategy select changed.
     Strategy(Strategy),
     /// The error policy select changed.
-    Policy(Policy),
+    Policy(ErrorPolicy),
     /// "Crash worker after charge" toggled.
     CrashAfterCharge(bool),
     /// "Slow worker" toggled.
@@ -393,11 +409,11 @@ mod tests {
     #[test]
     fn toggles_and_selects_change_the_server_settings() {
         let s = apply(Settings::default(), SettingsAction::CrashAfterCharge(true));
-        let s = apply(s, SettingsAction::Policy(Policy::SaveResponse));
+        let s = apply(s, SettingsAction::Policy(ErrorPolicy::SaveResponse));
         let s = apply(s, SettingsAction::Edit(FieldId::LockMs, "500".into()));
         let server = s.server();
         assert!(server.crash_after_charge);
-        assert_eq!(server.policy, Policy::SaveResponse);
+        assert_eq!(server.policy, ErrorPolicy::SaveResponse);
         assert_eq!(server.lock_ms, 500);
     }
 
@@ -412,9 +428,46 @@ mod tests {
 
     #[test]
     fn strategy_values_round_trip() {
-        for s in Strategy::ALL {
-            assert_eq!(Strategy::from_value(s.value()), Some(s));
+        for s in STRATEGIES {
+            assert_eq!(strategy_from_value(s.name()), Some(s));
         }
-        assert_eq!(Strategy::from_value("bogus"), None);
+        assert_eq!(strategy_from_value("bogus"), None);
+        let values: Vec<&str> = STRATEGIES.iter().map(|s| s.name()).collect();
+        assert_eq!(
+            values,
+            ["no-key", "key-per-try", "same-key"],
+            "the select's test hooks"
+        );
+    }
+
+    #[test]
+    fn every_basis_point_survives_the_round_trip_through_a_probability() {
+        for bp in 0..=FULL {
+            assert_eq!(basis_points(probability(bp)), bp);
+        }
+    }
+
+    #[test]
+    fn the_panels_values_survive_the_round_trip_through_the_world_config() {
+        let mut s = Settings::default();
+        for (id, text) in [
+            (FieldId::RequestLoss, "12.34"),
+            (FieldId::ResponseLoss, "100"),
+            (FieldId::Duplicate, "0.01"),
+            (FieldId::LatencyMax, "900"),
+            (FieldId::LatencyMin, "40"),
+            (FieldId::LockMs, "750"),
+            (FieldId::RetentionMs, "60000"),
+        ] {
+            s = apply(s, SettingsAction::Edit(id, text.into()));
+        }
+        let s = apply(s, SettingsAction::Policy(ErrorPolicy::SaveResponse));
+        let s = apply(s, SettingsAction::SlowWorker(true));
+        let (n, srv) = (s.network(), s.server());
+        let f = faults(&n, &srv);
+        assert_eq!(network_of(&f), n);
+        assert_eq!(server_of(&server_config(&srv), &f), srv);
+        assert_eq!((f.latency_ms, f.jitter_ms), (40, 860));
+        assert_eq!(f.slow_worker, 1.0);
     }
 }

@@ -1,7 +1,8 @@
 //! What the panels show of the world: the claim table, the ledger, the event feed, the
-//! localStorage record and the counters. The world adapter builds a [`Snapshot`]; the reducer
-//! merges it into the previous [`View`], keeping each unchanged row's `Rc` so its row component
-//! does not re-render, and bumping a changed row's `version` so it flashes.
+//! localStorage record and the counters, as one [`View`]. The projection (`projection/`)
+//! builds each new view from the previous one, keeping each unchanged row's `Rc` (see
+//! [`merge_claims`], [`merge_ledger`]) so its row component does not re-render, and bumping a
+//! changed row's `version` so it flashes; the reducer only swaps views.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -203,35 +204,6 @@ pub struct Stats {
     pub double_charged: u32,
 }
 
-/// What the world adapter reports after advancing.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Snapshot {
-    /// Virtual time.
-    pub now: u64,
-    /// The seed of the run.
-    pub seed: u64,
-    /// Every record in the store, merged with [`merge_claims`] (unchanged rows keep their `Rc`).
-    pub claims: Rc<Vec<Rc<ShownClaim>>>,
-    /// Every order PayCo charged, merged with [`merge_ledger`].
-    pub ledger: Rc<Vec<Rc<LedgerRow>>>,
-    /// Events newer than the last snapshot.
-    pub new_events: Vec<EventRow>,
-    /// The current cart's localStorage record, if any.
-    pub storage: Option<StorageRecord>,
-    /// Counters.
-    pub stats: Stats,
-    /// The current cart's name (`cart-3`).
-    pub cart: String,
-    /// A checkout of the current cart is under way (Pay would resume it, not start another).
-    pub paying: bool,
-    /// Start of a new run: forget rows and events of the old one.
-    pub reset: bool,
-    /// Bumped whenever the run log gains a command (the page saves it then).
-    pub log_rev: u32,
-    /// The scenario's state and the property badges.
-    pub live: super::scenario::Live,
-}
-
 /// Most events the feed keeps.
 pub const FEED_CAP: usize = 30;
 
@@ -250,7 +222,7 @@ pub struct View {
     pub events: Rc<Vec<Rc<EventRow>>>,
     /// Every 409 and 422 seen in this run (the feed may have scrolled past them).
     pub rejections: (u32, u32),
-    /// The localStorage record.
+    /// The localStorage record; the same `Rc` while it does not change.
     pub storage: Option<Rc<StorageRecord>>,
     /// Counters.
     pub stats: Stats,
@@ -258,66 +230,48 @@ pub struct View {
     pub cart: String,
     /// Pay would resume rather than start.
     pub paying: bool,
-    /// Bumped whenever the run log gains a command.
+    /// Bumped whenever the run log gains an input (the page saves it then).
     pub log_rev: u32,
     /// The scenario's state and the property badges.
     pub live: super::scenario::Live,
 }
 
-/// What the world reports.
+/// What the session reports.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ViewAction {
-    /// A new snapshot of the world.
-    Refresh(Box<Snapshot>),
+    /// The world's new view, built by the projection from the previous one.
+    Refresh(Rc<View>),
 }
 
 impl Reducible for View {
     type Action = ViewAction;
 
     fn reduce(self: Rc<Self>, action: ViewAction) -> Rc<Self> {
-        let ViewAction::Refresh(snap) = action;
-        let snap = *snap;
-        let base = if snap.reset {
-            View::default()
-        } else {
-            (*self).clone()
-        };
-        let (claims, ledger) = (snap.claims, snap.ledger);
-        let rejections = snap
-            .new_events
-            .iter()
-            .fold(base.rejections, |(c, m), e| match e.kind {
-                EventKind::Conflict => (c + 1, m),
-                EventKind::Mismatch => (c, m + 1),
-                _ => (c, m),
-            });
-        let events = if snap.new_events.is_empty() {
-            base.events.clone()
-        } else {
-            let mut all: Vec<Rc<EventRow>> = base.events.iter().cloned().collect();
-            all.extend(snap.new_events.into_iter().map(Rc::new));
-            let skip = all.len().saturating_sub(FEED_CAP);
-            Rc::new(all.split_off(skip))
-        };
-        let storage = match (&base.storage, snap.storage) {
-            (Some(old), Some(new)) if **old == new => Some(old.clone()),
-            (_, new) => new.map(Rc::new),
-        };
-        Rc::new(View {
-            now: snap.now,
-            seed: snap.seed,
-            claims,
-            ledger,
-            events,
-            rejections,
-            storage,
-            stats: snap.stats,
-            cart: snap.cart,
-            paying: snap.paying,
-            log_rev: snap.log_rev,
-            live: snap.live,
-        })
+        let ViewAction::Refresh(view) = action;
+        view
     }
+}
+
+/// The feed after `new` events: the old lines, then the new ones, the last [`FEED_CAP`]; the
+/// same `Rc` when nothing arrived.
+pub fn append_events(feed: &Rc<Vec<Rc<EventRow>>>, new: Vec<EventRow>) -> Rc<Vec<Rc<EventRow>>> {
+    if new.is_empty() {
+        return feed.clone();
+    }
+    let mut all: Vec<Rc<EventRow>> = feed.iter().cloned().collect();
+    all.extend(new.into_iter().map(Rc::new));
+    let skip = all.len().saturating_sub(FEED_CAP);
+    Rc::new(all.split_off(skip))
+}
+
+/// The 409 and 422 counts after `new` events.
+pub fn count_rejections((conflicts, mismatches): (u32, u32), new: &[EventRow]) -> (u32, u32) {
+    new.iter()
+        .fold((conflicts, mismatches), |(c, m), e| match e.kind {
+            EventKind::Conflict => (c + 1, m),
+            EventKind::Mismatch => (c, m + 1),
+            _ => (c, m),
+        })
 }
 
 /// The claim table's order: newest record first, then scope, then key.
@@ -426,12 +380,11 @@ mod tests {
         }
     }
 
-    /// A snapshot whose claims are `rows` merged onto the view's current table, as the world
-    /// adapter does.
-    fn snap_onto(v: &View, rows: Vec<ClaimRow>) -> Box<Snapshot> {
-        Box::new(Snapshot {
+    /// The view with `rows` merged onto its table, as the projection builds the next one.
+    fn snap_onto(v: &View, rows: Vec<ClaimRow>) -> Rc<View> {
+        Rc::new(View {
             claims: merge_claims(&v.claims, rows, 0),
-            ..Snapshot::default()
+            ..View::default()
         })
     }
 
@@ -497,7 +450,8 @@ mod tests {
 
     #[test]
     fn the_feed_is_capped_and_counts_rejections() {
-        let mut v = Rc::new(View::default());
+        let mut feed = Rc::new(Vec::new());
+        let mut counts = (0, 0);
         for seq in 0..(FEED_CAP as u64 + 50) {
             let kind = if seq % 2 == 0 {
                 EventKind::Conflict
@@ -511,27 +465,14 @@ mod tests {
                 key: "k".into(),
                 detail: String::new(),
             };
-            v = v.reduce(ViewAction::Refresh(Box::new(Snapshot {
-                new_events: vec![e],
-                ..Snapshot::default()
-            })));
+            counts = count_rejections(counts, std::slice::from_ref(&e));
+            feed = append_events(&feed, vec![e]);
         }
-        assert_eq!(v.events.len(), FEED_CAP);
-        assert_eq!(v.events.last().unwrap().seq, FEED_CAP as u64 + 49);
+        assert_eq!(feed.len(), FEED_CAP);
+        assert_eq!(feed.last().unwrap().seq, FEED_CAP as u64 + 49);
         let n = FEED_CAP as u32 + 50;
-        assert_eq!(v.rejections, (n.div_ceil(2), n / 2), "counted past the cap");
-    }
-
-    #[test]
-    fn a_reset_forgets_the_old_run() {
-        let v = Rc::new(View::default());
-        let s = snap_onto(&v, vec![claim("a", 1, ClaimStatus::Done)]);
-        let v = v.reduce(ViewAction::Refresh(s));
-        let v = v.reduce(ViewAction::Refresh(Box::new(Snapshot {
-            reset: true,
-            ..Snapshot::default()
-        })));
-        assert!(v.claims.is_empty());
+        assert_eq!(counts, (n.div_ceil(2), n / 2), "counted past the cap");
+        assert!(Rc::ptr_eq(&feed, &append_events(&feed, Vec::new())));
     }
 
     #[test]

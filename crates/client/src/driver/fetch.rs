@@ -9,8 +9,7 @@ use super::{now_ms, MathRandom};
 use crate::journal::Journal;
 use crate::operation::{Action, Attempt, Operation};
 use crate::outcome::Outcome;
-use crate::reply::{is_replayed_header, retry_after_ms, Reply};
-use crate::{IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, RETRY_AFTER_HEADER};
+use crate::reply::{Reply, IDEMPOTENCY_KEY_HEADER};
 
 /// Where and how attempts are sent.
 #[derive(Clone, Debug, Default)]
@@ -95,23 +94,19 @@ async fn fetch(
         .await?
         .dyn_into()?;
     let headers = response.headers();
-    // Delay-seconds, or an HTTP-date read against this page's clock: the core gets a duration.
-    let retry_after_ms = headers
-        .get(RETRY_AFTER_HEADER)?
-        .as_deref()
-        .and_then(|value| retry_after_ms(value, now_ms()));
-    let replayed = headers
-        .get(REPLAYED_HEADER)?
-        .as_deref()
-        .is_some_and(is_replayed_header);
+    // An HTTP-date `Retry-After` is read against this page's clock when the headers came: the
+    // core gets a duration.
+    let headers_at = now_ms();
     let buffer = JsFuture::from(response.array_buffer()?).await?;
     let body = js_sys::Uint8Array::new(&buffer).to_vec();
-    Ok(Reply {
-        status: response.status(),
-        retry_after_ms,
-        replayed,
+    // `Headers.get` throws only for a name that is not a valid header name; ours are constants.
+    let header = |name: &str| headers.get(name).ok().flatten();
+    Ok(Reply::from_http(
+        response.status(),
+        header,
         body,
-    })
+        headers_at,
+    ))
 }
 
 fn text(error: &JsValue) -> String {

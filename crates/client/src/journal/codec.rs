@@ -14,10 +14,10 @@ use super::error::JournalError;
 use super::record::{
     Entry, Record, RecordState, SettledRecord, FORMAT_VERSION, SETTLED_FORMAT_VERSION,
 };
+use crate::digest::sha256_hex;
 use crate::json::{write_str, write_u64, Json};
 use crate::method::Method;
 use crate::outcome::Failure;
-use crate::payload::fingerprint;
 
 /// Serializes `record` as JSON text (the same bytes `serde_json::to_string` writes for it).
 pub fn encode(record: &Record) -> String {
@@ -142,7 +142,7 @@ pub fn decode_entry(name: &str, text: &str) -> Result<Entry, JournalError> {
         }
         FORMAT_VERSION => {
             let record = strict(version, &value).ok_or_else(corrupt)?;
-            if record.name != name || record.fingerprint != fingerprint(record.body.as_bytes()) {
+            if record.name != name || record.fingerprint != sha256_hex(record.body.as_bytes()) {
                 return Err(corrupt());
             }
             Ok(Entry::Open(record))
@@ -211,7 +211,7 @@ fn settled_strict(version: u32, value: &Json) -> Option<SettledRecord> {
     })
 }
 
-/// Whether `text` looks like a SHA-256 as [`fingerprint`] writes it: 64 lowercase hex digits.
+/// Whether `text` looks like a SHA-256 as [`sha256_hex`] writes it: 64 lowercase hex digits.
 fn is_fingerprint(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
@@ -252,7 +252,7 @@ fn migrate(name: &str, found: u32, object: &Json) -> Result<Record, JournalError
         name: name.to_owned(),
         key,
         method: Method::Post,
-        fingerprint: fingerprint(body.as_bytes()),
+        fingerprint: sha256_hex(body.as_bytes()),
         body,
         attempts: u32::try_from(number("attempts")).unwrap_or(u32::MAX),
         created_at: number("createdAt"),
@@ -266,6 +266,7 @@ mod tests {
     use sha2::{Digest, Sha256};
 
     use super::*;
+    use crate::digest::sha256_hex as fingerprint;
 
     fn record() -> Record {
         let body = r#"{"amount":1299}"#.to_owned();
@@ -400,7 +401,7 @@ mod tests {
         );
     }
 
-    /// SHA-256 hex through sha2's own `LowerHex`, not the crate's `fingerprint`.
+    /// SHA-256 hex through sha2's own `LowerHex`, not the crate's `digest::sha256_hex` (imported as `fingerprint`).
     fn sha256_hex(bytes: &[u8]) -> String {
         format!("{:x}", Sha256::digest(bytes))
     }

@@ -314,7 +314,7 @@ mod tests {
             name: "a".into(),
             key: uuid::Uuid::from_u128(7),
             method: Method::Post,
-            fingerprint: crate::payload::fingerprint(body.as_bytes()),
+            fingerprint: crate::digest::sha256_hex(body.as_bytes()),
             body,
             attempts: 1,
             created_at: 5,

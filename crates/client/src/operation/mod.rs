@@ -19,7 +19,7 @@ use crate::method::Method;
 use crate::outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
 use crate::payload::CanonicalPayload;
 use crate::policy::RetryPolicy;
-use crate::reply::Reply;
+use crate::reply::{Reply, ReplyClass};
 
 /// One attempt to send: the same key and the same bytes every time.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -290,31 +290,31 @@ impl Operation {
 
     /// Input: the reply to the attempt that is out.
     ///
-    /// 2xx finishes as succeeded (replayed if `reply.replayed`); 409, 429 and 5xx back off
-    /// (waiting `Retry-After` when given) and retry with the same key; every other status
-    /// (422, 400, 404, ...) finishes as rejected and is never retried.
+    /// As [`Reply::class`] says: 2xx finishes as succeeded (replayed if `reply.replayed`); 409,
+    /// 429 and 5xx back off (waiting `Retry-After` when given) and retry with the same key;
+    /// every other status (422, 400, 404, ...) finishes as rejected and is never retried.
     pub fn handle_reply(&mut self, now: u64, reply: Reply) {
         let awaiting = matches!(self.state, State::AwaitingReply { .. });
         if matches!(self.state, State::Finished { .. }) {
             return;
         }
         let status = reply.status;
-        let kind = match status {
-            200..=299 if reply.replayed => OutcomeKind::Replayed {
+        let kind = match reply.class() {
+            ReplyClass::Succeeded { replayed: true } => OutcomeKind::Replayed {
                 status,
                 body: reply.body,
             },
-            200..=299 => OutcomeKind::Succeeded {
+            ReplyClass::Succeeded { replayed: false } => OutcomeKind::Succeeded {
                 status,
                 body: reply.body,
             },
-            409 | 429 | 500..=599 => {
+            ReplyClass::RetryAfter(retry_after_ms) => {
                 if awaiting {
-                    self.fail(now, Failure::Status { status }, reply.retry_after_ms);
+                    self.fail(now, Failure::Status { status }, retry_after_ms);
                 }
                 return;
             }
-            _ => {
+            ReplyClass::Rejected => {
                 let problem = Problem::parse(&reply.body);
                 OutcomeKind::Rejected {
                     status,

@@ -1,5 +1,6 @@
 //! A throwaway PostgreSQL cluster for tests: `initdb` into a temporary folder, a free port on
-//! 127.0.0.1, stopped (and its folder removed) on drop.
+//! 127.0.0.1, stopped (and its folder removed) on drop, and by a watchdog when the test process
+//! ends without dropping it ([`Postgres::shared`] lives in a static, which is never dropped).
 //!
 //! `DATABASE_URL` set in the environment points [`Postgres::shared`] at that server instead, so a
 //! developer or CI can use a server of their own. A test that needs PostgreSQL never skips: if the
@@ -68,6 +69,7 @@ impl Postgres {
             port: free_port(),
         };
         cluster.pg_ctl_start();
+        cluster.stop_when_this_process_ends();
         let url = format!("postgres://postgres@127.0.0.1:{}/postgres", cluster.port);
         Postgres {
             url,
@@ -109,6 +111,33 @@ impl Cluster {
         let log = self.dir.join("log");
         let log = log.to_string_lossy().into_owned();
         self.pg_ctl(&["-o", &options, "-l", &log, "-w", "start"], "pg_ctl start");
+    }
+
+    /// A detached shell that waits for this test process to end, then stops the server and
+    /// removes its folder: statics are never dropped, and a panic or an abort skips `Drop`, so
+    /// without it every test binary would leave a running server behind.
+    fn stop_when_this_process_ends(&self) {
+        let pg_ctl = self.bin.join("pg_ctl");
+        let stop = if is_root() {
+            "runuser -u postgres -- \"$1\" -D \"$2/data\" -m immediate -w stop"
+        } else {
+            "\"$1\" -D \"$2/data\" -m immediate -w stop"
+        };
+        let script = format!(
+            "while kill -0 $0 2>/dev/null; do sleep 1; done; {stop} >/dev/null 2>&1; rm -rf \"$2\""
+        );
+        let spawned = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg(std::process::id().to_string())
+            .arg(&pg_ctl)
+            .arg(&self.dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        // Without a watchdog the cluster still stops on drop; a leak is not worth failing a test.
+        drop(spawned);
     }
 
     fn pg_ctl(&self, args: &[&str], what: &str) {

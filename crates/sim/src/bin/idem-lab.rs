@@ -14,7 +14,27 @@ mod cli {
     use clap::{Args, Parser, Subcommand};
     use idem_sim::lab::table::ConfigSource;
     use idem_sim::lab::{bench, sweep, table};
-    use idem_sim::{presets, Bug, HistoryExport, SimConfig, World};
+    use idem_sim::{bug, presets, Bug, HistoryExport, SimConfig, World};
+
+    /// `--preset`'s help, from the preset table.
+    fn preset_help() -> String {
+        format!("Fault preset (default lesson): {}", presets::names())
+    }
+
+    /// `--preset`'s long help (`--help`): every preset and what it does.
+    fn preset_long_help() -> String {
+        format!("Fault preset (default lesson):\n{}", presets::help())
+    }
+
+    /// `--bug`'s help, from the bug list.
+    fn bug_help() -> String {
+        format!("Switch a classic bug on (repeatable): {}", bug::names())
+    }
+
+    /// `--bug`'s long help (`--help`): every bug and what it does.
+    fn bug_long_help() -> String {
+        format!("Switch a classic bug on (repeatable):\n{}", bug::help())
+    }
 
     /// The idem simulator's lab.
     #[derive(Parser, Debug)]
@@ -34,14 +54,12 @@ mod cli {
         /// Checkouts per strategy.
         #[arg(long)]
         orders: Option<u32>,
-        /// Fault preset: calm, lossy, lesson (default), crashy, reorder, chaos.
-        #[arg(long, conflicts_with = "config")]
+        #[arg(long, conflicts_with = "config", help = preset_help(), long_help = preset_long_help())]
         preset: Option<String>,
         /// A SimConfig as JSON (missing fields take their defaults).
         #[arg(long)]
         config: Option<String>,
-        /// Switch a classic bug on (repeatable).
-        #[arg(long = "bug")]
+        #[arg(long = "bug", help = bug_help(), long_help = bug_long_help())]
         bugs: Vec<String>,
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -61,8 +79,7 @@ mod cli {
             /// Checkouts per seed.
             #[arg(long, default_value_t = 100)]
             orders: u32,
-            /// Switch a classic bug on (repeatable).
-            #[arg(long = "bug")]
+            #[arg(long = "bug", help = bug_help(), long_help = bug_long_help())]
             bugs: Vec<String>,
             /// Print JSON.
             #[arg(long)]

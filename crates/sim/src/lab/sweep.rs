@@ -100,18 +100,7 @@ pub fn swarm_config(seed: u64, orders: u32, bugs: &[Bug]) -> SimConfig {
     config
 }
 
-/// The command line that reproduces one sweep seed.
-pub fn sweep_command(seed: u64, orders: u32, bugs: &[Bug]) -> String {
-    let mut cmd = format!(
-        "{} sweep --first-seed {seed} --seeds 1 --orders {orders}",
-        super::table::COMMAND_PREFIX
-    );
-    for b in bugs {
-        cmd.push_str(" --bug ");
-        cmd.push_str(b.name());
-    }
-    cmd
-}
+pub use crate::reproduce::sweep_command;
 
 /// Run one sweep seed to its verdict.
 pub fn run_seed(seed: u64, orders: u32, bugs: &[Bug]) -> Verdict {

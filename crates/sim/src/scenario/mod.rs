@@ -15,37 +15,18 @@ pub use effect::{Effect, Pause};
 pub use run::ScenarioRun;
 pub use table::SCENARIOS;
 
-use crate::config::{HistoryDetail, SimConfig, Strategy, Workload};
+use crate::config::{HistoryDetail, SimConfig, Workload};
+use crate::world::Command;
 
-/// One scripted control.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    /// Start a checkout with this strategy and a fixed cart (amount 2599).
-    Start(Strategy),
-    /// Lose the next request.
-    DropNextRequest,
-    /// Lose the next response.
-    DropNextResponse,
-    /// The next worker crashes after its charge, before its save.
-    CrashNextAfterCharge,
-    /// The next worker is slow: it outlives its lease.
-    SlowNextWorker,
-    /// Send checkout `checkout`'s request again under its key (`other_cart`: amount + 1).
-    Resend {
-        /// The checkout's index.
-        checkout: u32,
-        /// A different cart under the same key.
-        other_cart: bool,
-    },
-}
-
-/// A control at a virtual time (applied after the events due at that millisecond).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A control at a virtual time (applied after the events due at that millisecond): one of the
+/// world's own [`Command`]s, applied through [`World::apply`](crate::World::apply) like any
+/// other input.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Step {
     /// Virtual milliseconds.
     pub at: u64,
     /// What.
-    pub action: Action,
+    pub command: Command,
 }
 
 /// The second run of a scenario: same seed and script, the cause removed.

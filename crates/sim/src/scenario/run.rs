@@ -1,8 +1,7 @@
 //! Driving a world through a scenario: scripted controls at their times, and the pause.
 
-use super::{Action, Pause, Scenario, Step, CART_CENTS};
-use crate::ids::CheckoutId;
-use crate::world::World;
+use super::{Pause, Scenario, Step};
+use crate::world::{Drive, World};
 
 /// A scenario in progress. The world is the caller's (the demo keeps it in its adapter); every
 /// call that moves it goes through here so scripted controls land at their times.
@@ -84,7 +83,8 @@ impl ScenarioRun {
             Some(s) if world.next_event_at().is_none_or(|t| t > s.at) => {
                 world.run_until(s.at);
                 self.next += 1;
-                apply(world, s.action);
+                // Scripted commands name checkout 0, which the script starts first.
+                let _ = world.apply(s.command.clone());
                 true
             }
             _ => world.step(),
@@ -140,25 +140,15 @@ impl ScenarioRun {
     }
 }
 
-fn apply(world: &mut World, action: Action) {
-    match action {
-        Action::Start(strategy) => {
-            let _ = world.start_checkout_with(strategy, Some(CART_CENTS), None);
-        }
-        Action::DropNextRequest => world.drop_next_request(),
-        Action::DropNextResponse => world.drop_next_response(),
-        Action::CrashNextAfterCharge => world.crash_next_after_charge(),
-        Action::SlowNextWorker => world.slow_next_worker(),
-        Action::Resend {
-            checkout,
-            other_cart,
-        } => {
-            let c = CheckoutId(checkout);
-            let _ = if other_cart {
-                world.resend_with_other_cart(c)
-            } else {
-                world.resend_same_cart(c)
-            };
+/// A scenario's run moves the world as it did when recorded: scripted controls at their times.
+impl Drive for ScenarioRun {
+    fn step(&mut self, world: &mut World) -> bool {
+        ScenarioRun::step(self, world)
+    }
+
+    fn settle(&mut self, world: &mut World, at: u64) {
+        while self.script_due(world, at) {
+            ScenarioRun::step(self, world);
         }
     }
 }

@@ -1,14 +1,30 @@
 //! The scenarios, in menu order. Ids and order are stable: links and digit keys use them.
 
-use super::{Action, Effect, Fix, Pause, Scenario, Step};
+use super::{Effect, Fix, Pause, Scenario, Step, CART_CENTS};
 use crate::bug::Bug;
 use crate::config::{SimConfig, Strategy};
+use crate::ids::CheckoutId;
+use crate::world::Command;
 
-const fn at(at: u64, action: Action) -> Step {
-    Step { at, action }
+const fn at(at: u64, command: Command) -> Step {
+    Step { at, command }
 }
 
-const PAY: Action = Action::Start(Strategy::SameKey);
+/// Pay for the scenario's cart: a same-key checkout of [`CART_CENTS`].
+const PAY: Command = Command::StartCheckout {
+    strategy: Strategy::SameKey,
+    amount: Some(CART_CENTS),
+    host_journal: false,
+};
+
+/// The page sends checkout 0's request again, now (`other_cart`: another cart).
+const fn resend(other_cart: bool) -> Command {
+    Command::Resend {
+        checkout: CheckoutId(0),
+        other_cart,
+        after_ms: 0,
+    }
+}
 
 fn quiet(_: &mut SimConfig) {}
 
@@ -57,7 +73,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         after_pause: "Replayed: the retry got the saved 201. PayCo charged once.",
         seed: 1,
         setup: quiet,
-        script: &[at(0, Action::DropNextResponse), at(0, PAY)],
+        script: &[at(0, Command::DropNextResponse), at(0, PAY)],
         pause: Pause::FirstReplay,
         expect: &[Effect::Charges(1), Effect::Replayed, Effect::DoubleCharged(false)],
         fix: None,
@@ -69,7 +85,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         after_pause: "Paid on the retry: one claim, one charge.",
         seed: 1,
         setup: quiet,
-        script: &[at(0, Action::DropNextRequest), at(0, PAY)],
+        script: &[at(0, Command::DropNextRequest), at(0, PAY)],
         pause: Pause::Settled,
         expect: &[Effect::Charges(1), Effect::AttemptsAtLeast(2), Effect::DoubleCharged(false)],
         fix: None,
@@ -81,7 +97,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         after_pause: "Taken over: the new worker charged again with the downstream key charge:<order>, and PayCo deduped it. Still one charge.",
         seed: 1,
         setup: quiet,
-        script: &[at(0, Action::CrashNextAfterCharge), at(0, PAY)],
+        script: &[at(0, Command::CrashNextAfterCharge), at(0, PAY)],
         pause: Pause::Deduped,
         expect: &[Effect::Charges(1), Effect::TakenOver, Effect::Deduped],
         fix: None,
@@ -95,7 +111,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         setup: quiet,
         script: &[
             at(0, PAY),
-            at(5, Action::Resend { checkout: 0, other_cart: false }),
+            at(5, resend(false)),
         ],
         pause: Pause::Conflict,
         expect: &[Effect::Conflict, Effect::DoubleCharged(false)],
@@ -110,7 +126,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         setup: quiet,
         script: &[
             at(0, PAY),
-            at(300, Action::Resend { checkout: 0, other_cart: true }),
+            at(300, resend(true)),
         ],
         pause: Pause::Mismatch,
         expect: &[Effect::Mismatch, Effect::Charges(1)],
@@ -123,7 +139,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         after_pause: "Fenced: the zombie's save carried a lost lease and was refused. PayCo deduped its charge; one charge.",
         seed: 1,
         setup: quiet,
-        script: &[at(0, Action::SlowNextWorker), at(0, PAY)],
+        script: &[at(0, Command::SlowNextWorker), at(0, PAY)],
         pause: Pause::Fenced,
         expect: &[Effect::TakenOver, Effect::Fenced, Effect::Charges(1)],
         fix: None,
@@ -135,7 +151,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         after_pause: "Charged twice: the pruned key looked new, so the retry ran the work again.",
         seed: 1,
         setup: short_retention,
-        script: &[at(0, Action::DropNextResponse), at(0, PAY)],
+        script: &[at(0, Command::DropNextResponse), at(0, PAY)],
         pause: Pause::DoubleCharge,
         expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
         fix: Some(Fix {
@@ -153,7 +169,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         after_pause: "Charged twice: each key was new to the store, so both attempts ran.",
         seed: 1,
         setup: new_key_per_attempt,
-        script: &[at(0, Action::DropNextResponse), at(0, PAY)],
+        script: &[at(0, Command::DropNextResponse), at(0, PAY)],
         pause: Pause::DoubleCharge,
         expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
         fix: Some(Fix {
@@ -173,7 +189,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         setup: select_then_insert,
         script: &[
             at(0, PAY),
-            at(0, Action::Resend { checkout: 0, other_cart: false }),
+            at(0, resend(false)),
         ],
         pause: Pause::DoubleCharge,
         expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
@@ -193,9 +209,9 @@ pub static SCENARIOS: [Scenario; 12] = [
         seed: 1,
         setup: unfenced_writes,
         script: &[
-            at(0, Action::SlowNextWorker),
+            at(0, Command::SlowNextWorker),
             at(0, PAY),
-            at(4_500, Action::Resend { checkout: 0, other_cart: false }),
+            at(4_500, resend(false)),
         ],
         pause: Pause::WrongAnswer,
         expect: &[Effect::WrongAnswer(true), Effect::Charges(1)],
@@ -214,7 +230,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         after_pause: "Charged twice: PayCo had no key to dedupe the takeover's charge.",
         seed: 1,
         setup: key_only_at_top_hop,
-        script: &[at(0, Action::CrashNextAfterCharge), at(0, PAY)],
+        script: &[at(0, Command::CrashNextAfterCharge), at(0, PAY)],
         pause: Pause::DoubleCharge,
         expect: &[Effect::DoubleCharged(true), Effect::TakenOver],
         fix: Some(Fix {
@@ -234,7 +250,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         setup: no_fingerprint_check,
         script: &[
             at(0, PAY),
-            at(300, Action::Resend { checkout: 0, other_cart: true }),
+            at(300, resend(true)),
         ],
         pause: Pause::WrongAnswer,
         expect: &[Effect::WrongAnswer(true), Effect::Charges(1)],

@@ -1,16 +1,20 @@
-//! Client actors: naive pages (no key, a key per attempt) and same-key pages, which drive
-//! idem-client's `Operation` (the world only carries its `Action`s; it never re-implements them).
+//! The pages: naive ones (no key, a key per attempt) and same-key ones, which drive
+//! idem-client's `Operation` (the world only carries its `Action`s; it never re-implements
+//! them). A naive page reads a reply with the client's own status table (`Reply::class`), so
+//! the two kinds of page differ only in their keys.
 
 use idem_client::{
-    backoff_delay_ms, Action, CanonicalPayload, Operation, OperationSpec, OutcomeKind, Reply,
+    backoff_delay_ms, Action, CanonicalPayload, Operation, OperationSpec, OutcomeKind, ReplyClass,
 };
 use uuid::Uuid;
 
+use super::wire::{Delivery, Origin};
 use super::{Ev, World};
 use crate::config::Strategy;
-use crate::history::{AttemptRecord, AttemptResult, CheckoutOutcome, CheckoutRecord, InfoCause};
+use crate::history::{
+    AttemptRecord, AttemptResult, CheckoutOutcome, CheckoutRecord, InfoCause, StepKind,
+};
 use crate::ids::CheckoutId;
-use crate::network::{Direction, Verdict};
 use crate::receipt::{push_u64, Receipt};
 use crate::SimError;
 
@@ -46,27 +50,6 @@ pub(super) struct Client {
     pub done: bool,
 }
 
-/// A request on the wire.
-#[derive(Debug)]
-pub(super) struct Request {
-    pub checkout: CheckoutId,
-    pub token: u32,
-    pub key: Option<Uuid>,
-    pub amount: u32,
-    pub body: Vec<u8>,
-    pub copies: u8,
-}
-
-/// A response on the wire.
-#[derive(Debug)]
-pub(super) struct Response {
-    pub checkout: CheckoutId,
-    pub token: u32,
-    pub key: Option<Uuid>,
-    pub sent_amount: u32,
-    pub reply: Reply,
-}
-
 /// The operation name a same-key checkout's page journals under: `checkout:co_N`.
 pub fn op_name(c: CheckoutId) -> String {
     format!("checkout:{c}")
@@ -92,10 +75,7 @@ impl World {
         journal: usize,
     ) -> Result<CheckoutId, SimError> {
         let id = CheckoutId(self.clients.len() as u32);
-        let effective = match strategy {
-            Strategy::SameKey if self.bugs.new_key_per_attempt => Strategy::KeyPerAttempt,
-            s => s,
-        };
+        let effective = (self.steps.page_strategy)(strategy);
         let op = if effective == Strategy::SameKey {
             // `body_for` is the canonical JSON the SDK makes of `{"cart": .., "amount": ..}` (a test
             // pins it), so the page hands it over canonical, as the JS bindings do: the demo's wasm
@@ -117,6 +97,10 @@ impl World {
             None
         };
         let key = op.as_ref().and_then(Operation::key);
+        if let Some(key) = key {
+            // `Operation::start` returned: the key and payload are in the journal already.
+            self.record_step(id, StepKind::Journaled { key });
+        }
         self.clients.push(Client {
             strategy: effective,
             amount,
@@ -149,7 +133,7 @@ impl World {
         }
         if key.is_some() && self.rng.chance(p_other) {
             let at = self.now + self.rng.upto(300);
-            self.schedule(at, Ev::OtherCart(id));
+            self.schedule(at, Ev::Resend(id, true));
         }
         if effective == Strategy::SameKey {
             self.pump(id);
@@ -215,41 +199,24 @@ impl World {
             deadline,
         });
         self.history.checkouts[c.0 as usize].attempts = n;
-        self.post(c, token, key, amount, body);
-    }
-
-    /// Route a request through the network.
-    fn post(&mut self, c: CheckoutId, token: u32, key: Option<Uuid>, amount: u32, body: Vec<u8>) {
-        self.counters.attempts += 1;
-        let verdict = self.net.route(Direction::Request, &mut self.rng);
-        let (first, second) = match verdict {
-            Verdict::Drop => return,
-            Verdict::Deliver(d) => (d, None),
-            Verdict::Duplicate(a, b) => (a, Some(b)),
-        };
-        let slot = self.requests.insert(Request {
+        let origin = Origin {
             checkout: c,
             token,
+            attempt: n,
             key,
             amount,
-            body,
-            copies: if second.is_some() { 2 } else { 1 },
-        });
-        self.schedule(self.now + first, Ev::Arrive(slot));
-        if let Some(d) = second {
-            self.schedule(self.now + d, Ev::Arrive(slot));
-        }
+            message: 0,
+        };
+        self.post(origin, body);
     }
 
-    /// Route a response back.
-    pub(super) fn respond(&mut self, resp: Response) {
-        match self.net.route(Direction::Response, &mut self.rng) {
-            Verdict::Drop => {}
-            Verdict::Deliver(d) | Verdict::Duplicate(d, _) => {
-                let slot = self.responses.insert(resp);
-                self.schedule(self.now + d, Ev::Reply(slot));
-            }
-        }
+    /// Whether a message for `origin` comes after its page stopped waiting for it: the attempt
+    /// timed out, the tab reloaded or the checkout ended. A request the page sent outside its
+    /// operation was never waited for, so it is never late.
+    pub(super) fn arrives_late(&self, origin: &Origin) -> bool {
+        let cl = &self.clients[origin.checkout.0 as usize];
+        let waiting = !cl.done && !cl.reloading && cl.out.is_some_and(|o| o.token == origin.token);
+        origin.token != OTHER_CART && !waiting
     }
 
     fn send_naive(&mut self, c: CheckoutId) {
@@ -266,7 +233,7 @@ impl World {
     }
 
     fn record_attempt(&mut self, c: CheckoutId, out: Out, amount: u32, result: AttemptResult) {
-        if self.config.history == crate::config::HistoryDetail::Full {
+        if self.records_in_full() {
             self.history.attempts.push(AttemptRecord {
                 checkout: c,
                 n: out.n,
@@ -329,48 +296,55 @@ impl World {
         }
     }
 
-    pub(super) fn on_reply(&mut self, slot: u32) {
-        let Some(resp) = self.responses.take(slot) else {
-            return;
-        };
-        let c = resp.checkout;
-        let status = resp.reply.status;
-        let ok = (200..300).contains(&status);
-        let receipt = if ok {
-            Receipt::from_body(&resp.reply.body)
-        } else {
-            None
+    /// A response reached the page.
+    pub(super) fn handle_reply(&mut self, delivery: Delivery) {
+        let Delivery {
+            origin,
+            reply,
+            message,
+        } = delivery;
+        let c = origin.checkout;
+        let class = reply.class();
+        let receipt = match class {
+            ReplyClass::Succeeded { .. } => Receipt::from_body(&reply.body),
+            _ => None,
         };
         if let Some(r) = receipt {
-            self.checker.observe_ok(c, resp.key, resp.sent_amount, r);
+            self.checker.observe_ok(c, origin.key, origin.amount, r);
         }
-        let result = match (receipt, status) {
-            (Some(receipt), _) => AttemptResult::Ok {
+        let status = reply.status;
+        let result = match receipt {
+            Some(receipt) => AttemptResult::Ok {
                 status,
-                replayed: resp.reply.replayed,
+                replayed: reply.replayed,
                 receipt,
             },
-            (None, s) if s >= 500 || ok => AttemptResult::Info {
-                cause: InfoCause::ServerError,
-            },
-            (None, s) => AttemptResult::Fail { status: s },
+            None if status >= 500 || matches!(class, ReplyClass::Succeeded { .. }) => {
+                AttemptResult::Info {
+                    cause: InfoCause::ServerError,
+                }
+            }
+            None => AttemptResult::Fail { status },
         };
-        if resp.token == OTHER_CART {
+        if origin.token == OTHER_CART {
             let out = Out {
                 token: OTHER_CART,
                 n: 0,
-                key: resp.key,
+                key: origin.key,
                 sent_at: self.now,
                 deadline: self.now,
             };
-            self.record_attempt(c, out, resp.sent_amount, result);
+            self.record_attempt(c, out, origin.amount, result);
             return;
+        }
+        if self.arrives_late(&origin) {
+            self.mark_late(message);
         }
         let cl = &mut self.clients[c.0 as usize];
         if cl.done || cl.reloading {
             return;
         }
-        let current = cl.out.filter(|o| o.token == resp.token);
+        let current = cl.out.filter(|o| o.token == origin.token);
         if let Some(out) = current {
             cl.out = None;
             let amount = cl.amount;
@@ -378,29 +352,25 @@ impl World {
             self.cancel_timer(c);
             let cl = &mut self.clients[c.0 as usize];
             if let Some(op) = cl.op.as_mut() {
-                op.handle_reply(self.now, resp.reply);
+                op.handle_reply(self.now, reply);
                 self.pump(c);
                 return;
             }
-            match status {
-                200..=299 => match receipt {
-                    Some(receipt) => self.finish_checkout(
-                        c,
-                        CheckoutOutcome::Paid {
-                            receipt,
-                            replayed: resp.reply.replayed,
-                        },
-                    ),
-                    None => self.naive_backoff(c, None),
-                },
-                409 | 429 | 500..=599 => self.naive_backoff(c, resp.reply.retry_after_ms),
-                s => self.finish_checkout(c, CheckoutOutcome::Rejected { status: s }),
+            match (class, receipt) {
+                (ReplyClass::Succeeded { replayed }, Some(receipt)) => {
+                    self.finish_checkout(c, CheckoutOutcome::Paid { receipt, replayed })
+                }
+                (ReplyClass::Succeeded { .. }, None) => self.naive_backoff(c, None),
+                (ReplyClass::RetryAfter(wait), _) => self.naive_backoff(c, wait),
+                (ReplyClass::Rejected, _) => {
+                    self.finish_checkout(c, CheckoutOutcome::Rejected { status })
+                }
             }
             return;
         }
         // A late answer to an earlier attempt: the SDK still uses a final one (same key).
         if let Some(op) = cl.op.as_mut() {
-            op.handle_reply(self.now, resp.reply);
+            op.handle_reply(self.now, reply);
             if op.outcome().is_some() {
                 self.pump(c);
             }
@@ -499,16 +469,20 @@ impl World {
         }
     }
 
-    pub(super) fn on_other_cart(&mut self, c: CheckoutId) {
-        self.send_extra(c, 1);
-    }
-
     /// Send a request outside the page's operation under the checkout's key, with the cart's
     /// amount plus `extra` (0: the same request again; 1: another cart).
     pub(super) fn send_extra(&mut self, c: CheckoutId, extra: u32) {
         let key = self.history.checkouts[c.0 as usize].key;
         let amount = self.clients[c.0 as usize].amount + extra;
-        self.post(c, OTHER_CART, key, amount, body_for(c, amount));
+        let origin = Origin {
+            checkout: c,
+            token: OTHER_CART,
+            attempt: 0,
+            key,
+            amount,
+            message: 0,
+        };
+        self.post(origin, body_for(c, amount));
     }
 
     /// After faults stop: resume each unknown same-key checkout from its journal with a fresh

@@ -1,42 +1,56 @@
-//! The world: one event queue, one generator, and the actors (clients, network, server, PayCo).
+//! The world: one event queue, one generator, and the actors (pages, network, server, PayCo).
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | the [`World`], its event loop and clock |
+//! | `input.rs` | [`Command`], [`Input`], [`World::apply`] (the one way to change a running world) and replay |
+//! | `client.rs` | the pages: naive ones, and same-key ones driving idem-client's `Operation` |
+//! | `wire.rs` | the network, both ways: requests to the server, answers back as the client's `Reply` |
+//! | `server.rs` | the checkout handler on idem-store: claim, order, charge, save |
+//! | `bugs.rs` | the classic bugs, one named function each, and the steps they replace |
+//! | `recovery.rs` | the handler's recovery points (the order of a key and payload) |
+//! | `view.rs` | read-only views and the end-of-run checks |
+//! | `export.rs` | [`HistoryExport`] and [`World::replay`] |
 //!
 //! # Call order
 //!
 //! 1. [`World::new`] with a [`SimConfig`]: schedules the scripted checkouts.
 //! 2. Drive it: [`World::step`] (one event), [`World::run_until`] (virtual time), [`World::run`]
 //!    (until nothing is pending) or [`World::finish`] (run, stop the faults, reconcile unknown
-//!    outcomes, check). Between steps, interactive controls ([`World::start_checkout`],
-//!    [`World::reload`], [`World::drop_next_request`], [`World::set_faults`], ...) are recorded
-//!    as [`Input`]s so a run can be replayed.
+//!    outcomes, check). Between steps, change it only through [`World::apply`] (or the control
+//!    methods that wrap it: [`World::start_checkout`], [`World::drop_next_request`], ...): each
+//!    change is recorded as an [`Input`], so [`World::replay`] rebuilds the run.
 //! 3. Read: [`World::store`], [`World::payco`], [`World::history`], [`World::counters`],
 //!    [`World::verdict`], [`World::history_hash`], [`World::export`].
 
+mod bugs;
 mod client;
+mod export;
+mod input;
 mod recovery;
 mod server;
 mod slab;
 mod view;
-
-use serde::{Deserialize, Serialize};
+mod wire;
 
 use idem_client::{Journal, MemoryJournal, RetryPolicy};
 use idem_store::{Store, StoreConfig};
 
-use crate::bug::BugFlags;
 use crate::checker::Checker;
-use crate::config::{ClientConfig, Faults, HistoryDetail, ServerConfig, SimConfig, Strategy};
+use crate::config::{ClientConfig, HistoryDetail, ServerConfig, SimConfig};
 use crate::counters::Counters;
-use crate::history::History;
+use crate::history::{Fate, History, Message, MessageId, MessageKind, Step, StepKind};
 use crate::ids::CheckoutId;
 use crate::network::Network;
 use crate::payco::PayCo;
 use crate::queue::EventQueue;
 use crate::rng::SimRng;
-use crate::SimError;
 
 pub use client::{body_for, op_name};
-pub use view::HistoryExport;
+pub use export::{HistoryExport, FORMAT as EXPORT_FORMAT};
+pub use input::{Command, Drive, Input};
 
+use bugs::Steps;
 use client::Client;
 use server::Server;
 use slab::Slab;
@@ -66,70 +80,14 @@ enum Ev {
     Reload(CheckoutId),
     /// A reloaded tab is back.
     Reloaded(CheckoutId),
-    /// A buggy page sends another cart under this checkout's key.
-    OtherCart(CheckoutId),
-}
-
-/// An interactive control, as recorded for replay.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
-pub enum Command {
-    /// Start one checkout.
-    StartCheckout {
-        /// Its strategy.
-        strategy: Strategy,
-        /// Its amount (drawn when `None`).
-        amount: Option<u32>,
-        /// Whether the host supplied the journal (a replay uses a memory journal instead).
-        host_journal: bool,
-    },
-    /// Reload a checkout's tab.
-    Reload {
-        /// Which.
-        checkout: CheckoutId,
-    },
-    /// Lose the next request.
-    DropNextRequest,
-    /// Lose the next response.
-    DropNextResponse,
-    /// New fault rates.
-    SetFaults(Faults),
-    /// New server knobs.
-    SetServer(ServerConfig),
-    /// New client policy (for checkouts started from now on).
-    SetClient(ClientConfig),
-    /// The next worker dies after its charge, before its save.
-    CrashNextAfterCharge,
-    /// The next worker is slow: its charge comes after its lease went stale.
-    SlowNextWorker,
-    /// PayCo declines the next card it decides on: the work fails.
-    DeclineNextCharge,
-    /// The next worker's PayCo call times out (PayCo may or may not have charged).
-    TimeOutNextPaycoCall,
-    /// The page sends a request again under a checkout's key, now.
-    Resend {
-        /// Which checkout's key.
-        checkout: CheckoutId,
-        /// With a different cart (amount + 1): the store must answer 422.
-        other_cart: bool,
-    },
-}
-
-/// A control applied at virtual time `at`, after `after_events` events had run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Input {
-    /// Virtual time.
-    pub at: u64,
-    /// Events run before it.
-    pub after_events: u64,
-    /// What.
-    pub command: Command,
+    /// The page sends a request again under this checkout's key (`true`: another cart).
+    Resend(CheckoutId, bool),
 }
 
 /// A seeded, deterministic world. See the [module docs](self) for the call order.
 pub struct World {
     config: SimConfig,
-    bugs: BugFlags,
+    steps: Steps,
     rng: SimRng,
     now: u64,
     events_run: u64,
@@ -138,8 +96,9 @@ pub struct World {
     server: Server,
     payco: PayCo,
     clients: Vec<Client>,
-    requests: Slab<client::Request>,
-    responses: Slab<client::Response>,
+    requests: Slab<wire::Request>,
+    responses: Slab<wire::Response>,
+    /// The world's memory journal first, then the host's (see [`World::attach_journal`]).
     journals: Vec<Box<dyn Journal>>,
     policy: RetryPolicy,
     client_cfg: ClientConfig,
@@ -214,14 +173,10 @@ fn retry_policy(c: &ClientConfig) -> RetryPolicy {
 /// Retention the short-retention bug uses: well under one client timeout plus backoff.
 pub const SHORT_RETENTION_MS: u64 = 500;
 
-fn store_config(s: &ServerConfig, bugs: BugFlags, detail: HistoryDetail) -> StoreConfig {
+fn store_config(s: &ServerConfig, steps: &Steps, detail: HistoryDetail) -> StoreConfig {
     StoreConfig {
         lock_ms: s.lock_ms,
-        retention_ms: if bugs.short_retention {
-            s.retention_ms.min(SHORT_RETENTION_MS)
-        } else {
-            s.retention_ms
-        },
+        retention_ms: (steps.retention)(s.retention_ms),
         event_capacity: match detail {
             HistoryDetail::Full => StoreConfig::DEFAULT_EVENT_CAPACITY,
             HistoryDetail::Outcomes => 0,
@@ -233,10 +188,10 @@ fn store_config(s: &ServerConfig, bugs: BugFlags, detail: HistoryDetail) -> Stor
 impl World {
     /// A world at time 0 with its scripted checkouts scheduled.
     pub fn new(config: SimConfig) -> World {
-        let bugs = BugFlags::from_list(&config.bugs);
-        let store = Store::new(store_config(&config.server, bugs, config.history));
+        let steps = Steps::for_bugs(&config.bugs);
+        let store = Store::new(store_config(&config.server, &steps, config.history));
         let mut world = World {
-            bugs,
+            steps,
             rng: SimRng::new(config.seed),
             now: 0,
             events_run: 0,
@@ -310,7 +265,7 @@ impl World {
             Ev::Reply(slot) => self.on_reply(slot),
             Ev::Reload(c) => self.on_reload(c),
             Ev::Reloaded(c) => self.on_reloaded(c),
-            Ev::OtherCart(c) => self.on_other_cart(c),
+            Ev::Resend(c, other_cart) => self.send_extra(c, u32::from(other_cart)),
         }
         self.track_properties();
         true
@@ -350,14 +305,6 @@ impl World {
         self.queue.push(at, ev);
     }
 
-    fn record_input(&mut self, command: Command) {
-        self.inputs.push(Input {
-            at: self.now,
-            after_events: self.events_run,
-            command,
-        });
-    }
-
     fn script_next(&mut self) {
         if self.scripted_left == 0 {
             return;
@@ -380,140 +327,64 @@ impl World {
         self.rng.between(lo, hi) as u32
     }
 
-    /// Start one checkout now with `strategy`; returns its id.
-    pub fn start_checkout(&mut self, strategy: Strategy) -> Result<CheckoutId, SimError> {
-        self.start_checkout_with(strategy, None, None)
+    /// A request reaches the server: the store decides (`server.rs`).
+    fn on_arrive(&mut self, slot: u32) {
+        let Some(arrival) = self.take_request(slot) else {
+            return;
+        };
+        if self.arrives_late(&arrival.origin) {
+            self.mark_late(arrival.origin.message);
+        }
+        self.handle_request(arrival);
     }
 
-    /// Start one checkout now, with a chosen amount and, for same-key pages, a host-supplied
-    /// journal (e.g. the browser's localStorage) so the record the page shows is the real one.
-    /// Without one, the world's shared memory journal is used.
-    pub fn start_checkout_with(
+    /// A response reaches its page (`client.rs`).
+    fn on_reply(&mut self, slot: u32) {
+        if let Some(delivery) = self.take_response(slot) {
+            self.handle_reply(delivery);
+        }
+    }
+
+    /// Whether the history records attempts, messages and steps (not only outcomes).
+    fn records_in_full(&self) -> bool {
+        self.config.history == HistoryDetail::Full
+    }
+
+    /// Record a message sent now; its id (meaningless when the history keeps outcomes only).
+    fn record_message(
         &mut self,
-        strategy: Strategy,
-        amount: Option<u32>,
-        journal: Option<Box<dyn Journal>>,
-    ) -> Result<CheckoutId, SimError> {
-        self.record_input(Command::StartCheckout {
-            strategy,
-            amount,
-            host_journal: journal.is_some(),
-        });
-        let amount = match amount {
-            Some(a) => a,
-            None => self.draw_amount(),
-        };
-        let journal = match journal {
-            Some(j) => {
-                self.journals.push(j);
-                self.journals.len() - 1
-            }
-            None => 0,
-        };
-        self.begin_checkout(strategy, amount, journal)
-    }
-
-    /// Reload a checkout's tab: its memory is lost, its journal kept.
-    pub fn reload(&mut self, checkout: CheckoutId) -> Result<(), SimError> {
-        if checkout.0 as usize >= self.clients.len() {
-            return Err(SimError::NoSuchCheckout(checkout.0));
+        checkout: CheckoutId,
+        attempt: u32,
+        kind: MessageKind,
+        fate: Fate,
+    ) -> MessageId {
+        let id = self.history.messages.len() as MessageId;
+        if self.records_in_full() {
+            self.history.messages.push(Message {
+                checkout,
+                attempt,
+                kind,
+                sent_at: self.now,
+                fate,
+                late: false,
+            });
         }
-        self.record_input(Command::Reload { checkout });
-        self.on_reload(checkout);
-        Ok(())
+        id
     }
 
-    /// One-shot: the next request is lost.
-    pub fn drop_next_request(&mut self) {
-        self.record_input(Command::DropNextRequest);
-        self.net.drop_next_request();
-    }
-
-    /// One-shot: the next response is lost.
-    pub fn drop_next_response(&mut self) {
-        self.record_input(Command::DropNextResponse);
-        self.net.drop_next_response();
-    }
-
-    /// One-shot: the next worker crashes after PayCo charged, before it saves.
-    pub fn crash_next_after_charge(&mut self) {
-        self.record_input(Command::CrashNextAfterCharge);
-        self.oneshot.crash = true;
-    }
-
-    /// One-shot: the next worker is slow; its charge comes `lock_ms + slow_extra_ms` late, after
-    /// its lease went stale.
-    pub fn slow_next_worker(&mut self) {
-        self.record_input(Command::SlowNextWorker);
-        self.oneshot.slow = true;
-    }
-
-    /// One-shot: PayCo declines the next card it decides on (a call under a key it has seen
-    /// gets the saved answer instead); the work fails, see `ServerConfig::on_error`.
-    pub fn decline_next_charge(&mut self) {
-        self.record_input(Command::DeclineNextCharge);
-        self.oneshot.decline = true;
-    }
-
-    /// One-shot: the next worker's PayCo call times out. Whether it reached PayCo (which then
-    /// decided and saved its answer) is drawn; the worker cannot tell, and fails with a 504.
-    pub fn time_out_next_payco_call(&mut self) {
-        self.record_input(Command::TimeOutNextPaycoCall);
-        self.oneshot.payco_timeout = true;
-    }
-
-    /// Whether the one-shot PayCo timeout is armed.
-    pub fn armed_payco_timeout(&self) -> bool {
-        self.oneshot.payco_timeout
-    }
-
-    /// Whether the one-shots (crash after charge, slow worker, decline) are armed.
-    pub fn armed_worker_faults(&self) -> (bool, bool, bool) {
-        (self.oneshot.crash, self.oneshot.slow, self.oneshot.decline)
-    }
-
-    /// The page sends the checkout's request again under its key, now (a double click).
-    pub fn resend_same_cart(&mut self, checkout: CheckoutId) -> Result<(), SimError> {
-        self.resend(checkout, false)
-    }
-
-    /// A buggy page sends a different cart (amount + 1) under the checkout's key, now: the store
-    /// answers 422 (or, with the no-fingerprint-check bug, replays the wrong answer).
-    pub fn resend_with_other_cart(&mut self, checkout: CheckoutId) -> Result<(), SimError> {
-        self.resend(checkout, true)
-    }
-
-    fn resend(&mut self, checkout: CheckoutId, other_cart: bool) -> Result<(), SimError> {
-        if checkout.0 as usize >= self.clients.len() {
-            return Err(SimError::NoSuchCheckout(checkout.0));
+    /// Record what a party did now.
+    fn record_step(&mut self, checkout: CheckoutId, kind: StepKind) {
+        if self.records_in_full() {
+            let at = self.now;
+            self.history.steps.push(Step { at, checkout, kind });
         }
-        self.record_input(Command::Resend {
-            checkout,
-            other_cart,
-        });
-        self.send_extra(checkout, u32::from(other_cart));
-        Ok(())
     }
 
-    /// New fault rates from now on.
-    pub fn set_faults(&mut self, faults: Faults) {
-        self.record_input(Command::SetFaults(faults.clone()));
-        self.net.set_faults(faults);
-    }
-
-    /// New server knobs from now on. `lock_ms` and `retention_ms` change on the running store;
-    /// its table and event log carry on.
-    pub fn set_server(&mut self, server: ServerConfig) {
-        self.record_input(Command::SetServer(server.clone()));
-        let store_cfg = store_config(&server, self.bugs, self.config.history);
-        self.server.reconfigure(server, store_cfg);
-    }
-
-    /// New client policy for checkouts started from now on.
-    pub fn set_client(&mut self, client: ClientConfig) {
-        self.record_input(Command::SetClient(client.clone()));
-        self.policy = retry_policy(&client);
-        self.client_cfg = client;
+    /// A copy of message `id` arrived after its receiver stopped waiting for it.
+    fn mark_late(&mut self, id: MessageId) {
+        if let Some(m) = self.history.messages.get_mut(id as usize) {
+            m.late = true;
+        }
     }
 
     /// Record every store operation from now on (see [`World::take_trace`]).

@@ -1,26 +1,32 @@
 //! The server: idem-store plus the checkout handler. The handler's work takes virtual time
-//! (create order → charge PayCo → save), so faults land in the middle of it. The classic bugs
-//! live here, on top of the store's public table primitives; the store itself stays correct.
+//! (create order → charge PayCo → save), so faults land in the middle of it. Every answer is an
+//! `idem_store::http::HttpResponse` built by the store's own writers (`response_for`,
+//! `lease_lost`, `problem`), as idem-server answers; the classic bugs replace named steps
+//! (`bugs.rs`), never the store.
 
-use idem_client::Reply;
+use idem_store::http::{self, HttpResponse};
 use idem_store::{
-    http, Begin, Fingerprint, IdRef, Lease, MemoryTable, Record, RecordId, RouteConfig,
-    SavedResponse, Status, Store, StoreConfig, Table,
+    Begin, Fingerprint, Lease, MemoryTable, RecordId, RouteConfig, SavedResponse, Store,
+    StoreConfig,
 };
 use uuid::Uuid;
 
-use super::client::Response;
 use super::recovery::RecoveryPoints;
+use super::wire::{Arrival, Origin};
 use super::{Ev, World, OPERATION, SCOPE};
 use crate::config::ServerConfig;
-use crate::ids::{CheckoutId, OrderId};
-use crate::payco::{ChargeAnswer, ChargeCall, ChargeId, ChargeKey};
+use crate::history::{Decision, Fate, MessageKind, PaycoDecision, StepKind, WorkEnd};
+use crate::ids::OrderId;
+use crate::payco::{ChargeAnswer, ChargeCall, ChargeId};
 use crate::receipt::Receipt;
 
-/// The store's 422 for a key reused with another payload (its wire format, not a copy).
-fn mismatch() -> http::HttpResponse {
-    // `response_for` answers every decision but Execute and Unkeyed, so this is always Some.
-    http::response_for(&Begin::Mismatch).unwrap_or_else(|| http::in_flight(1))
+/// Problem `type`s of the example checkout's own errors (idem-server's `problems::kind` has
+/// the declined card too).
+pub mod problem {
+    /// 402: PayCo declined the card. Final for this key.
+    pub const PAYMENT_DECLINED: &str = "/problems/payment-declined";
+    /// 504: PayCo did not answer in time; whether it charged is unknown.
+    pub const PAYMENT_PROVIDER_TIMEOUT: &str = "/problems/payment-provider-timeout";
 }
 
 /// Share of timed-out PayCo calls that reached PayCo (lost on the way back, not on the way
@@ -37,22 +43,42 @@ enum WorkError {
 }
 
 impl WorkError {
-    fn status(self) -> u16 {
+    /// The error's answer, written by the store's problem writer like every other problem.
+    fn response(self) -> HttpResponse {
         match self {
-            WorkError::Declined => 402,
-            WorkError::PaycoTimeout => 504,
+            WorkError::Declined => http::problem(
+                402,
+                problem::PAYMENT_DECLINED,
+                "Payment declined",
+                "PayCo declined the card",
+                None,
+            ),
+            WorkError::PaycoTimeout => http::problem(
+                504,
+                problem::PAYMENT_PROVIDER_TIMEOUT,
+                "Payment provider timeout",
+                "PayCo did not answer in time; the charge may or may not have happened",
+                None,
+            ),
         }
     }
+}
 
-    fn body(self) -> &'static [u8] {
-        match self {
-            WorkError::Declined => {
-                br#"{"type":"https://idem.dev/problems/payment-declined","status":402}"#
-            }
-            WorkError::PaycoTimeout => {
-                br#"{"type":"https://idem.dev/problems/payment-provider-timeout","status":504}"#
-            }
-        }
+/// The answer a decision that needs no work calls for (every `Begin` but `Execute` and
+/// `Unkeyed`): the store's wire value.
+fn decided(begin: &Begin) -> HttpResponse {
+    // `response_for` answers every decision but Execute and Unkeyed, which never reach here.
+    http::response_for(begin).unwrap_or_else(http::internal_error)
+}
+
+/// A first answer as it is saved for replay: status, content type and body.
+fn saved(first: &HttpResponse) -> SavedResponse {
+    let content_type = first
+        .header(http::CONTENT_TYPE)
+        .unwrap_or("application/json");
+    SavedResponse {
+        content_type: content_type.to_owned(),
+        ..SavedResponse::json(first.status, first.body.clone())
     }
 }
 
@@ -69,7 +95,7 @@ pub(super) enum Phase {
 
 /// How a job holds its key.
 #[derive(Debug)]
-enum Claim {
+pub(super) enum Claim {
     /// No key: nothing to hold.
     Unkeyed,
     /// A claim under this lease.
@@ -83,14 +109,23 @@ enum Claim {
 /// One execution of the handler.
 #[derive(Debug)]
 pub(super) struct Job {
-    checkout: CheckoutId,
-    token: u32,
-    key: Option<Uuid>,
-    amount: u32,
-    claim: Claim,
-    order: OrderId,
-    charge: ChargeId,
-    fingerprint: Fingerprint,
+    pub origin: Origin,
+    pub claim: Claim,
+    pub order: OrderId,
+    pub charge: ChargeId,
+    pub fingerprint: Fingerprint,
+}
+
+impl Job {
+    pub(super) fn new(origin: Origin, claim: Claim, fingerprint: Fingerprint) -> Job {
+        Job {
+            origin,
+            claim,
+            order: OrderId(0),
+            charge: ChargeId(0),
+            fingerprint,
+        }
+    }
 }
 
 /// Server state besides the store: orders and the handler's recovery points.
@@ -137,7 +172,7 @@ impl Server {
     }
 }
 
-fn key_str<'b>(key: &Uuid, buf: &'b mut [u8; 36]) -> &'b str {
+pub(super) fn key_str<'b>(key: &Uuid, buf: &'b mut [u8; 36]) -> &'b str {
     key.hyphenated().encode_lower(buf)
 }
 
@@ -147,7 +182,7 @@ fn key_str<'b>(key: &Uuid, buf: &'b mut [u8; 36]) -> &'b str {
 /// as they are instead of parsing and re-canonicalising them. That keeps a second JSON parser and
 /// the canonicaliser out of the demo's wasm. Debug builds (the tests) check every body against
 /// [`idem_store::fingerprint`].
-fn canonical_fingerprint(body: &[u8]) -> Fingerprint {
+pub(super) fn canonical_fingerprint(body: &[u8]) -> Fingerprint {
     let fp = Fingerprint::of_canonical(OPERATION, body);
     debug_assert_eq!(
         idem_store::fingerprint(OPERATION, body).ok(),
@@ -157,220 +192,82 @@ fn canonical_fingerprint(body: &[u8]) -> Fingerprint {
     fp
 }
 
-fn reply_from(saved: &SavedResponse, replayed: bool) -> Reply {
-    Reply {
-        status: saved.status,
-        retry_after_ms: None,
-        replayed,
-        body: saved.body.clone(),
-    }
-}
-
 impl World {
-    pub(super) fn on_arrive(&mut self, slot: u32) {
-        let Some(r) = self.requests.get_mut(slot) else {
+    /// A request arrived: the store decides, then the work runs or the decision is the answer.
+    pub(super) fn handle_request(&mut self, arrival: Arrival) {
+        let Arrival { origin, body } = arrival;
+        let fingerprint = (self.steps.fingerprint)(&body);
+        let claim_later = self.steps.claim_later;
+        if claim_later(self, &origin, fingerprint) {
             return;
-        };
-        r.copies -= 1;
-        let (checkout, token, key, amount) = (r.checkout, r.token, r.key, r.amount);
-        let body = if r.copies == 0 {
-            self.requests.take(slot).map(|r| r.body).unwrap_or_default()
-        } else {
-            r.body.clone()
-        };
-        let now = self.now;
-        let mut buf = [0u8; 36];
-        let key_s = key.as_ref().map(|k| key_str(k, &mut buf));
-        let store = &mut self.server.store;
-        let fingerprint = if self.bugs.no_fingerprint_check {
-            // The bug: every request under a key looks like the first one.
-            Fingerprint([0; 32])
-        } else {
-            canonical_fingerprint(&body)
-        };
-        if self.bugs.select_then_insert {
-            if let Some(k) = key_s {
-                let lock_ms = store.config().lock_ms;
-                let id = IdRef {
-                    scope: SCOPE,
-                    key: k,
-                };
-                let seen = store
-                    .table()
-                    .get(id)
-                    .is_some_and(|r| !r.is_expired(now, lock_ms));
-                if !seen {
-                    // SELECT saw nothing; the INSERT comes after a gap, unconditionally.
-                    let job = self.server.jobs.insert(Job {
-                        checkout,
-                        token,
-                        key,
-                        amount,
-                        claim: Claim::Unkeyed,
-                        order: OrderId(0),
-                        charge: ChargeId(0),
-                        fingerprint,
-                    });
-                    let at = now + self.server.config.claim_gap_ms;
-                    self.schedule(at, Ev::Insert(job));
-                    return;
-                }
-            }
         }
-        if let (Some(trace), Some(key)) = (self.trace.as_mut(), key) {
+        let now = self.now;
+        if let (Some(trace), Some(key)) = (self.trace.as_mut(), origin.key) {
             trace.push(super::StoreOp::Begin {
                 at: now,
-                checkout,
-                amount,
+                checkout: origin.checkout,
+                amount: origin.amount,
                 key,
             });
         }
+        let mut buf = [0u8; 36];
+        let key = origin.key.as_ref().map(|k| key_str(k, &mut buf));
         let route = self.server.route();
         let store = &mut self.server.store;
-        match store.begin_with_fingerprint(now, SCOPE, key_s, fingerprint, &route) {
+        let begin = store.begin_with_fingerprint(now, SCOPE, key, fingerprint, &route);
+        let decision = match &begin {
+            Begin::Execute {
+                lease, taken_over, ..
+            } => {
+                if *taken_over {
+                    self.counters.takeovers += 1;
+                    Decision::TakenOver { token: lease.token }
+                } else {
+                    Decision::Claimed { token: lease.token }
+                }
+            }
+            Begin::Unkeyed => Decision::Unkeyed,
+            Begin::Replay(_) => {
+                self.counters.replays += 1;
+                Decision::Replayed
+            }
+            Begin::InFlight { .. } => {
+                self.counters.conflicts += 1;
+                Decision::InFlight
+            }
+            Begin::Mismatch => {
+                self.counters.mismatches += 1;
+                Decision::Mismatch
+            }
+            Begin::Invalid(e) => Decision::Invalid { status: e.status() },
+        };
+        let request = origin.message;
+        self.record_step(origin.checkout, StepKind::Decided { request, decision });
+        match begin {
             Begin::Execute {
                 id,
                 lease,
                 taken_over,
             } => {
-                if taken_over {
-                    self.counters.takeovers += 1;
-                }
                 let claim = Claim::Leased {
                     id,
                     lease,
                     taken_over,
                 };
-                self.start_job(checkout, token, key, amount, claim, fingerprint);
+                self.start_job(Job::new(origin, claim, fingerprint));
             }
-            Begin::Unkeyed => {
-                self.start_job(checkout, token, key, amount, Claim::Unkeyed, fingerprint)
-            }
-            Begin::Replay(saved) => {
-                self.counters.replays += 1;
-                let reply = reply_from(&saved, true);
-                self.respond(Response {
-                    checkout,
-                    token,
-                    key,
-                    sent_amount: amount,
-                    reply,
-                });
-            }
-            Begin::InFlight { retry_after_ms } => {
-                self.counters.conflicts += 1;
-                let resp = http::in_flight(retry_after_ms);
-                let wait = http::retry_after_secs(retry_after_ms) * 1000;
-                self.answer(checkout, token, key, amount, 409, &resp.body, Some(wait));
-            }
-            Begin::Mismatch => {
-                self.counters.mismatches += 1;
-                let resp = mismatch();
-                self.answer(checkout, token, key, amount, resp.status, &resp.body, None);
-            }
-            Begin::Invalid(e) => {
-                let resp = http::problem_for(&e);
-                self.answer(checkout, token, key, amount, resp.status, &resp.body, None);
+            Begin::Unkeyed => self.start_job(Job::new(origin, Claim::Unkeyed, fingerprint)),
+            answered => {
+                let http = decided(&answered);
+                self.respond(origin, http);
             }
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn answer(
-        &mut self,
-        checkout: CheckoutId,
-        token: u32,
-        key: Option<Uuid>,
-        amount: u32,
-        status: u16,
-        body: &[u8],
-        retry_after_ms: Option<u64>,
-    ) {
-        self.respond(Response {
-            checkout,
-            token,
-            key,
-            sent_amount: amount,
-            reply: Reply {
-                status,
-                retry_after_ms,
-                replayed: false,
-                body: body.to_vec(),
-            },
-        });
-    }
-
-    /// SELECT-then-INSERT bug: the unconditional insert after the gap.
-    pub(super) fn on_insert(&mut self, job: u32) {
-        let now = self.now;
-        let retention = self.server.store.config().retention_ms;
-        let Some(j) = self.server.jobs.get_mut(job) else {
-            return;
-        };
-        let Some(key) = j.key else { return };
-        let mut buf = [0u8; 36];
-        let k = key_str(&key, &mut buf);
-        let table: &mut MemoryTable = self.server.store.table_mut();
-        let lease = Lease {
-            locked_at: now,
-            token: table.next_token(),
-        };
-        let record = Record {
-            fingerprint: j.fingerprint,
-            on_error: self.server.config.on_error,
-            status: Status::InFlight { lease },
-            created_at: now,
-            expires_at: now + retention,
-            retention_ms: retention,
-        };
-        let token = lease.token;
-        table.put(
-            IdRef {
-                scope: SCOPE,
-                key: k,
-            },
-            record,
-        );
-        // The bug's INSERT bypassed the store: note it where the store's events go.
-        let text = format!("INSERT after a SELECT that saw nothing: lease #{token}, the work runs");
-        self.server.store.push_event(now, SCOPE, Some(k), text);
-        // A hyphenated UUID is always a valid key; were it not, the job would just not run.
-        let Ok(parsed) = idem_store::IdempotencyKey::parse(k) else {
-            return;
-        };
-        let id = RecordId::new(SCOPE, parsed);
-        j.claim = Claim::Leased {
-            id,
-            lease,
-            taken_over: false,
-        };
+    /// The work starts: the order comes first.
+    pub(super) fn start_job(&mut self, job: Job) {
         self.counters.executions += 1;
-        self.schedule(
-            now + self.server.config.order_ms,
-            Ev::Work(job, Phase::Order),
-        );
-    }
-
-    fn start_job(
-        &mut self,
-        checkout: CheckoutId,
-        token: u32,
-        key: Option<Uuid>,
-        amount: u32,
-        claim: Claim,
-        fingerprint: Fingerprint,
-    ) {
-        self.counters.executions += 1;
-        let job = self.server.jobs.insert(Job {
-            checkout,
-            token,
-            key,
-            amount,
-            claim,
-            order: OrderId(0),
-            charge: ChargeId(0),
-            fingerprint,
-        });
+        let job = self.server.jobs.insert(job);
         self.schedule(
             self.now + self.server.config.order_ms,
             Ev::Work(job, Phase::Order),
@@ -388,21 +285,23 @@ impl World {
     fn work_order(&mut self, job: u32) {
         let now = self.now;
         let retention = self.server.store.config().retention_ms;
-        let bugs = self.bugs;
+        let recovery = self.steps.recovery;
         let Some(j) = self.server.jobs.get(job) else {
             return;
         };
-        // Two-step writes commit the order on its own, unlinked from the key: no recovery point.
-        let recoverable = match (&j.claim, j.key) {
-            (Claim::Leased { taken_over, .. }, Some(k)) if !bugs.two_step_write => {
+        // The recovery point (the order of this key and payload): written with the claim,
+        // looked up first, unless a bug says otherwise.
+        let recoverable = match (&j.claim, j.origin.key) {
+            (Claim::Leased { taken_over, .. }, Some(k)) if recovery.writes() => {
                 Some((k, j.fingerprint, *taken_over))
             }
             _ => None,
         };
         let point = recoverable.and_then(|(k, _, taken_over)| {
-            // Both bugs below believe a fresh claim has no history: only a takeover looks.
-            let looks = taken_over || !(bugs.fresh_order_after_release || bugs.select_then_insert);
-            looks.then(|| self.server.recovery.find(k, now)).flatten()
+            recovery
+                .looks(taken_over)
+                .then(|| self.server.recovery.find(k, now))
+                .flatten()
         });
         let order = match (point, recoverable) {
             (Some(p), Some((_, fp, _))) if p.fingerprint != fp => {
@@ -439,35 +338,63 @@ impl World {
         let Some(j) = self.server.jobs.get(job) else {
             return;
         };
+        let origin = j.origin;
         let call = ChargeCall {
             order: j.order,
-            checkout: j.checkout,
-            amount: j.amount,
-            key: (!self.bugs.key_only_at_top_hop).then_some(ChargeKey(j.order)),
+            checkout: origin.checkout,
+            amount: origin.amount,
+            key: (self.steps.charge_key)(j.order),
             at: self.now,
         };
-        let faults = self.net.faults();
-        let (p_decline, p_timeout) = (faults.decline, faults.payco_timeout);
-        let decline_first = self.bugs.decline_before_lookup;
-        if decline_first
-            && (std::mem::take(&mut self.oneshot.decline) || self.rng.chance(p_decline))
-        {
-            // The bug: the handler "declines" without asking PayCo what the key already holds.
+        let decline_unasked = self.steps.decline_unasked;
+        if decline_unasked(self) {
+            let request = origin.message;
+            self.record_step(origin.checkout, StepKind::DeclinedUnasked { request });
             return self.work_failed(job, WorkError::Declined);
         }
+        let p_timeout = self.net.faults().payco_timeout;
         let timed_out =
             std::mem::take(&mut self.oneshot.payco_timeout) || self.rng.chance(p_timeout);
         // A timed-out call was lost on the way to PayCo or on the way back: the worker cannot
         // tell which. One that reached PayCo was decided and saved under its key.
         let reached = !timed_out || self.rng.chance(TIMED_OUT_AFTER_PAYCO);
+        let sent = MessageKind::Charge {
+            order: call.order,
+            key: call.key,
+        };
+        let here = Fate::Delivered { at: self.now };
+        let lost_if = |lost: bool| if lost { Fate::Lost } else { here };
+        let (c, n) = (origin.checkout, origin.attempt);
+        let call_id = self.record_message(c, n, sent, lost_if(!reached));
         let answer = if reached {
+            let decides = self.steps.payco_declines;
+            let p_decline = self.net.faults().decline;
             let (oneshot, rng) = (&mut self.oneshot, &mut self.rng);
             // PayCo's own decision, asked only for a key it has not seen.
-            let declines = || {
-                !decline_first && (std::mem::take(&mut oneshot.decline) || rng.chance(p_decline))
+            let reply = self.payco.charge(call, || decides(oneshot, rng, p_decline));
+            let decision = match (reply.answer, reply.deduped) {
+                (ChargeAnswer::Charged(charge), false) => PaycoDecision::Charged { charge },
+                (ChargeAnswer::Charged(charge), true) => PaycoDecision::Deduped {
+                    charge: Some(charge),
+                },
+                (ChargeAnswer::Declined, true) => PaycoDecision::Deduped { charge: None },
+                (ChargeAnswer::Declined, false) => PaycoDecision::Declined,
             };
-            let reply = self.payco.charge(call, declines);
-            if let (ChargeAnswer::Charged(_), false) = (reply.answer, reply.deduped) {
+            let step = StepKind::Paid {
+                call: call_id,
+                decision,
+            };
+            self.record_step(c, step);
+            let charge = match reply.answer {
+                ChargeAnswer::Charged(id) => Some(id),
+                ChargeAnswer::Declined => None,
+            };
+            let back = MessageKind::ChargeAnswer {
+                call: call_id,
+                charge,
+            };
+            self.record_message(c, n, back, lost_if(timed_out));
+            if let PaycoDecision::Charged { .. } = decision {
                 // Money moved: an answer the checkout already got may no longer hold.
                 self.check_answer(call.checkout);
             }
@@ -491,6 +418,9 @@ impl World {
             // The worker dies: nothing saved, nothing answered; the claim stays in flight.
             self.counters.crashes += 1;
             self.server.jobs.take(job);
+            let (c, request) = (origin.checkout, origin.message);
+            let end = WorkEnd::Crashed;
+            self.record_step(c, StepKind::Worked { request, end });
             return;
         }
         self.schedule(
@@ -509,18 +439,27 @@ impl World {
         if error == WorkError::Declined {
             self.counters.declines += 1;
         }
-        let (status, body) = (error.status(), error.body());
-        let kept = match &j.claim {
-            Claim::Unkeyed => true,
+        let first = error.response();
+        let status = first.status;
+        let end = match &j.claim {
+            Claim::Unkeyed => WorkEnd::Answered { status },
             Claim::Leased { id, lease, .. } => {
-                let response = SavedResponse::json(status, body.to_vec());
-                self.fail_claim(id, lease, response)
+                let policy = self.server.config.on_error;
+                match self.server.store.fail(self.now, id, lease, saved(&first)) {
+                    Err(_) => WorkEnd::Fenced,
+                    Ok(()) if policy == idem_store::ErrorPolicy::SaveResponse => {
+                        WorkEnd::Saved { status }
+                    }
+                    Ok(()) => WorkEnd::Released { status },
+                }
             }
         };
-        if !kept {
+        if end == WorkEnd::Fenced {
             self.counters.fenced += 1;
         }
-        self.answer(j.checkout, j.token, j.key, j.amount, status, body, None);
+        let (c, request) = (j.origin.checkout, j.origin.message);
+        self.record_step(c, StepKind::Worked { request, end });
+        self.respond(j.origin, first);
     }
 
     /// A released key's recovery point belongs to another payload: give the claim back and
@@ -530,31 +469,17 @@ impl World {
         let Some(j) = self.server.jobs.take(job) else {
             return;
         };
+        let mut end = WorkEnd::Released { status: 422 };
         if let Claim::Leased { id, lease, .. } = &j.claim {
             if self.server.store.release(self.now, id, lease).is_err() {
                 self.counters.fenced += 1;
+                end = WorkEnd::Fenced;
             }
         }
         self.counters.mismatches += 1;
-        let resp = mismatch();
-        self.answer(
-            j.checkout,
-            j.token,
-            j.key,
-            j.amount,
-            resp.status,
-            &resp.body,
-            None,
-        );
-    }
-
-    /// The one place the handler hands a failed work to the store, which applies the policy
-    /// the claim's route declared. False when the write was fenced (someone took it over).
-    fn fail_claim(&mut self, id: &RecordId, lease: &Lease, response: SavedResponse) -> bool {
-        self.server
-            .store
-            .fail(self.now, id, lease, response)
-            .is_ok()
+        let (c, request) = (j.origin.checkout, j.origin.message);
+        self.record_step(c, StepKind::Worked { request, end });
+        self.respond(j.origin, decided(&Begin::Mismatch));
     }
 
     fn work_save(&mut self, job: u32) {
@@ -565,67 +490,65 @@ impl World {
         let receipt = Receipt {
             order: j.order,
             charge: j.charge,
-            amount: j.amount,
+            amount: j.origin.amount,
             served_at: now,
         };
-        let body = receipt.to_body();
-        let saved = match &j.claim {
-            Claim::Unkeyed => true,
+        let response = SavedResponse::json(201, receipt.to_body());
+        let first = HttpResponse::original(response.clone());
+        let end = match &j.claim {
+            Claim::Unkeyed => WorkEnd::Answered { status: 201 },
             Claim::Leased { id, lease, .. } => {
-                let response = SavedResponse::json(201, body.clone());
-                if self.bugs.unfenced_writes {
-                    let retention = self.server.store.config().retention_ms;
-                    let key = id.as_ref().key.to_owned();
-                    // Did a fence have something to refuse? Another lease holds the record now.
-                    let overwrote = self.server.store.table().get(id.as_ref()).is_some_and(|r| {
-                        !matches!(&r.status, Status::InFlight { lease: l } if l.token == lease.token)
-                    });
-                    let record = Record {
-                        fingerprint: j.fingerprint,
-                        on_error: self.server.config.on_error,
-                        status: Status::Done { response },
-                        created_at: lease.locked_at,
-                        expires_at: now + retention,
-                        retention_ms: retention,
-                    };
-                    self.server.store.table_mut().put(id.as_ref(), record);
-                    // The write bypassed the store, so note it where the store's events go.
-                    let text = if overwrote {
-                        format!(
-                            "unfenced save by lost lease #{}: overwrote the new owner's record",
-                            lease.token
-                        )
-                    } else {
-                        format!("unfenced save by lease #{}", lease.token)
-                    };
-                    self.server.store.push_event(now, SCOPE, Some(&key), text);
-                    true
-                } else if self.bugs.two_step_write {
-                    self.server.store.save(now, id, lease, response).is_ok()
+                let save = self.steps.save;
+                if save(self, id, lease, &j.fingerprint, response) {
+                    WorkEnd::Saved { status: 201 }
                 } else {
-                    self.server
-                        .store
-                        .commit(now, id, lease, || ((), response))
-                        .is_ok()
+                    WorkEnd::Fenced
                 }
             }
         };
-        if saved {
-            self.answer(j.checkout, j.token, j.key, j.amount, 201, &body, None);
-        } else {
-            // Fenced: someone took the claim over; this zombie answers 500, never its own result.
+        let (c, request) = (j.origin.checkout, j.origin.message);
+        self.record_step(c, StepKind::Worked { request, end });
+        if end == WorkEnd::Fenced {
+            // Fenced: someone took the claim over; this zombie answers the lease-lost 409,
+            // never its own result.
             self.counters.fenced += 1;
-            let resp = http::lease_lost();
-            let wait = Some(1000);
-            self.answer(
-                j.checkout,
-                j.token,
-                j.key,
-                j.amount,
-                resp.status,
-                &resp.body,
-                wait,
-            );
+            self.respond(j.origin, http::lease_lost());
+        } else {
+            self.respond(j.origin, first);
+        }
+    }
+
+    /// The store's table, for the bugs that bypass the store's rules.
+    pub(super) fn table_mut(&mut self) -> &mut MemoryTable {
+        self.server.store.table_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The handler's own errors are the store's problem bodies, with relative `type`s.
+    #[test]
+    fn work_errors_are_the_stores_problem_bodies() {
+        for (error, status, kind) in [
+            (WorkError::Declined, 402, problem::PAYMENT_DECLINED),
+            (
+                WorkError::PaycoTimeout,
+                504,
+                problem::PAYMENT_PROVIDER_TIMEOUT,
+            ),
+        ] {
+            let r = error.response();
+            assert_eq!(r.status, status);
+            assert_eq!(r.header(http::CONTENT_TYPE), Some(http::PROBLEM_JSON));
+            let p: http::Problem = serde_json::from_slice(&r.body).unwrap();
+            assert_eq!((p.kind.as_str(), p.status), (kind, status));
+            assert!(kind.starts_with("/problems/"), "{kind}");
+            assert!(!p.title.is_empty() && !p.detail.is_empty());
+            let kept = saved(&r);
+            assert_eq!((kept.status, kept.body), (status, r.body.clone()));
+            assert_eq!(kept.content_type, http::PROBLEM_JSON);
         }
     }
 }

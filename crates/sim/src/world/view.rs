@@ -1,7 +1,4 @@
-//! Read-only views of the world (for the demo, the lab and the tests), the end-of-run checks
-//! and the exportable history.
-
-use serde::{Deserialize, Serialize};
+//! Read-only views of the world (for the demo, the lab and the tests) and the end-of-run checks.
 
 use idem_client::Journal;
 use idem_store::{Event, RowView, Status, Store, Table};
@@ -9,7 +6,6 @@ use uuid::Uuid;
 
 use super::{Input, World};
 use crate::checker::{Verdict, Violation};
-use crate::config::{SimConfig, MAX_DURATION_MS};
 use crate::counters::Counters;
 use crate::history::{AttemptRecord, CheckoutRecord, History};
 use crate::ids::CheckoutId;
@@ -17,67 +13,6 @@ use crate::network::NetStats;
 use crate::payco::PayCo;
 use crate::properties::{Breach, Properties, Property};
 use crate::receipt::Receipt;
-
-/// A run, exported: enough to re-run it (seed, config, interactive inputs) and to compare the
-/// result (history, verdict, hash). `idem-lab replay` reads this.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HistoryExport {
-    /// Export format version.
-    pub format: u32,
-    /// The world's config, seed included.
-    pub config: SimConfig,
-    /// Interactive controls, in the order applied.
-    pub inputs: Vec<Input>,
-    /// Attempts and checkouts.
-    pub history: History,
-    /// PayCo's ledger.
-    pub charges: Vec<crate::payco::Charge>,
-    /// Totals.
-    pub counters: Counters,
-    /// The checker's verdict at export time.
-    pub verdict: Verdict,
-    /// [`World::history_hash`] at export time.
-    pub hash: String,
-    /// Whether [`World::finish`] had run (a replay runs it too).
-    pub finished: bool,
-    /// Events run at export time.
-    pub events_run: u64,
-}
-
-fn export_events(e: &HistoryExport) -> u64 {
-    e.events_run
-}
-
-impl HistoryExport {
-    /// Refuse what a replay cannot run: the config and every recorded input are checked like
-    /// a config file ([`SimConfig::validate`]: a recorded `SetFaults` with an absurd latency is
-    /// an error, never an overflow), and no input may sit past [`MAX_DURATION_MS`] of virtual
-    /// time. Exports come from files and URLs.
-    pub fn validate(&self) -> Result<(), crate::SimError> {
-        self.config.validate()?;
-        for (i, input) in self.inputs.iter().enumerate() {
-            let at = |e: crate::SimError| {
-                let why = match e {
-                    crate::SimError::Config(why) => why,
-                    other => other.to_string(),
-                };
-                crate::SimError::Config(format!("inputs[{i}]: {why}"))
-            };
-            if input.at > MAX_DURATION_MS {
-                return Err(crate::SimError::Config(format!(
-                    "inputs[{i}].at is later than a year of virtual time"
-                )));
-            }
-            match &input.command {
-                super::Command::SetFaults(f) => f.validate().map_err(at)?,
-                super::Command::SetServer(s) => s.validate().map_err(at)?,
-                super::Command::SetClient(c) => c.validate().map_err(at)?,
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-}
 
 impl World {
     /// The store (claim table rows via `rows(now)`, events via `events_since(seq)`).
@@ -177,6 +112,16 @@ impl World {
         &self.inputs
     }
 
+    /// Whether the one-shot PayCo timeout is armed.
+    pub fn armed_payco_timeout(&self) -> bool {
+        self.oneshot.payco_timeout
+    }
+
+    /// Whether the one-shots (crash after charge, slow worker, decline) are armed.
+    pub fn armed_worker_faults(&self) -> (bool, bool, bool) {
+        (self.oneshot.crash, self.oneshot.slow, self.oneshot.decline)
+    }
+
     /// SHA-256 of the canonical history (attempts, checkouts, PayCo's ledger).
     pub fn history_hash(&self) -> String {
         self.history.hash(self.payco.charges())
@@ -187,7 +132,7 @@ impl World {
         if let Some(r) = &self.reproduce {
             return r.clone();
         }
-        crate::lab::table::lab_command(&self.config, None)
+        crate::reproduce::lab_command(&self.config, None)
     }
 
     /// The checker's verdict now. The end-of-run invariants (stuck in flight, saved answers,
@@ -337,64 +282,5 @@ impl World {
                 broke: self.props.disagrees.clone(),
             },
         }
-    }
-
-    /// The run as an exportable value (serialize it with serde_json).
-    pub fn export(&self) -> HistoryExport {
-        HistoryExport {
-            format: 1,
-            config: self.config.clone(),
-            inputs: self.inputs.clone(),
-            history: self.history.clone(),
-            charges: self.payco.charges().to_vec(),
-            counters: self.counters,
-            verdict: self.verdict(),
-            hash: self.history_hash(),
-            finished: self.finished,
-            events_run: self.events_run,
-        }
-    }
-
-    /// Re-run an exported run: same seed and config, the same inputs at the same points.
-    /// Host journals are replaced by memory journals. Compare [`World::history_hash`] with
-    /// `export.hash`. An export that fails [`HistoryExport::validate`] is an error.
-    pub fn replay(export: &HistoryExport) -> Result<World, crate::SimError> {
-        export.validate()?;
-        let mut world = World::new(export.config.clone());
-        for input in &export.inputs {
-            while world.events_run < input.after_events && world.step() {}
-            world.now = world.now.max(input.at);
-            match &input.command {
-                super::Command::StartCheckout {
-                    strategy, amount, ..
-                } => {
-                    let _ = world.start_checkout_with(*strategy, *amount, None);
-                }
-                super::Command::Reload { checkout } => {
-                    let _ = world.reload(*checkout);
-                }
-                super::Command::DropNextRequest => world.drop_next_request(),
-                super::Command::DropNextResponse => world.drop_next_response(),
-                super::Command::SetFaults(f) => world.set_faults(f.clone()),
-                super::Command::SetServer(s) => world.set_server(s.clone()),
-                super::Command::SetClient(c) => world.set_client(c.clone()),
-                super::Command::CrashNextAfterCharge => world.crash_next_after_charge(),
-                super::Command::SlowNextWorker => world.slow_next_worker(),
-                super::Command::DeclineNextCharge => world.decline_next_charge(),
-                super::Command::TimeOutNextPaycoCall => world.time_out_next_payco_call(),
-                super::Command::Resend {
-                    checkout,
-                    other_cart,
-                } => {
-                    let _ = world.resend(*checkout, *other_cart);
-                }
-            }
-        }
-        if export.finished {
-            world.finish();
-        } else {
-            while world.events_run < export_events(export) && world.step() {}
-        }
-        Ok(world)
     }
 }

@@ -1,6 +1,6 @@
 //! The wire contract between `idem-store` and `idem-client`, as literal responses.
 //!
-//! The two crates do not depend on each other (DESIGN.md): they agree on status codes,
+//! The two crates do not depend on each other (ARCHITECTURE.md, "Layers"): they agree on status codes,
 //! headers and problem bodies. This table pins that agreement in one place.
 //! `crates/store/tests/wire.rs` checks that the store's `http` module writes exactly these
 //! responses; `crates/client/tests/wire.rs` (which includes this file by path) checks that
@@ -32,10 +32,10 @@ pub const CASES: &[WireCase] = &[
             ("Content-Type", "application/problem+json"),
             ("Retry-After", "2"),
         ],
-        body: r#"{"type":"https://idem.dev/problems/request-in-flight","title":"Request in flight","status":409,"detail":"a request with this idempotency key is still being processed"}"#,
+        body: r#"{"type":"/problems/request-in-flight","title":"Request in flight","status":409,"detail":"a request with this idempotency key is still being processed"}"#,
         retry_after_ms: Some(2_000),
         replayed: false,
-        problem_type: Some("https://idem.dev/problems/request-in-flight"),
+        problem_type: Some("/problems/request-in-flight"),
     },
     WireCase {
         name: "lease lost",
@@ -44,37 +44,37 @@ pub const CASES: &[WireCase] = &[
             ("Content-Type", "application/problem+json"),
             ("Retry-After", "1"),
         ],
-        body: r#"{"type":"https://idem.dev/problems/lease-lost","title":"Claim taken over","status":409,"detail":"this request's claim on the idempotency key was taken over; retry to get the result"}"#,
+        body: r#"{"type":"/problems/lease-lost","title":"Claim taken over","status":409,"detail":"this request's claim on the idempotency key was taken over; retry to get the result"}"#,
         retry_after_ms: Some(1_000),
         replayed: false,
-        problem_type: Some("https://idem.dev/problems/lease-lost"),
+        problem_type: Some("/problems/lease-lost"),
     },
     WireCase {
         name: "mismatch",
         status: 422,
         headers: &[("Content-Type", "application/problem+json")],
-        body: r#"{"type":"https://idem.dev/problems/key-reused-with-different-payload","title":"Idempotency key reused with a different payload","status":422,"detail":"this key was first used with a different request body; use a new key for a new operation"}"#,
+        body: r#"{"type":"/problems/key-reused-with-different-payload","title":"Idempotency key reused with a different payload","status":422,"detail":"this key was first used with a different request body; use a new key for a new operation"}"#,
         retry_after_ms: None,
         replayed: false,
-        problem_type: Some("https://idem.dev/problems/key-reused-with-different-payload"),
+        problem_type: Some("/problems/key-reused-with-different-payload"),
     },
     WireCase {
         name: "missing key",
         status: 400,
         headers: &[("Content-Type", "application/problem+json")],
-        body: r#"{"type":"https://idem.dev/problems/idempotency-key-missing","title":"Idempotency key missing","status":400,"detail":"idempotency key missing"}"#,
+        body: r#"{"type":"/problems/idempotency-key-missing","title":"Idempotency key missing","status":400,"detail":"idempotency key missing"}"#,
         retry_after_ms: None,
         replayed: false,
-        problem_type: Some("https://idem.dev/problems/idempotency-key-missing"),
+        problem_type: Some("/problems/idempotency-key-missing"),
     },
     WireCase {
         name: "body too large",
         status: 413,
         headers: &[("Content-Type", "application/problem+json")],
-        body: r#"{"type":"https://idem.dev/problems/request-body-too-large","title":"Request body too large","status":413,"detail":"request body is 70000 bytes, the limit is 65536"}"#,
+        body: r#"{"type":"/problems/request-body-too-large","title":"Request body too large","status":413,"detail":"request body is 70000 bytes, the limit is 65536"}"#,
         retry_after_ms: None,
         replayed: false,
-        problem_type: Some("https://idem.dev/problems/request-body-too-large"),
+        problem_type: Some("/problems/request-body-too-large"),
     },
     WireCase {
         name: "replay",

@@ -1,14 +1,24 @@
 //! The history: every attempt as Jepsen records operations (`ok`, `fail`, `info` = unknown),
-//! every checkout's final outcome, and a SHA-256 over a canonical encoding of it all.
+//! every checkout's final outcome, every message and what became of it, and what each party did
+//! at one instant ([`messages`]); a SHA-256 over a canonical encoding of it all ([`hash`]).
+//!
+//! It records what happened; it decides nothing. The world writes it as events run, the checker
+//! and the live properties read the attempts and outcomes, and the demo's timeline reads the
+//! messages and steps (the ground truth a real client never sees).
+
+mod hash;
+pub mod messages;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::config::Strategy;
 use crate::ids::CheckoutId;
-use crate::payco::Charge;
 use crate::receipt::Receipt;
+
+pub use messages::{
+    Decision, Fate, Message, MessageId, MessageKind, Party, PaycoDecision, Step, StepKind, WorkEnd,
+};
 
 /// Why an attempt's outcome is unknown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,124 +133,25 @@ pub struct CheckoutRecord {
     pub finished_at: Option<u64>,
 }
 
-/// Every attempt (when recorded in full) and every checkout.
+/// Every checkout, and when recorded in full ([`HistoryDetail::Full`](crate::HistoryDetail)),
+/// every attempt, message and step.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct History {
     /// Attempts in the order their results became known.
     pub attempts: Vec<AttemptRecord>,
     /// Checkouts by id.
     pub checkouts: Vec<CheckoutRecord>,
-}
-
-/// Canonical, platform-independent bytes: fixed-width little-endian integers, tags as bytes.
-struct Canon(Sha256);
-
-impl Canon {
-    fn u8(&mut self, v: u8) {
-        self.0.update([v]);
-    }
-    fn u64(&mut self, v: u64) {
-        self.0.update(v.to_le_bytes());
-    }
-    fn key(&mut self, k: &Option<Uuid>) {
-        match k {
-            None => self.u8(0),
-            Some(u) => {
-                self.u8(1);
-                self.0.update(u.as_bytes());
-            }
-        }
-    }
-    fn receipt(&mut self, r: &Receipt) {
-        self.u64(r.order.0);
-        self.u64(r.charge.0);
-        self.u64(u64::from(r.amount));
-        self.u64(r.served_at);
-    }
+    /// Every message sent (requests, responses, PayCo calls and answers), in the order sent;
+    /// a [`MessageId`] is an index here.
+    #[serde(default)]
+    pub messages: Vec<Message>,
+    /// What each party did at one instant (journal writes, the store's decisions, the ends of
+    /// the work, PayCo's decisions), in time order.
+    #[serde(default)]
+    pub steps: Vec<Step>,
 }
 
 impl History {
-    /// SHA-256 (lowercase hex) of the canonical encoding of the attempts, the checkouts and
-    /// PayCo's `charges`. Equal hashes mean byte-identical histories.
-    pub fn hash(&self, charges: &[Charge]) -> String {
-        let mut c = Canon(Sha256::new());
-        c.u64(self.attempts.len() as u64);
-        for a in &self.attempts {
-            c.u64(u64::from(a.checkout.0));
-            c.u64(u64::from(a.n));
-            c.key(&a.key);
-            c.u64(u64::from(a.amount));
-            c.u64(a.sent_at);
-            c.u64(a.ended_at);
-            match a.result {
-                AttemptResult::Ok {
-                    status,
-                    replayed,
-                    receipt,
-                } => {
-                    c.u8(0);
-                    c.u64(u64::from(status));
-                    c.u8(u8::from(replayed));
-                    c.receipt(&receipt);
-                }
-                AttemptResult::Fail { status } => {
-                    c.u8(1);
-                    c.u64(u64::from(status));
-                }
-                AttemptResult::Info { cause } => {
-                    c.u8(2);
-                    c.u8(cause as u8);
-                }
-            }
-        }
-        c.u64(self.checkouts.len() as u64);
-        for k in &self.checkouts {
-            c.u64(u64::from(k.id.0));
-            c.u8(k.strategy as u8);
-            c.u64(u64::from(k.amount));
-            c.key(&k.key);
-            c.u64(k.started_at);
-            c.u64(u64::from(k.attempts));
-            match k.outcome {
-                CheckoutOutcome::Pending => c.u8(0),
-                CheckoutOutcome::Paid { receipt, replayed } => {
-                    c.u8(1);
-                    c.receipt(&receipt);
-                    c.u8(u8::from(replayed));
-                }
-                CheckoutOutcome::Rejected { status } => {
-                    c.u8(2);
-                    c.u64(u64::from(status));
-                }
-                CheckoutOutcome::Unknown => c.u8(3),
-            }
-            c.u64(k.finished_at.map_or(u64::MAX, |t| t));
-        }
-        c.u64(charges.len() as u64);
-        for ch in charges {
-            c.u64(ch.id.0);
-            c.u64(ch.order.0);
-            c.u64(u64::from(ch.checkout.0));
-            c.u64(u64::from(ch.amount));
-            match ch.key {
-                None => c.u8(0),
-                Some(k) => {
-                    c.u8(1);
-                    c.u64(k.0 .0);
-                }
-            }
-            c.u64(ch.at);
-        }
-        let digest = c.0.finalize();
-        let mut out = String::with_capacity(64);
-        for b in digest {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push(HEX[usize::from(b >> 4)] as char);
-            out.push(HEX[usize::from(b & 15)] as char);
-        }
-        out
-    }
-
     /// The attempts of one checkout, in order.
     pub fn attempts_of(&self, checkout: CheckoutId) -> impl Iterator<Item = &AttemptRecord> {
         self.attempts.iter().filter(move |a| a.checkout == checkout)
@@ -253,7 +164,7 @@ mod tests {
     use crate::ids::OrderId;
     use crate::payco::ChargeId;
 
-    fn sample() -> History {
+    pub(super) fn sample() -> History {
         let receipt = Receipt {
             order: OrderId(1),
             charge: ChargeId(1),
@@ -275,17 +186,18 @@ mod tests {
                 },
             }],
             checkouts: vec![],
+            messages: vec![],
+            steps: vec![],
         }
     }
 
     #[test]
-    fn hash_is_stable_and_sensitive() {
-        let h = sample();
-        assert_eq!(h.hash(&[]), sample().hash(&[]));
-        assert_eq!(h.hash(&[]).len(), 64);
-        let mut g = sample();
-        g.attempts[0].ended_at = 10;
-        assert_ne!(h.hash(&[]), g.hash(&[]));
-        assert_eq!(h.attempts[0].result.kind(), "ok");
+    fn jepsen_kinds() {
+        assert_eq!(sample().attempts[0].result.kind(), "ok");
+        assert_eq!(AttemptResult::Fail { status: 409 }.kind(), "fail");
+        let info = AttemptResult::Info {
+            cause: InfoCause::Timeout,
+        };
+        assert_eq!(info.kind(), "info");
     }
 }

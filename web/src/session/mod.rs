@@ -1,22 +1,29 @@
-//! The lab: the world, the run log, and the one way the page changes the world.
+//! The session controller: the one way the page changes its run.
 //!
-//! Every user action becomes a [`Command`] applied at the world's current virtual time and
-//! appended to the run log; the driver's ticks only advance time. After each change the lab
-//! sends a fresh snapshot to the `View` reducer. The world lives behind `RefCell` in a shared
-//! context (not in a reducer) because it is large, mutable and not `Clone`.
+//! Every user action goes through a [`Session`] method, which applies it to the [`Run`] (the
+//! world and the run log, `run.rs`) at the world's current virtual time; the driver's ticks only
+//! advance time. After each change the session builds the next view with the projection
+//! (`projection/`) and hands it to the `View` reducer. The run lives behind `RefCell` in a
+//! shared context (not in a reducer) because it is large, mutable and not `Clone`. Saving the
+//! run (sessionStorage, the URL hash), restarting it, opening a link and stepping back and
+//! forth through its history happen here too.
+
+mod run;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use gloo_timers::callback::Timeout;
+use idem_sim::{Command, SimConfig, Strategy};
 use yew::prelude::*;
 
 use crate::browser;
-use crate::model::run_log::{Command, RunLog};
-use crate::model::settings::{NetworkSettings, ServerSettings, Settings, Strategy};
-use crate::model::share::{self, Shared};
+use crate::model::run_log::{text, RunLog};
+use crate::model::settings::{NetworkSettings, ServerSettings, Settings};
 use crate::model::view::{View, ViewAction};
-use crate::world::Adapter;
+use crate::projection::{PageState, Projector};
+
+pub use run::Run;
 
 /// Wall-clock milliseconds one tick may spend inside the world before yielding to the page.
 pub const TICK_BUDGET_MS: f64 = 6.0;
@@ -26,12 +33,11 @@ pub const TICK_BUDGET_MS: f64 = 6.0;
 pub const REFRESH_EVERY_MS: f64 = 33.0;
 
 struct Inner {
-    world: RefCell<Adapter>,
-    log: RefCell<RunLog>,
+    run: RefCell<Run>,
+    projector: RefCell<Projector>,
     view: UseReducerDispatcher<View>,
     rev: Cell<u32>,
-    reset: Cell<bool>,
-    /// A refresh is scheduled for the next task (see [`Lab::advance`]).
+    /// A refresh is scheduled for the next task (see [`Session::advance`]).
     refresh_pending: Cell<bool>,
     /// The scheduled refresh; dropping it cancels it.
     refresh_timer: RefCell<Option<Timeout>>,
@@ -41,9 +47,6 @@ struct Inner {
     future: RefCell<Option<RunLog>>,
     /// What the URL hash said at start.
     boot: Boot,
-    /// Projector mode and scenario id, written into the URL hash with the run.
-    projector: Cell<bool>,
-    scenario: RefCell<Option<String>>,
 }
 
 /// What the page found in the URL hash at start.
@@ -55,27 +58,26 @@ pub struct Boot {
     pub error: Option<&'static str>,
     /// Projector mode from the link.
     pub projector: bool,
-    /// Scenario id from the link.
-    pub scenario: Option<String>,
 }
 
-/// Shared handle to the lab (cheap to clone; equal when it is the same lab).
+/// Shared handle to the session (cheap to clone; equal when it is the same session).
 #[derive(Clone)]
-pub struct Lab(Rc<Inner>);
+pub struct Session(Rc<Inner>);
 
-impl PartialEq for Lab {
+impl PartialEq for Session {
     fn eq(&self, other: &Self) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
     }
 }
 
-impl Lab {
-    /// Start the page: resume the run this tab had before a reload (sessionStorage), or begin a
-    /// new one with the default settings (or `?seed=` from the URL).
-    pub fn boot(view: UseReducerDispatcher<View>) -> Lab {
+impl Session {
+    /// Start the page: resume the run this tab had before a reload (sessionStorage), open the
+    /// run a link describes, or begin a new one with the default settings (or `?seed=` from the
+    /// URL).
+    pub fn boot(view: UseReducerDispatcher<View>) -> Session {
         let mut boot = Boot::default();
-        let mut stored =
-            browser::session_get(browser::RUN_LOG_ITEM).and_then(|t| RunLog::decode(&t));
+        let mut stored = browser::session_get(browser::RUN_LOG_ITEM)
+            .and_then(|t| text::decode(&t).ok().flatten());
         let hash = browser::location_hash();
         // A hash this tab wrote itself is its own run (a reload): the session log has it. Any
         // other hash is a link to open.
@@ -85,29 +87,26 @@ impl Lab {
         let own = |item| browser::session_get(item).as_deref() == Some(hash.as_str());
         if !hash.is_empty() && !own(browser::HASH_ITEM) && !own(browser::PREV_HASH_ITEM) {
             stored = None;
-            match share::decode(&hash) {
-                Ok(Some(s)) => linked = Some(s),
+            match text::decode(&hash) {
+                Ok(Some(log)) => linked = Some(log),
                 Ok(None) => {}
                 Err(e) => boot.error = Some(e.0),
             }
         }
-        let (world, log) = match (linked, stored) {
-            (Some(shared), _) => {
-                let mut world = Adapter::replay(&shared.log);
-                world.clear_storage();
-                let mut log = shared.log;
-                log.reached(world.now(), world.events_run());
+        let run = match (linked, stored) {
+            (Some(log), _) => {
                 boot.from_link = true;
-                boot.projector = shared.projector;
-                boot.scenario = shared.scenario;
-                (world, log)
+                boot.projector = log.projector;
+                let mut run = Run::rebuild(log);
+                run.clear_storage();
+                run
             }
-            (None, Some(mut log)) => {
-                let mut world = Adapter::replay(&log);
+            (None, Some(log)) => {
+                boot.projector = log.projector;
+                let mut run = Run::rebuild(log);
                 // The page went away and came back: the tab's memory is gone, localStorage is not.
-                log.push(world.now(), world.events_run(), Command::ReloadTab);
-                world.apply(&Command::ReloadTab);
-                (world, log)
+                run.reload_tab();
+                run
             }
             (None, None) => {
                 let mut settings = Settings::default();
@@ -121,25 +120,23 @@ impl Lab {
                     settings.network(),
                     settings.server(),
                 );
-                let mut world = Adapter::fresh(&log);
+                let mut run = Run::start(log);
                 // A new tab means a new simulated server: records of an old run would point at
                 // a server that no longer exists.
-                world.clear_storage();
-                (world, log)
+                run.clear_storage();
+                run
             }
         };
-        Lab(Rc::new(Inner {
-            world: RefCell::new(world),
-            log: RefCell::new(log),
+        let projector = Projector::after(run.world());
+        Session(Rc::new(Inner {
+            run: RefCell::new(run),
+            projector: RefCell::new(projector),
             view,
             rev: Cell::new(1),
-            reset: Cell::new(true),
             refresh_pending: Cell::new(false),
             refresh_timer: RefCell::new(None),
             refreshed_at: Cell::new(0.0),
             future: RefCell::new(None),
-            projector: Cell::new(boot.projector),
-            scenario: RefCell::new(boot.scenario.clone()),
             boot,
         }))
     }
@@ -149,102 +146,117 @@ impl Lab {
         &self.0.boot
     }
 
-    /// The settings the page should show at start (restored after a reload).
+    /// The settings the page should show at start (restored after a reload or from a link).
     pub fn initial_settings(&self) -> Settings {
-        let log = self.0.log.borrow();
-        let world = self.0.world.borrow();
-        Settings::restored(log.strategy, log.seed, world.network(), world.server())
+        let run = self.0.run.borrow();
+        let log = run.log();
+        let (network, server) = log.settings_now();
+        Settings::restored(log.strategy, log.seed, &network, &server)
     }
 
-    /// Apply `command` now, record it, and refresh the view.
-    pub fn command(&self, command: Command) {
+    /// Change the run with `act`, then refresh the view in a task of its own.
+    fn act(&self, act: impl FnOnce(&mut Run)) {
         self.forget_future();
-        {
-            let mut world = self.0.world.borrow_mut();
-            self.0
-                .log
-                .borrow_mut()
-                .push(world.now(), world.events_run(), command.clone());
-            world.apply(&command);
-        }
+        act(&mut self.0.run.borrow_mut());
         self.0.rev.set(self.0.rev.get() + 1);
         // A batch of a thousand checkouts is work enough for one task: render in the next.
         self.refresh_soon();
     }
 
-    /// New network settings, if they differ from the world's.
+    /// Pay for the cart with `strategy` (nothing new while the last checkout is pending).
+    pub fn pay(&self, strategy: Strategy) {
+        self.act(|run| run.pay(strategy));
+    }
+
+    /// Start `n` checkouts with `strategy`.
+    pub fn batch(&self, strategy: Strategy, n: u32) {
+        self.act(|run| run.batch(strategy, n));
+    }
+
+    /// The tab loses its memory; every pending checkout resumes from its journal.
+    pub fn reload_tab(&self) {
+        self.act(Run::reload_tab);
+    }
+
+    /// A buggy page pays and sends another cart under the same key.
+    pub fn reuse_key(&self) {
+        self.act(Run::reuse_key);
+    }
+
+    /// A one-shot fault (`DropNextRequest`, `DropNextResponse`, `DeclineNextCharge`).
+    pub fn one_shot(&self, command: Command) {
+        self.act(|run| run.one_shot(command));
+    }
+
+    /// New network settings, if they differ from the ones in force.
     pub fn set_network(&self, network: NetworkSettings) {
-        if self.0.world.borrow().network() != &network {
-            self.command(Command::Network(network));
+        if self.0.run.borrow().log().settings_now().0 != network {
+            self.act(|run| run.set_network(network));
         }
     }
 
-    /// New server settings, if they differ from the world's.
+    /// New server settings, if they differ from the ones in force.
     pub fn set_server(&self, server: ServerSettings) {
-        if self.0.world.borrow().server() != &server {
-            self.command(Command::Server(server));
+        if self.0.run.borrow().log().settings_now().1 != server {
+            self.act(|run| run.set_server(server));
         }
     }
 
-    /// Remember the selected strategy for a reload (not a world command).
+    /// Remember the selected strategy for a reload (not a world input).
     pub fn set_strategy(&self, strategy: Strategy) {
-        self.0.log.borrow_mut().strategy = strategy;
+        self.0.run.borrow_mut().log_now().strategy = strategy;
+    }
+
+    /// Replace the run with `run` (a new one, or one rebuilt at another moment): the view
+    /// starts afresh.
+    fn replace(&self, run: Run) {
+        *self.0.projector.borrow_mut() = Projector::after(run.world());
+        *self.0.run.borrow_mut() = run;
+        self.0.rev.set(self.0.rev.get() + 1);
+        self.refresh();
     }
 
     /// A new run with `seed` and the given settings: a fresh world, an empty log, the old
     /// run's localStorage records removed.
     pub fn restart(&self, seed: u64, settings: &Settings) {
-        if self.0.world.borrow().seed() == seed {
+        if self.0.run.borrow().log().seed == seed {
             return;
         }
-        let log = RunLog::new(
+        let mut log = RunLog::new(
             seed,
             settings.strategy,
             settings.network(),
             settings.server(),
         );
-        self.0.world.borrow_mut().clear_storage();
-        *self.0.world.borrow_mut() = Adapter::fresh(&log);
-        *self.0.log.borrow_mut() = log;
-        *self.0.scenario.borrow_mut() = None;
-        self.0.reset.set(true);
-        self.0.rev.set(self.0.rev.get() + 1);
-        self.refresh();
+        log.projector = self.0.run.borrow().log().projector;
+        self.0.run.borrow_mut().clear_storage();
+        self.replace(Run::start(log));
     }
 
     /// Set up and run a classroom scenario (its fixed run with `fixed`) from time 0: a fresh
-    /// world built from the scenario's config, an empty log that names it, the scenario id in
-    /// the link. The page's network and server settings stay as they are.
+    /// world built from the scenario's config, an empty log that names it (and so the link).
+    /// The page's network and server settings stay as they are.
     pub fn start_scenario(&self, index: usize, fixed: bool) {
         let Some(s) = idem_sim::SCENARIOS.get(index) else {
             return;
         };
         self.forget_future();
-        let name = crate::model::scenario::pick_text(s, fixed);
         let log = {
-            let world = self.0.world.borrow();
-            let old = self.0.log.borrow();
-            let mut log = RunLog::new(
-                s.seed,
-                old.strategy,
-                world.network().clone(),
-                world.server().clone(),
-            );
-            log.scenario = Some(name.clone());
+            let run = self.0.run.borrow();
+            let old = run.log();
+            let (network, server) = old.settings_now();
+            let mut log = RunLog::new(s.seed, old.strategy, network, server);
+            log.scenario = Some(crate::model::scenario::pick_text(s, fixed));
+            log.projector = old.projector;
             log
         };
-        self.0.world.borrow_mut().clear_storage();
-        *self.0.world.borrow_mut() = Adapter::fresh(&log);
-        *self.0.log.borrow_mut() = log;
-        *self.0.scenario.borrow_mut() = Some(name);
-        self.0.reset.set(true);
-        self.0.rev.set(self.0.rev.get() + 1);
-        self.refresh();
+        self.0.run.borrow_mut().clear_storage();
+        self.replace(Run::start(log));
     }
 
     /// Time may run again after a scenario's pause (the page pressed play).
     pub fn release_hold(&self) {
-        self.0.world.borrow_mut().release_hold();
+        self.0.run.borrow_mut().release_hold();
     }
 
     /// Advance the world by `dt` virtual milliseconds, or less if the tick's budget runs out.
@@ -255,7 +267,7 @@ impl Lab {
         self.forget_future();
         let start = browser::wall_ms();
         let over_budget = move || browser::wall_ms() - start > TICK_BUDGET_MS;
-        let moved = self.0.world.borrow_mut().advance_by(dt, &over_budget);
+        let moved = self.0.run.borrow_mut().advance_by(dt, &over_budget);
         if moved && browser::wall_ms() - self.0.refreshed_at.get() >= REFRESH_EVERY_MS {
             self.refresh_soon();
         }
@@ -267,10 +279,10 @@ impl Lab {
         if self.0.refresh_pending.replace(true) {
             return;
         }
-        let lab = self.clone();
+        let session = self.clone();
         let timer = Timeout::new(0, move || {
-            lab.0.refresh_pending.set(false);
-            lab.refresh();
+            session.0.refresh_pending.set(false);
+            session.refresh();
         });
         *self.0.refresh_timer.borrow_mut() = Some(timer);
     }
@@ -278,33 +290,31 @@ impl Lab {
     /// Advance to the next event.
     pub fn step(&self) {
         self.forget_future();
-        self.0.world.borrow_mut().step();
+        self.0.run.borrow_mut().step();
         self.refresh();
     }
 
-    /// Send the world's current state to the view.
+    /// Send the world's current view to the `View` reducer.
     pub fn refresh(&self) {
         self.0.refreshed_at.set(browser::wall_ms());
-        let mut snap = self.0.world.borrow_mut().snapshot();
-        snap.reset = self.0.reset.replace(false);
-        snap.log_rev = self.0.rev.get();
-        self.0.view.dispatch(ViewAction::Refresh(Box::new(snap)));
+        let mut run = self.0.run.borrow_mut();
+        let page = PageState {
+            notes: run.take_notes(),
+            journal: run.journal(),
+            current: run.current(),
+            scenario: run.scenario_status(),
+            log_rev: self.0.rev.get(),
+        };
+        let view = self.0.projector.borrow_mut().view(run.world(), page);
+        drop(run);
+        self.0.view.dispatch(ViewAction::Refresh(Rc::new(view)));
     }
 
-    /// Save the run log (with the current time) so a real reload rebuilds this world.
+    /// Save the run log (with the current time) so a real reload rebuilds this world: one
+    /// text, in sessionStorage and in the URL hash.
     pub fn save_log(&self) {
-        let (now, events) = {
-            let world = self.0.world.borrow();
-            (world.now(), world.events_run())
-        };
-        let mut log = self.0.log.borrow_mut();
-        log.reached(now, events);
-        browser::session_set(browser::RUN_LOG_ITEM, &log.encode());
-        let hash = share::encode(&Shared {
-            log: log.clone(),
-            scenario: self.0.scenario.borrow().clone(),
-            projector: self.0.projector.get(),
-        });
+        let hash = text::encode(self.0.run.borrow_mut().log_now());
+        browser::session_set(browser::RUN_LOG_ITEM, &hash);
         if let Some(old) = browser::session_get(browser::HASH_ITEM).filter(|old| *old != hash) {
             browser::session_set(browser::PREV_HASH_ITEM, &old);
         }
@@ -320,7 +330,12 @@ impl Lab {
 
     /// Projector mode on or off, kept in the link.
     pub fn set_projector(&self, on: bool) {
-        if self.0.projector.replace(on) != on {
+        let changed = {
+            let mut run = self.0.run.borrow_mut();
+            let log = run.log_now();
+            std::mem::replace(&mut log.projector, on) != on
+        };
+        if changed {
             self.save_log();
         }
     }
@@ -335,7 +350,7 @@ impl Lab {
     /// Move one event back (`back`) or forward through the recorded history. `false` when
     /// there is nowhere to go.
     pub fn travel(&self, back: bool) -> bool {
-        let events = self.0.world.borrow().events_run();
+        let events = self.0.run.borrow().world().events_run();
         let target = if back {
             events.checked_sub(1)
         } else {
@@ -348,14 +363,10 @@ impl Lab {
     /// replay from the seed), keeping the rest of the recording for `→`. A target past the end
     /// of the recording is refused (`false`).
     pub fn seek(&self, target: u64) -> bool {
-        let events = self.0.world.borrow().events_run();
+        let events = self.0.run.borrow().world().events_run();
         let full = match self.0.future.borrow_mut().take() {
             Some(f) => f,
-            None => {
-                let mut l = self.0.log.borrow().clone();
-                l.reached(self.0.world.borrow().now(), events);
-                l
-            }
+            None => self.0.run.borrow_mut().log_now().clone(),
         };
         if target == events || target > full.events {
             *self.0.future.borrow_mut() = (full.events > events).then_some(full);
@@ -364,39 +375,28 @@ impl Lab {
         let log = if target == full.events {
             full.clone()
         } else {
-            let mut l = full.clone();
-            l.entries.retain(|e| e.after_events <= target);
-            l.now = l.entries.last().map_or(0, |e| e.at);
-            l.events = target;
-            l
+            full.until(target)
         };
-        let world = Adapter::replay(&log);
-        let mut log = log;
-        log.now = world.now();
-        *self.0.world.borrow_mut() = world;
-        *self.0.log.borrow_mut() = log;
+        self.replace(Run::rebuild(log));
         if target < full.events {
             *self.0.future.borrow_mut() = Some(full);
         }
-        self.0.reset.set(true);
-        self.0.rev.set(self.0.rev.get() + 1);
-        self.refresh();
         true
     }
 
     /// The run's history in the format `idem-lab replay <file>` reads.
     pub fn export_json(&self) -> String {
         // Plain data: serializing it cannot fail.
-        serde_json::to_string(&self.0.world.borrow().world().export()).unwrap_or_default()
+        serde_json::to_string(&self.0.run.borrow().world().export()).unwrap_or_default()
     }
 
-    /// Read the run log (the timeline's fault windows come from its settings).
-    pub fn with_log<R>(&self, f: impl FnOnce(&RunLog) -> R) -> R {
-        f(&self.0.log.borrow())
+    /// The config `idem-lab --config` runs for this seed and these settings (the lab).
+    pub fn lab_config(&self, orders: u32) -> SimConfig {
+        self.0.run.borrow().lab_config(orders)
     }
 
-    /// Read the world (the timeline draws from it).
-    pub fn with_world<R>(&self, f: impl FnOnce(&Adapter) -> R) -> R {
-        f(&self.0.world.borrow())
+    /// Read the run (the timeline draws from its world and its log).
+    pub fn with_run<R>(&self, f: impl FnOnce(&Run) -> R) -> R {
+        f(&self.0.run.borrow())
     }
 }

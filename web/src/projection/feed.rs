@@ -1,0 +1,151 @@
+//! The event feed: the store's decisions, PayCo's charges and the page's own notes, in time
+//! order, the last [`FEED_CAP`] of them.
+
+use std::rc::Rc;
+
+use idem_sim::World;
+use idem_store::{EventKind as StoreEvent, Rejection};
+
+use crate::model::cart::euros;
+use crate::model::view::{append_events, count_rejections, EventKind, EventRow, FEED_CAP};
+
+/// First 8 characters of a key, for one-line messages.
+pub fn short(key: &str) -> &str {
+    key.get(..8).unwrap_or(key)
+}
+
+/// The feed, and where in the store's log and PayCo's ledger it stopped.
+#[derive(Default)]
+pub struct Feed {
+    store_cursor: u64,
+    charge_cursor: usize,
+    seq: u64,
+    lines: Rc<Vec<Rc<EventRow>>>,
+    rejections: (u32, u32),
+}
+
+impl Feed {
+    /// A feed that starts now: what happened before (a replayed run) is in the tables already.
+    pub fn after(world: &World) -> Feed {
+        Feed {
+            store_cursor: world.store().next_event_seq(),
+            charge_cursor: world.payco().charges().len(),
+            ..Feed::default()
+        }
+    }
+
+    /// The feed with what happened since the last call and the page's `notes`, and the running
+    /// 409 and 422 counts.
+    pub fn update(
+        &mut self,
+        world: &World,
+        notes: Vec<EventRow>,
+    ) -> (Rc<Vec<Rc<EventRow>>>, (u32, u32)) {
+        let mut new = self.store_lines(world);
+        new.extend(notes);
+        new.extend(self.charge_lines(world));
+        // One feed, in time order; sequence numbers give every line a stable identity.
+        new.sort_by_key(|e| e.at);
+        for e in &mut new {
+            self.seq += 1;
+            e.seq = self.seq;
+        }
+        if new.len() > FEED_CAP {
+            new.drain(..new.len() - FEED_CAP);
+        }
+        self.rejections = count_rejections(self.rejections, &new);
+        self.lines = append_events(&self.lines, new);
+        (self.lines.clone(), self.rejections)
+    }
+
+    fn store_lines(&mut self, world: &World) -> Vec<EventRow> {
+        let store = world.store();
+        if store.next_event_seq() < self.store_cursor {
+            // A new lock_ms or retention rebuilt the store, which restarts its event log.
+            self.store_cursor = 0;
+        }
+        let skip = (store.next_event_seq() - self.store_cursor).saturating_sub(FEED_CAP as u64);
+        let mut out = Vec::new();
+        for e in store.events_since(self.store_cursor + skip) {
+            let key = e.key().unwrap_or("").to_string();
+            let (kind, detail) = match e.kind() {
+                StoreEvent::Claimed { token } => (
+                    EventKind::Claimed,
+                    format!("claimed, lease #{token}: the work runs"),
+                ),
+                StoreEvent::Replayed { status } => {
+                    (EventKind::Replayed, format!("replayed the saved {status}"))
+                }
+                StoreEvent::Rejected { status, reason } => match reason {
+                    Rejection::InFlight { retry_after_ms } => (
+                        EventKind::Conflict,
+                        format!("409 in flight: retry after {retry_after_ms} ms"),
+                    ),
+                    Rejection::Mismatch => (
+                        EventKind::Mismatch,
+                        "422: same key, different request".to_string(),
+                    ),
+                    Rejection::Invalid(err) => (EventKind::BadRequest, format!("{status}: {err}")),
+                },
+                StoreEvent::TakenOver {
+                    old_token,
+                    new_token,
+                } => (
+                    EventKind::TakenOver,
+                    format!("stale lease #{old_token} taken over by #{new_token}"),
+                ),
+                StoreEvent::Fenced { token } => (
+                    EventKind::Fenced,
+                    format!("write by lost lease #{token} refused"),
+                ),
+                StoreEvent::Saved { token, status } => {
+                    (EventKind::Saved, format!("lease #{token} saved {status}"))
+                }
+                StoreEvent::Released { token } => {
+                    (EventKind::Released, format!("lease #{token} released"))
+                }
+                StoreEvent::Pruned => (EventKind::Pruned, "pruned after retention".to_string()),
+                StoreEvent::Note { text } => (EventKind::Client, text.clone()),
+            };
+            let label = if key.is_empty() {
+                String::new()
+            } else {
+                format!("{} ", short(&key))
+            };
+            out.push(EventRow {
+                seq: 0,
+                at: e.at(),
+                kind,
+                key,
+                detail: format!("{label}{detail}"),
+            });
+        }
+        self.store_cursor = store.next_event_seq();
+        out
+    }
+
+    fn charge_lines(&mut self, world: &World) -> Vec<EventRow> {
+        let charges = world.payco().charges();
+        let first = self
+            .charge_cursor
+            .max(charges.len().saturating_sub(FEED_CAP));
+        let lines = charges[first.min(charges.len())..]
+            .iter()
+            .map(|ch| EventRow {
+                seq: 0,
+                at: ch.at,
+                kind: EventKind::Charged,
+                key: String::new(),
+                detail: format!(
+                    "PayCo {} for order {} of {}: {}",
+                    ch.id,
+                    ch.order,
+                    ch.checkout,
+                    euros(u64::from(ch.amount))
+                ),
+            })
+            .collect();
+        self.charge_cursor = charges.len();
+        lines
+    }
+}

@@ -1,0 +1,107 @@
+//! The world projected into what the panels show: one file per panel. [`Projector::view`]
+//! builds each [`View`] from the world and the previous view (unchanged rows keep their `Rc`);
+//! the timeline's lanes are read on demand by its panel ([`timeline`]).
+//!
+//! It reads the world and the page's journal; it never changes either, and it knows nothing of
+//! the session that drives them (`session/` hands it what it needs).
+
+pub mod claims;
+pub mod feed;
+pub mod ledger;
+pub mod storage;
+pub mod timeline;
+
+use std::rc::Rc;
+
+use idem_sim::{CheckoutId, CheckoutOutcome, Properties, World};
+
+use crate::journal::PageJournal;
+use crate::model::scenario::{Live, ScenarioStatus};
+use crate::model::view::{EventRow, Stats, View};
+
+/// What the page knows beside the world.
+pub struct PageState<'a> {
+    /// The page's journal (localStorage).
+    pub journal: &'a PageJournal,
+    /// The checkout the Pay button started last.
+    pub current: Option<CheckoutId>,
+    /// What the page itself did since the last view, for the feed.
+    pub notes: Vec<EventRow>,
+    /// The classroom scenario the world runs, if any.
+    pub scenario: Option<ScenarioStatus>,
+    /// Bumped whenever the run log gains an input.
+    pub log_rev: u32,
+}
+
+/// Each panel's projection, with what it keeps between views.
+#[derive(Default)]
+pub struct Projector {
+    claims: claims::Claims,
+    ledger: ledger::Ledger,
+    feed: feed::Feed,
+    storage: storage::Storage,
+    properties: Rc<Properties>,
+}
+
+impl Projector {
+    /// A projector whose feed starts now (a rebuilt run: the past is in the tables already).
+    pub fn after(world: &World) -> Projector {
+        Projector {
+            feed: feed::Feed::after(world),
+            ..Projector::default()
+        }
+    }
+
+    /// What the panels show now.
+    pub fn view(&mut self, world: &World, page: PageState<'_>) -> View {
+        let counters = world.counters();
+        let pending = world
+            .checkouts()
+            .iter()
+            .filter(|r| r.outcome == CheckoutOutcome::Pending)
+            .count();
+        let stats = Stats {
+            checkouts: counters.checkouts as u32,
+            pending: pending as u32,
+            attempts: counters.attempts as u32,
+            conflicts: counters.conflicts as u32,
+            mismatches: counters.mismatches as u32,
+            takeovers: counters.takeovers as u32,
+            fenced: counters.fenced as u32,
+            unknown: counters.unknown as u32,
+            charges: world.charges() as u32,
+            double_charged: world.double_charged() as u32,
+        };
+        let (events, rejections) = self.feed.update(world, page.notes);
+        let paying = page.current.is_some_and(|c| {
+            world
+                .checkout(c)
+                .is_some_and(|r| r.outcome == CheckoutOutcome::Pending)
+        });
+        let cart = match page.current {
+            Some(c) if paying => format!("cart {c}"),
+            _ => format!("cart co_{}", world.checkouts().len()),
+        };
+        let properties = world.properties();
+        if *self.properties != properties {
+            self.properties = Rc::new(properties);
+        }
+        View {
+            now: world.now(),
+            seed: world.config().seed,
+            claims: self.claims.rows(world),
+            ledger: self.ledger.rows(world),
+            events,
+            rejections,
+            storage: self.storage.record(world, page.journal, page.current),
+            stats,
+            cart,
+            paying,
+            log_rev: page.log_rev,
+            live: Live {
+                scenario: page.scenario,
+                properties: self.properties.clone(),
+            },
+        }
+    }
+}
