@@ -16,6 +16,7 @@ use super::{
 };
 use crate::{
     db::{Claim, ClaimTx, DbError},
+    demo::{AfterCharge, Checkpoints},
     failpoint::Step,
     payco::wire::ChargeRequest,
     request::IdempotentRequest,
@@ -28,13 +29,21 @@ use crate::{
 pub async fn create(State(app): State<Checkout>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let answer = match IdempotentRequest::read(&parts, body, &*app.tenants, app.body).await {
-        Ok(request) => run(&app, request).await,
+        Ok(request) => {
+            // Demo mode's checkpoints, when its middleware put them there.
+            let demo = parts.extensions.get::<Checkpoints>();
+            run(&app, request, demo).await
+        }
         Err(refused) => refused,
     };
     to_response(answer)
 }
 
-async fn run(app: &Checkout, request: IdempotentRequest) -> HttpResponse {
+async fn run(
+    app: &Checkout,
+    request: IdempotentRequest,
+    demo: Option<&Checkpoints>,
+) -> HttpResponse {
     let begun = request
         .begin_parsed(&app.db, &app.route, CheckoutRequest::parse)
         .await;
@@ -62,6 +71,12 @@ async fn run(app: &Checkout, request: IdempotentRequest) -> HttpResponse {
         .charge(&format!("charge:{}", order.id), &charge)
         .await;
     app.failpoints.hit(Step::AfterCharge).await;
+    if let Some(demo) = demo {
+        if demo.after_charge(order.id, &outcome).await == AfterCharge::Crash {
+            // A dead worker: nothing committed or released; the middleware sends nothing.
+            return idem_store::http::internal_error();
+        }
+    }
 
     // Phase 3: the order's result and the response, fenced, in one transaction.
     let settled = match outcome {
@@ -73,7 +88,12 @@ async fn run(app: &Checkout, request: IdempotentRequest) -> HttpResponse {
         Err(unknown) => return give_back(app, &claim, &unknown).await,
     };
     match settled {
-        Ok(answer) => answer,
+        Ok(answer) => {
+            if let Some(demo) = demo {
+                demo.after_commit();
+            }
+            answer
+        }
         // Another worker took the claim over: our writes were rolled back; its answer is
         // the one that will be replayed.
         Err(DbError::Fenced) => lease_lost(),

@@ -16,7 +16,7 @@ use idem_store::http::{problem_for, HttpResponse};
 
 pub use body::{read_body, BodyLimits};
 pub use key::idempotency_key;
-pub use scope::{BearerTenants, ScopeExtractor, ScopeRejection, Unscoped};
+pub use scope::{bearer_token, BearerTenants, ScopeExtractor, ScopeRejection, Unscoped};
 
 /// A request an idempotent route can hand to the store.
 #[derive(Debug, Clone)]
