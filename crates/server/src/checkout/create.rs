@@ -137,7 +137,7 @@ fn recovered_order_id(claim_tx: &ClaimTx) -> Option<i64> {
     id
 }
 
-/// Settle the order and save `answer`, in one fenced transaction.
+/// Settle the order and save `answer`, fenced, together (one statement on PostgreSQL).
 async fn commit(
     app: &Checkout,
     claim: &Claim,
@@ -146,23 +146,25 @@ async fn commit(
     charge: Option<&str>,
     answer: HttpResponse,
 ) -> Result<HttpResponse, DbError> {
-    let mut commit = app.db.commit_tx(claim).await?;
-    orders::settle(commit.tx(), order, status, charge).await?;
+    let settled = orders::settlement(order, status, charge);
     app.failpoints.hit(Step::BeforeCommit).await;
-    commit.commit(now_ms(), to_saved(&answer)).await?;
+    app.db
+        .commit_with(now_ms(), claim, to_saved(&answer), &settled)
+        .await?;
     Ok(answer)
 }
 
 /// PayCo declined, and saved that under the order's key, so the decline is final for this
-/// checkout: in one fenced transaction, mark the order declined and let the route's declared
+/// checkout: fenced and together, mark the order declined and let the route's declared
 /// policy save the 402 or release the claim (a retry then resumes the order, and PayCo
 /// answers it the same 402).
 async fn decline(app: &Checkout, claim: &Claim, order: i64) -> Result<HttpResponse, DbError> {
     let answer = params::declined(order);
-    let mut fail = app.db.commit_tx(claim).await?;
-    orders::settle(fail.tx(), order, "declined", None).await?;
+    let declined = orders::settlement(order, "declined", None);
     app.failpoints.hit(Step::BeforeCommit).await;
-    fail.fail(now_ms(), to_saved(&answer)).await?;
+    app.db
+        .fail_with(now_ms(), claim, to_saved(&answer), &declined)
+        .await?;
     Ok(answer)
 }
 
