@@ -35,6 +35,16 @@
 //! lock and shares no promise: serialising two tabs (Web Locks) and joining two calls of one
 //! page are the bindings' job, on top of the journal rules here. How it sits among the other
 //! crates, and where each rule lives: `ARCHITECTURE.md` at the repository's root.
+//!
+//! # Features
+//!
+//! - `js-api` (default): on wasm32, the JavaScript package (`IdempotentClient`) and what it
+//!   needs; turns on `fetch-driver`.
+//! - `fetch-driver`: on wasm32, the [`driver`] module alone (attempts over `fetch`, waits, the
+//!   key-state question), for a Rust page that drives [`Operation`] itself: the demo's
+//!   real-server mode. The JS package's `#[wasm_bindgen]` exports stay in any binary that links
+//!   them, so a Rust page leaves `js-api` off.
+//! - `package-allocator`: the npm package's allocator (talc).
 #![warn(missing_docs)]
 
 mod backoff;
