@@ -40,7 +40,7 @@
 //!
 //! - `js-api` (default): on wasm32, the JavaScript package (`IdempotentClient`) and what it
 //!   needs; turns on `fetch-driver`.
-//! - `fetch-driver`: on wasm32, the [`driver`] module alone (attempts over `fetch`, waits, the
+//! - `fetch-driver`: on wasm32, the `driver` module alone (attempts over `fetch`, waits, the
 //!   key-state question), for a Rust page that drives [`Operation`] itself: the demo's
 //!   real-server mode. The JS package's `#[wasm_bindgen]` exports stay in any binary that links
 //!   them, so a Rust page leaves `js-api` off.
