@@ -44,13 +44,8 @@ impl Feed {
         let mut new = self.store_lines(world);
         new.extend(notes);
         new.extend(self.charge_lines(world));
-        // One feed, in time order (lines of one moment in the order they were made: the index
-        // breaks ties, so the unstable sort, whose code the bundle has anyway, is stable here);
-        // sequence numbers give every line a stable identity.
-        for (i, e) in new.iter_mut().enumerate() {
-            e.seq = i as u64;
-        }
-        new.sort_unstable_by_key(|e| (e.at, e.seq));
+        // One feed, in time order; sequence numbers give every line a stable identity.
+        in_time_order(&mut new);
         for e in &mut new {
             self.seq += 1;
             e.seq = self.seq;
@@ -152,5 +147,45 @@ impl Feed {
             .collect();
         self.charge_cursor = charges.len();
         lines
+    }
+}
+
+/// Sorts `lines` by time, the lines of one moment in the order they were made: the index breaks
+/// ties, so the unstable sort (whose code the bundle has anyway; a stable sort would add its
+/// own) keeps them in order. Overwrites `seq`.
+fn in_time_order(lines: &mut [EventRow]) {
+    for (i, e) in lines.iter_mut().enumerate() {
+        e.seq = i as u64;
+    }
+    lines.sort_unstable_by_key(|e| (e.at, e.seq));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_of_one_moment_keep_the_order_they_were_made_in() {
+        // Store lines, then notes, then charges, many at the same milliseconds.
+        let mut lines: Vec<EventRow> = (0..200u64)
+            .map(|i| EventRow {
+                seq: 0,
+                at: (i * 7) % 5,
+                kind: EventKind::Client,
+                key: String::new(),
+                detail: i.to_string(),
+            })
+            .collect();
+        in_time_order(&mut lines);
+        for pair in lines.windows(2) {
+            let made = |e: &EventRow| e.detail.parse::<u64>().unwrap();
+            assert!(
+                pair[0].at < pair[1].at
+                    || (pair[0].at == pair[1].at && made(&pair[0]) < made(&pair[1])),
+                "{} then {}",
+                pair[0].detail,
+                pair[1].detail
+            );
+        }
     }
 }
