@@ -59,7 +59,10 @@ test('drop-response: the connection closes after the commit, the retry is replay
   expect(events.filter((e) => e.kind.type === 'replayed').length).toBeGreaterThanOrEqual(1);
   expect(Object.values(await views.chargesPerOrder())).toEqual([1]);
   await expect(page.getByTestId('ledger-row')).toHaveAttribute('data-charges', '1');
-  // The one-shot is used up: the page stops arming it.
+  // The one-shot is used up: the page's next fault set (a worker toggle) leaves it out.
+  await page.getByTestId('slow-worker').check();
+  await armed(views, ['slow-worker']);
+  await page.getByTestId('slow-worker').uncheck();
   await armed(views, []);
 });
 

@@ -89,12 +89,11 @@ impl Real {
         let prefix = wire::prefix(&self.0.state.borrow().tenant);
         let journal = wire::journal(&prefix);
         // Unreadable entries are left alone (the SDK never resumes them either).
-        let mut records = Vec::new();
-        for r in journal::pending(&journal).unwrap_or_default() {
-            if let Ok(r) = r {
-                records.push(r);
-            }
-        }
+        let mut records: Vec<_> = journal::pending(&journal)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(Result::ok)
+            .collect();
         // The newest (`co_10` after `co_9`) last: it is the one the panels show. Not a sort:
         // a sort's code per element type costs the bundle kilobytes.
         let number = |name: &str| name.get(3..).and_then(|n| n.parse::<u32>().ok());
@@ -161,40 +160,12 @@ impl Real {
 
     /// One step of a checkout's attempts, into the record of what was sent and received.
     fn record(&self, name: &str, at: u64, step: Step<'_>) {
-        let mut st = self.0.state.borrow_mut();
-        let exchanges = Rc::make_mut(&mut st.exchanges);
-        let answer = match step {
-            Step::Sent(attempt) => {
-                exchanges.push(Exchange {
-                    checkout: name.to_owned(),
-                    number: attempt.number,
-                    key: attempt.key.map(key_text).unwrap_or_default(),
-                    sent_at: at,
-                    body: super::text(&attempt.body).to_owned(),
-                    answer: Answer::Open,
-                });
-                None
-            }
-            Step::Answered(reply) => Some(Answer::Reply {
-                at,
-                status: reply.status,
-                replayed: reply.replayed,
-                retry_after_ms: reply.retry_after_ms,
-                body: super::text(&reply.body).to_owned(),
-            }),
-            Step::TimedOut => Some(Answer::TimedOut { at }),
-            Step::Failed(message) => Some(Answer::Failed {
-                at,
-                message: message.to_owned(),
-            }),
-            Step::Waiting(_) => None,
-        };
-        if let Some(answer) = answer {
-            if let Some(e) = exchanges.iter_mut().rev().find(|e| e.checkout == name) {
-                e.answer = answer;
-            }
-        }
-        drop(st);
+        note_step(
+            Rc::make_mut(&mut self.0.state.borrow_mut().exchanges),
+            name,
+            at,
+            step,
+        );
         self.refresh_soon();
     }
 
@@ -241,6 +212,41 @@ impl Real {
     }
 }
 
+/// One step of checkout `name`'s attempts into `exchanges`: an attempt that leaves is a new
+/// exchange; its reply, timeout or transport error completes the last one of that checkout; a
+/// wait changes nothing.
+fn note_step(exchanges: &mut Vec<Exchange>, name: &str, at: u64, step: Step<'_>) {
+    let answer = match step {
+        Step::Sent(attempt) => {
+            exchanges.push(Exchange {
+                checkout: name.to_owned(),
+                number: attempt.number,
+                key: attempt.key.map(key_text).unwrap_or_default(),
+                sent_at: at,
+                body: super::text(&attempt.body).to_owned(),
+                answer: Answer::Open,
+            });
+            return;
+        }
+        Step::Answered(reply) => Answer::Reply {
+            at,
+            status: reply.status,
+            replayed: reply.replayed,
+            retry_after_ms: reply.retry_after_ms,
+            body: super::text(&reply.body).to_owned(),
+        },
+        Step::TimedOut => Answer::TimedOut { at },
+        Step::Failed(message) => Answer::Failed {
+            at,
+            message: message.to_owned(),
+        },
+        Step::Waiting(_) => return,
+    };
+    if let Some(e) = exchanges.iter_mut().rev().find(|e| e.checkout == name) {
+        e.answer = answer;
+    }
+}
+
 /// The key-state answer as the page shows it.
 fn reconciled(asked: Result<KeyState, String>) -> Reconciled {
     match asked {
@@ -268,6 +274,73 @@ mod tests {
         // RFC 8785's form is what serde_json_canonicalizer writes.
         let value: serde_json::Value = serde_json::from_str(&body).unwrap();
         assert_eq!(serde_json_canonicalizer::to_string(&value).unwrap(), body);
+    }
+
+    #[test]
+    fn every_attempt_is_recorded_with_what_came_back() {
+        use idem_client::{Attempt, Method, Reply};
+        let key = uuid::Uuid::from_u128(0x0123_4567_89ab_4cde_8f01_2345_6789_abcd);
+        let attempt = |number| Attempt {
+            key: Some(key),
+            method: Method::Post,
+            body: payload("co_1", "tok_visa").into_bytes(),
+            number,
+            deadline: 0,
+        };
+        let mut ex = Vec::new();
+        note_step(&mut ex, "co_1", 10, Step::Sent(&attempt(1)));
+        note_step(&mut ex, "co_2", 11, Step::Sent(&attempt(1)));
+        note_step(
+            &mut ex,
+            "co_1",
+            20,
+            Step::Answered(&Reply::new(503, "").with_retry_after_ms(1_000)),
+        );
+        note_step(&mut ex, "co_1", 21, Step::Waiting(1_020));
+        note_step(&mut ex, "co_1", 1_020, Step::Sent(&attempt(2)));
+        note_step(&mut ex, "co_1", 1_030, Step::Failed("Failed to fetch"));
+        note_step(&mut ex, "co_1", 2_000, Step::Sent(&attempt(3)));
+        note_step(&mut ex, "co_1", 7_000, Step::TimedOut);
+        note_step(&mut ex, "co_1", 8_000, Step::Sent(&attempt(4)));
+        note_step(
+            &mut ex,
+            "co_1",
+            8_010,
+            Step::Answered(&Reply::new(201, "{}").replayed()),
+        );
+        let got: Vec<(&str, u32, u64, &Answer)> = ex
+            .iter()
+            .map(|e| (e.checkout.as_str(), e.number, e.sent_at, &e.answer))
+            .collect();
+        let reply = |at, status, replayed, retry_after_ms, body: &str| Answer::Reply {
+            at,
+            status,
+            replayed,
+            retry_after_ms,
+            body: body.into(),
+        };
+        assert_eq!(
+            got,
+            [
+                ("co_1", 1, 10, &reply(20, 503, false, Some(1_000), "")),
+                ("co_2", 1, 11, &Answer::Open),
+                (
+                    "co_1",
+                    2,
+                    1_020,
+                    &Answer::Failed {
+                        at: 1_030,
+                        message: "Failed to fetch".into()
+                    }
+                ),
+                ("co_1", 3, 2_000, &Answer::TimedOut { at: 7_000 }),
+                ("co_1", 4, 8_000, &reply(8_010, 201, true, None, "{}")),
+            ]
+        );
+        assert!(ex
+            .iter()
+            .all(|e| e.key == "01234567-89ab-4cde-8f01-23456789abcd"
+                && e.body == r#"{"amount":2590,"card":"tok_visa","cart":"co_1"}"#));
     }
 
     #[test]

@@ -68,6 +68,9 @@ const ASK_MS: u64 = 5_000;
 /// A keyless request's reply, or why there was none.
 type Answer = Result<idem_client::Reply, String>;
 
+/// What to do with a keyless request's answer.
+type Then = Box<dyn FnOnce(&Real, Answer)>;
+
 /// Wall-clock ms between refreshes while a lease counts down or a checkout is out.
 const TICK_MS: u32 = 250;
 
@@ -368,13 +371,7 @@ impl Real {
     /// One keyless request to idem-server as this tenant; `then` gets the answer. (Callbacks
     /// rather than one `async fn` per caller: each future is a state machine of its own in the
     /// bundle.)
-    fn ask(
-        &self,
-        method: &'static str,
-        path: &'static str,
-        body: Option<String>,
-        then: Box<dyn FnOnce(&Real, Answer)>,
-    ) {
+    fn ask(&self, method: &'static str, path: &'static str, body: Option<String>, then: Then) {
         let (url, headers) = {
             let st = self.0.state.borrow();
             ([st.server.as_str(), path].concat(), st.headers())
