@@ -14,12 +14,13 @@ use crate::components::lab_view::LabView;
 use crate::components::ledger::Ledger;
 use crate::components::network::Network;
 use crate::components::scenario_bar::ScenarioBar;
+use crate::components::sequence::Sequence;
 use crate::components::server::Server;
 use crate::components::share_bar::ShareBar;
 use crate::components::storage_record::StorageRecordPanel;
 use crate::components::timeline::Timeline;
 use crate::model::clock::{Clock, ClockAction};
-use crate::model::keyboard::{Tab, Ui};
+use crate::model::keyboard::{Tab, Ui, UiAction};
 use crate::model::scenario::{ScenarioAction, ScenarioMenu};
 use crate::model::settings::Settings;
 use crate::model::view::View;
@@ -73,7 +74,7 @@ pub fn App() -> Html {
             m.dispatch(ScenarioAction::Run(i))
         })))
     };
-    use_scenarios(&session, &scenarios, &clock, &view);
+    use_scenarios(&session, &scenarios, &clock, &view, &ui);
     use_keyboard(&session, &clock, &ui, scenario_keys);
 
     use_first_snapshot_and_save_on_leave(&session);
@@ -108,6 +109,7 @@ pub fn App() -> Html {
                         <ShareBar />
                         { match ui.tab {
                             Tab::Server => html! { <Server /> },
+                            Tab::Sequence => html! { <Sequence /> },
                             Tab::Timeline => html! { <Timeline /> },
                             Tab::Lab => html! { <LabView /> },
                         } }
@@ -126,20 +128,23 @@ pub fn App() -> Html {
     }
 }
 
-/// Run the picked scenario (and play); stop the clock at its pause; let time run again on play.
+/// Run the picked scenario (and play) on the sequence diagram; stop the clock at its pause;
+/// let time run again on play.
 #[hook]
 fn use_scenarios(
     session: &Session,
     menu: &UseReducerHandle<ScenarioMenu>,
     clock: &UseReducerHandle<Clock>,
     view: &UseReducerHandle<View>,
+    ui: &UseReducerHandle<Ui>,
 ) {
     {
-        let (session, clock, m) = (session.clone(), clock.clone(), **menu);
+        let (session, clock, m, ui) = (session.clone(), clock.clone(), **menu, ui.clone());
         use_effect_with(menu.rev, move |rev| {
             if let (true, Some(i)) = (*rev > 0, m.selected) {
                 session.start_scenario(i, m.fixed);
                 clock.dispatch(ClockAction::Play);
+                ui.dispatch(UiAction::Open(Tab::Sequence));
             }
         });
     }

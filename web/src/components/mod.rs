@@ -14,6 +14,7 @@ pub mod ledger;
 pub mod network;
 pub mod properties;
 pub mod scenario_bar;
+pub mod sequence;
 pub mod server;
 pub mod server_controls;
 pub mod share_bar;

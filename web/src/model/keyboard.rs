@@ -58,6 +58,8 @@ pub fn is_typing_target(tag: &str, editable: bool) -> bool {
 pub enum Tab {
     /// Claim table and event feed.
     Server,
+    /// One checkout's messages between browser, network, server and PayCo.
+    Sequence,
     /// One lane per checkout.
     Timeline,
     /// The three strategies side by side.
@@ -66,12 +68,13 @@ pub enum Tab {
 
 impl Tab {
     /// In the tab bar's order.
-    pub const ALL: [Tab; 3] = [Tab::Server, Tab::Timeline, Tab::Lab];
+    pub const ALL: [Tab; 4] = [Tab::Server, Tab::Sequence, Tab::Timeline, Tab::Lab];
 
     /// The `tab-<name>` hook's name.
     pub fn name(self) -> &'static str {
         match self {
             Tab::Server => "server",
+            Tab::Sequence => "sequence",
             Tab::Timeline => "timeline",
             Tab::Lab => "lab",
         }
@@ -81,6 +84,7 @@ impl Tab {
     pub fn label(self) -> &'static str {
         match self {
             Tab::Server => "Server",
+            Tab::Sequence => "Sequence",
             Tab::Timeline => "Timeline",
             Tab::Lab => "Lab",
         }

@@ -8,5 +8,6 @@ pub mod keyboard;
 pub mod lab;
 pub mod run_log;
 pub mod scenario;
+pub mod sequence;
 pub mod settings;
 pub mod view;

@@ -210,6 +210,9 @@ fn commands_from(text: &str) -> Result<(Command, u32), TextError> {
         "l" => one(Command::Reload {
             checkout: checkout(num(rest)?)?,
         }),
+        "a" => one(Command::PayAgain {
+            checkout: checkout(num(rest)?)?,
+        }),
         "q" => bare(Command::DropNextRequest),
         "s" => bare(Command::DropNextResponse),
         "d" => bare(Command::DeclineNextCharge),

@@ -78,6 +78,10 @@ fn command_text(out: &mut String, c: &Command) {
             out.push('l');
             push_num(out, u64::from(checkout.0));
         }
+        Command::PayAgain { checkout } => {
+            out.push('a');
+            push_num(out, u64::from(checkout.0));
+        }
         Command::DropNextRequest => out.push('q'),
         Command::DropNextResponse => out.push('s'),
         Command::DeclineNextCharge => out.push('d'),

@@ -17,6 +17,7 @@
 //! | a batch: `n` × `StartCheckout` with a drawn amount, same place | `b<strategy>x<n>` |
 //! | any other `StartCheckout` | `k<strategy>x<host journal 0/1>[x<amount>]` |
 //! | `ReloadTab` / `Reload` | `r` / `l<checkout>` |
+//! | `PayAgain` (Pay pressed while the checkout is pending) | `a<checkout>` |
 //! | `DropNextRequest` / `DropNextResponse` | `q` / `s` |
 //! | `DeclineNextCharge`, `CrashNextAfterCharge`, `SlowNextWorker`, `TimeOutNextPaycoCall` | `d`, `x`, `w`, `t` |
 //! | `Resend` | `o<checkout>x<other cart 0/1>x<after ms>` |
@@ -115,6 +116,9 @@ mod tests {
             Command::ReloadTab,
             Command::Reload {
                 checkout: CheckoutId(3),
+            },
+            Command::PayAgain {
+                checkout: CheckoutId(0),
             },
             Command::DeclineNextCharge,
             Command::CrashNextAfterCharge,
