@@ -19,6 +19,7 @@ use crate::components::server::Server;
 use crate::components::share_bar::ShareBar;
 use crate::components::storage_record::StorageRecordPanel;
 use crate::components::timeline::Timeline;
+use crate::components::tour::Tour;
 use crate::model::clock::{Clock, ClockAction};
 use crate::model::keyboard::{Tab, Ui, UiAction};
 use crate::model::scenario::{ScenarioAction, ScenarioMenu};
@@ -54,6 +55,19 @@ pub fn App() -> Html {
     {
         let session = session.clone();
         use_effect_with(ui.projector, move |on| session.set_projector(*on));
+    }
+    {
+        // A link's tour step: shown at the moment the link was saved, or run afresh.
+        let (ui, tour) = (ui.clone(), session.boot_info().tour);
+        use_effect_with((), move |_| {
+            if let Some((step, run)) = tour {
+                ui.dispatch(crate::model::tour::go(step, run));
+            }
+        });
+    }
+    {
+        let session = session.clone();
+        use_effect_with(ui.tour, move |step| session.set_tour(*step));
     }
     {
         // The last tick may have advanced the world without a refresh (they are throttled):
@@ -98,6 +112,7 @@ pub fn App() -> Html {
                 <Header />
                 <ContextProvider<UseReducerHandle<ScenarioMenu>> context={scenarios.clone()}>
                     <ScenarioBar />
+                    <Tour />
                 </ContextProvider<UseReducerHandle<ScenarioMenu>>>
                 <main class="layout">
                     <div class="col left">

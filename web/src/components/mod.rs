@@ -21,4 +21,5 @@ pub mod share_bar;
 pub mod storage_record;
 pub mod time_controls;
 pub mod timeline;
+pub mod tour;
 pub mod window;

@@ -25,6 +25,12 @@ pub enum KeyAction {
     CloseHelp,
     /// `p`: projector mode on or off.
     ToggleProjector,
+    /// `t`: open the guided tour (or close it).
+    ToggleTour,
+    /// `n` or PageDown: the tour's next step.
+    TourNext,
+    /// `b` or PageUp: the tour's previous step.
+    TourBack,
 }
 
 /// What `key` (a `KeyboardEvent.key`) does, or `None`. Nothing fires while the user types in a
@@ -41,6 +47,9 @@ pub fn key_action(key: &str, typing: bool, modifier: bool) -> Option<KeyAction> 
         "?" => KeyAction::ToggleHelp,
         "Escape" => KeyAction::CloseHelp,
         "p" | "P" => KeyAction::ToggleProjector,
+        "t" | "T" => KeyAction::ToggleTour,
+        "n" | "N" | "PageDown" => KeyAction::TourNext,
+        "b" | "B" | "PageUp" => KeyAction::TourBack,
         d if d.len() == 1 && ("1"..="9").contains(&d) => {
             KeyAction::Scenario(usize::from(d.as_bytes()[0] - b'1'))
         }
@@ -100,6 +109,12 @@ pub struct Ui {
     pub help: bool,
     /// Larger type, high contrast, fewer panels.
     pub projector: bool,
+    /// The lab runs the lesson preset's faults instead of the page's settings.
+    pub lab_lesson: bool,
+    /// The guided tour's step (0-based), while the tour is open.
+    pub tour: Option<usize>,
+    /// Bumped when the reader moves through the tour (the page then runs the step).
+    pub tour_rev: u32,
 }
 
 impl Ui {
@@ -109,6 +124,9 @@ impl Ui {
             tab: Tab::Server,
             help: false,
             projector,
+            lab_lesson: false,
+            tour: None,
+            tour_rev: 0,
         }
     }
 }
@@ -124,6 +142,22 @@ pub enum UiAction {
     CloseHelp,
     /// Projector mode on or off.
     ToggleProjector,
+    /// The lab uses the lesson preset's faults (or the page's settings again).
+    LabLesson(bool),
+    /// Open the tour at `step` and run it: its tab opens, and a step without a scenario (the
+    /// lab) uses the lesson's faults (`model::tour::go` builds it from the step).
+    TourGo {
+        /// 0-based.
+        step: usize,
+        /// The tab the step shows.
+        tab: Tab,
+        /// The lab uses the lesson preset.
+        lesson: bool,
+        /// Run the step (a reader moved); without, only show it (a link opened at its moment).
+        run: bool,
+    },
+    /// Close the tour.
+    TourClose,
 }
 
 impl Reducible for Ui {
@@ -136,6 +170,20 @@ impl Reducible for Ui {
             UiAction::ToggleHelp => next.help = !next.help,
             UiAction::CloseHelp => next.help = false,
             UiAction::ToggleProjector => next.projector = !next.projector,
+            UiAction::LabLesson(on) => next.lab_lesson = on,
+            UiAction::TourGo {
+                step,
+                tab,
+                lesson,
+                run,
+            } => {
+                next.tour = Some(step);
+                next.tour_rev += u32::from(run);
+                next.tab = tab;
+                next.lab_lesson |= lesson;
+                next.help = false;
+            }
+            UiAction::TourClose => next.tour = None,
         }
         if next == *self {
             self
@@ -169,6 +217,12 @@ mod tests {
         );
         assert_eq!(key_action("1", false, false), Some(KeyAction::Scenario(0)));
         assert_eq!(key_action("9", false, false), Some(KeyAction::Scenario(8)));
+        assert_eq!(key_action("t", false, false), Some(KeyAction::ToggleTour));
+        assert_eq!(
+            key_action("PageDown", false, false),
+            Some(KeyAction::TourNext)
+        );
+        assert_eq!(key_action("b", false, false), Some(KeyAction::TourBack));
         for none in ["0", "a", "Enter", "12", "", "ArrowUp"] {
             assert_eq!(key_action(none, false, false), None, "{none:?}");
         }

@@ -10,4 +10,5 @@ pub mod run_log;
 pub mod scenario;
 pub mod sequence;
 pub mod settings;
+pub mod tour;
 pub mod view;

@@ -248,5 +248,9 @@ pub fn encode(log: &RunLog) -> String {
     if log.projector {
         out.push_str("&pj=1");
     }
+    if let Some(step) = log.tour {
+        out.push_str("&tr=");
+        push_num(&mut out, u64::from(step) + 1);
+    }
     out
 }
