@@ -103,7 +103,7 @@ fn arrow(t: &Trace, a: &Arrow, sel: Option<usize>) -> Html {
     let text = [m.label.as_str(), what].concat();
     let mut kids = vec![line("hit", from, to), line("", from, to)];
     if a.fate == Fate::Lost {
-        kids.push(label(to.0 + 4, to.1 + 4, false, text.clone()));
+        kids.push(label(to.0 + 4, to.1 + 14, false, text.clone()));
     } else {
         kids.push(el(
             "polygon",
@@ -307,9 +307,9 @@ pub fn Sequence() -> Html {
             }
         })
     };
-    let onchange = {
+    let oninput = {
         let pick = pick.clone();
-        Callback::from(move |e: Event| {
+        Callback::from(move |e: InputEvent| {
             let v = e.target_unchecked_into::<HtmlInputElement>().value();
             if let Ok(n) = v.trim().parse::<u32>() {
                 pick.set((Some(n), None));
@@ -326,7 +326,7 @@ pub fn Sequence() -> Html {
                 <span class="seq-pick">
                     <button class="btn" data-testid="seq-prev" data-to={c.saturating_sub(1).to_string()} aria-label="Previous checkout">{ "◂" }</button>
                     <label>{ "co_" }<input type="text" inputmode="numeric" data-testid="seq-checkout" value={c.to_string()}
-                        {onchange} aria-label="Checkout number" size="4" /></label>
+                        {oninput} aria-label="Checkout number" size="4" /></label>
                     <button class="btn" data-testid="seq-next" data-to={(c + 1).min(last).to_string()} aria-label="Next checkout">{ "▸" }</button>
                     { "of " }{ total }
                 </span>
@@ -336,7 +336,7 @@ pub fn Sequence() -> Html {
                 if total == 0 {
                     <p class="empty">{ "No checkouts yet: press Pay, or pick a scenario." }</p>
                 } else {
-                    { svg(&t, &layout(&t), pick.1) }
+                    <div class="seq-body">{ svg(&t, &layout(&t), pick.1) }</div>
                 }
             </div>
             { pick.1.map_or(Html::default(), |i| details(&t, i)) }

@@ -54,10 +54,10 @@ impl Lane {
     /// Where its line is drawn, in the diagram's units (see [`WIDTH`]).
     pub fn x(self) -> i32 {
         match self {
-            Lane::Browser => 96,
-            Lane::Network => 246,
-            Lane::Server => 396,
-            Lane::PayCo => 566,
+            Lane::Browser => 92,
+            Lane::Network => 236,
+            Lane::Server => 380,
+            Lane::PayCo => 540,
         }
     }
 }
@@ -359,10 +359,17 @@ pub fn layout(trace: &Trace) -> Layout {
         for (copy, &at) in m.arrivals.iter().enumerate() {
             if at > now {
                 // Still on its way: as far across as its time in flight allows.
+                // (At least a stub, so a message sent this very millisecond shows its way.)
                 let span = (at - m.sent_at).max(1);
                 let done = now.saturating_sub(m.sent_at).min(span);
-                let dx = i64::from(to.x() - from.x()) * done as i64 / span as i64;
-                arrow(Fate::OnItsWay, (from.x() + dx as i32, now_y));
+                let full = to.x() - from.x();
+                let dx = (i64::from(full) * done as i64 / span as i64) as i32;
+                let dx = if dx.abs() < 30 {
+                    30 * full.signum()
+                } else {
+                    dx
+                };
+                arrow(Fate::OnItsWay, (from.x() + dx, now_y));
                 continue;
             }
             let fate = match (copy, m.late) {

@@ -58,7 +58,7 @@ fn payco(d: PaycoDecision) -> (&'static str, String) {
             [
                 "deduped → ",
                 &charge.map_or("its decline".into(), |c| c.to_string()),
-                ", no money",
+                ": no money",
             ]
             .concat(),
         ),
@@ -130,7 +130,7 @@ fn messages(world: &World, h: &History, c: CheckoutId) -> (Vec<Msg>, Vec<(u32, S
                 (Hop::Response, label, wire)
             }
             MessageKind::Charge { order, key } => {
-                let key = key.map_or("none".to_string(), |k| k.to_string());
+                let key = key.map_or("none (no key!)".to_string(), |k| k.to_string());
                 let wire = [
                     "PayCo charge (an in-process call)\nIdempotency-Key: ",
                     &key,
@@ -140,7 +140,7 @@ fn messages(world: &World, h: &History, c: CheckoutId) -> (Vec<Msg>, Vec<(u32, S
                     &euros(u64::from(rec.amount)),
                 ]
                 .concat();
-                (Hop::Call, ["charge ", &key].concat(), wire)
+                (Hop::Call, key, wire)
             }
             MessageKind::ChargeAnswer { charge, .. } => {
                 let said = charge.map_or("declined".to_string(), |ch| ch.to_string());
