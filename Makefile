@@ -1,6 +1,7 @@
 # idem: two commands on a fresh machine.
 #
-#   make serve   install what is missing (pinned), then run the demo on http://127.0.0.1:8080
+#   make serve   install what is missing (pinned), then run the demo on http://127.0.0.1:8080,
+#                with idem-server and PayCo for its real-server mode (scripts/serve.sh)
 #   make test    install what is missing (pinned, Chromium included), then run every test tier
 #   make bench   install what is missing (valgrind, twiggy too), measure, write BENCHMARKS.md
 #
@@ -17,10 +18,12 @@ export TRUNK_SKIP_VERSION_CHECK := true
 
 WASM_TARGET := wasm32-unknown-unknown
 
-.PHONY: serve test tools tools-test tools-bench build sdk test-native test-wasm test-e2e bench lint
+.PHONY: serve test tools tools-test tools-bench build sdk server test-native test-wasm test-e2e bench lint
 
+## The demo (trunk serve) and idem-server + PayCo (demo faults on, SQLite in target/serve/, CORS
+## for the demo's origin), until Ctrl-C stops all of them.
 serve: tools
-	trunk serve --release
+	scripts/serve.sh
 
 test: tools-test
 	$(MAKE) --no-print-directory test-native
@@ -44,6 +47,10 @@ build: tools
 sdk: tools
 	crates/client/scripts/package.sh target/sdk-pkg
 
+## idem-server with its own profile (opt-level 3, panic = "unwind"): target/server/idem-server.
+server:
+	cargo build --profile server -p idem-server --locked
+
 ## Tier 1: native unit, integration and property tests of every crate.
 test-native:
 	cargo test --workspace --locked
@@ -52,9 +59,12 @@ test-native:
 test-wasm:
 	cargo test --locked --target $(WASM_TARGET) -p idem-store -p idem-client -p idem-sim
 
-## Tier 3: Playwright in Debian's Chromium against the release demo and the SDK package.
-test-e2e: build sdk
-	npx playwright test --project demo --project client
+## Tier 3: the SDK's TypeScript declarations checked by compiling the TypeScript example
+## against them; Playwright in Debian's Chromium against the release demo, and the SDK package
+## against idem-server (page and API on one origin, then on two).
+test-e2e: build sdk server
+	tsc -p examples/checkout/typescript
+	npx playwright test --project demo --project client --project client-cross-origin
 
 ## Speed and size against their budgets, as ratios measured in one run: writes BENCHMARKS.md
 ## (bench/run.sh). Timings, so never part of `make test`.

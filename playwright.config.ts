@@ -1,11 +1,17 @@
 // Browser end-to-end tests, in Debian's Chromium (never a Playwright browser download).
 //
-// Three projects, each against its own static server on 127.0.0.1:
+// Projects, each against its own servers on 127.0.0.1:
 // - demo:   the Yew demo, from `trunk build --release` output in dist/
 // - timing: the demo's long-task measurement (not part of `make test`; see below)
-// - client: a plain HTML checkout page embedding the idem-client JS package, and a scripted
-//           idempotency server the one-key specs send to (tests/e2e/client/idempotency-server.mjs)
+// - client: the idem-client JS package on plain HTML pages, against a real idem-server and PayCo
+//           started per test on free ports with fresh SQLite files (tests/e2e/client/real-server.ts),
+//           page and API on one origin; the Retry-After answers no real server gives come from a
+//           scripted server (tests/e2e/client/idempotency-server.mjs)
+// - client-cross-origin: the idem-server specs again with the page and the API on two ports
+//           (CORS preflights, exposed Retry-After and Idempotent-Replayed)
+// - client-timing: the figure "Pay click to the first request leaving" (not part of `make test`)
 import { defineConfig } from '@playwright/test';
+import type { RealServerOptions } from './tests/e2e/client/real-server';
 import { chromiumLaunchOptions } from './tests/e2e/chromium';
 import { E2E_PORT_BASE, IDEMPOTENCY_PORT } from './tests/e2e/client/api';
 
@@ -13,7 +19,7 @@ import { E2E_PORT_BASE, IDEMPOTENCY_PORT } from './tests/e2e/client/api';
 const DEMO_PORT = E2E_PORT_BASE;
 const CLIENT_PORT = E2E_PORT_BASE + 1;
 
-export default defineConfig({
+export default defineConfig<RealServerOptions>({
   testDir: 'tests/e2e',
   outputDir: 'test-results',
   fullyParallel: false,
@@ -33,7 +39,16 @@ export default defineConfig({
     // `make bench`'s ui step measures long tasks too.
     { name: 'demo', testDir: 'tests/e2e/demo', testIgnore: /longtask\.spec\.ts$/, use: { baseURL: `http://127.0.0.1:${DEMO_PORT}` } },
     { name: 'timing', testDir: 'tests/e2e/demo', testMatch: /longtask\.spec\.ts$/, use: { baseURL: `http://127.0.0.1:${DEMO_PORT}` } },
-    { name: 'client', testDir: 'tests/e2e/client', use: { baseURL: `http://127.0.0.1:${CLIENT_PORT}` } },
+    { name: 'client', testDir: 'tests/e2e/client', testIgnore: /measure\.spec\.ts$/, use: { baseURL: `http://127.0.0.1:${CLIENT_PORT}` } },
+    {
+      name: 'client-cross-origin',
+      testDir: 'tests/e2e/client',
+      // The scripted server is on another port already, and the declarations check is no page;
+      // the rest runs against idem-server.
+      testIgnore: /(retry-after|measure|declarations)\.spec\.ts$/,
+      use: { crossOrigin: true },
+    },
+    { name: 'client-timing', testDir: 'tests/e2e/client', testMatch: /measure\.spec\.ts$/ },
   ],
   webServer: [
     {

@@ -8,10 +8,20 @@
 //!   requests (claim + order, PayCo, fenced commit), replays of them, and 409s on a key held
 //!   in flight; `statements` per request of each, counted from sqlx's query log;
 //! - `unkeyed`: the same work on a route without idem (no key, no claim), same load;
-//! - `direct`: the same claim → order → commit sequence through `idem_server::db` in a loop
-//!   with the same concurrency, no HTTP (the database's limit for these statements as idem
-//!   sends them);
+//! - `sent`: the SQL text of one keyed first request, as the server sent it;
+//! - `raw`: the database's limit for those statements: the same text in the same
+//!   transactions, run directly through the driver (sqlx on a pool) by the same number of
+//!   tasks in a loop, no HTTP, no `idem_server::db` (`raw.rs`);
+//! - `direct`: the same request's storage calls through `idem_server::db` in a loop
+//!   (informational: what idem's storage layer adds to the driver);
 //! - on PostgreSQL, `pgbench`: the same statements as a pgbench custom script.
+//!
+//! The timed phases run with sqlx's statement log off, as the production binary does (its
+//! `info` logging included, written to a sink); statements are counted in passes of their own.
+//!
+//! For a profile of the server alone, `idem-bench-server serve BACKEND` serves the same stack
+//! (printing its URL, until stdin closes) and `idem-bench-server load URL [REQUESTS]
+//! [CONCURRENCY]` drives it from another process (crates/server/README.md, "Benchmark").
 //!
 //! Never a test: `make bench` runs it (bench/steps/server.mjs) and writes BENCHMARKS.md.
 
@@ -19,6 +29,8 @@
 mod postgres;
 
 mod load;
+mod raw;
+mod statements;
 mod stub;
 mod unkeyed;
 
@@ -48,17 +60,6 @@ const LOCK_MS: u64 = 600_000;
 const TOKEN: &str = "token-a";
 const TENANT: &str = "tenant-a";
 
-/// Counts the statements sqlx sends (one `sqlx::query` log event each).
-struct Statements(Arc<AtomicUsize>);
-
-impl<S: tracing::Subscriber> Layer<S> for Statements {
-    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        if event.metadata().target() == "sqlx::query" {
-            self.0.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
-
 fn free_port() -> SocketAddr {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     l.local_addr().expect("addr")
@@ -71,68 +72,160 @@ pub fn body(i: usize) -> String {
     )
 }
 
+/// Requests per counted pass (statements are counted with sqlx's log on, apart from the
+/// timed phases).
+const COUNTED: usize = 100;
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
-    let mut args = std::env::args().skip(1);
-    let backend = args.next().unwrap_or_else(|| "sqlite".into());
-    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(2_000);
-    let c: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(16);
-    let count = Arc::new(AtomicUsize::new(0));
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(
-        Statements(count.clone()).with_filter(tracing_subscriber::filter::LevelFilter::TRACE),
-    ))
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |i: usize| args.get(i).map(String::as_str);
+    let number = |i: usize, default: usize| arg(i).and_then(|s| s.parse().ok()).unwrap_or(default);
+    let log = statements::Log::default();
+    // As the production binary logs (`info`, here into a sink), plus the statement log.
+    tracing::subscriber::set_global_default(
+        tracing_subscriber::registry()
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(std::io::sink)
+                    .with_filter(tracing_subscriber::EnvFilter::new("info")),
+            )
+            .with(log.layer()),
+    )
     .expect("the only subscriber");
+    match arg(0) {
+        // For a profile of the server alone: serve until stdin closes, print the URL.
+        Some("serve") => {
+            let backend = arg(1).unwrap_or("sqlite").to_owned();
+            let stack = Stack::start(&backend).await;
+            println!("{}", stack.url);
+            let mut line = String::new();
+            let _ = tokio::io::AsyncBufReadExt::read_line(
+                &mut tokio::io::BufReader::new(tokio::io::stdin()),
+                &mut line,
+            )
+            .await;
+            drop(stack);
+        }
+        // The load of the keyed-first phase against a `serve`d checkout.
+        Some("load") => {
+            let url = arg(1)
+                .expect("load URL [REQUESTS] [CONCURRENCY]")
+                .to_owned();
+            let (n, c) = (number(2, 2_000), number(3, 16));
+            let client = load::client(c);
+            load::wait_ready(&client, &url).await;
+            // Keys no earlier load used on this server.
+            let run = std::process::id();
+            let first = load::run(&client, &url, n, c, move |i| {
+                (format!("p{run}-{i}"), body(i))
+            })
+            .await;
+            println!("{first}");
+        }
+        backend => {
+            let backend = backend.unwrap_or("sqlite").to_owned();
+            let (n, c) = (number(1, 2_000), number(2, 16));
+            let stack = Stack::start(&backend).await;
+            let out = measure(&stack, &log, &backend, n, c).await;
+            println!("{out}");
+            drop(stack);
+        }
+    }
+    std::process::exit(0);
+}
 
-    let dir = tempfile::tempdir().expect("temporary folder");
-    let pg = (backend == "postgres").then(postgres::Postgres::start);
-    let database = match &pg {
-        Some(pg) => pg.url().to_owned(),
-        None => format!("sqlite:{}", dir.path().join("bench.db").display()),
-    };
+/// The checkout, PayCo's stub and the database, in this process.
+struct Stack {
+    url: String,
+    db: Db,
+    payco: String,
+    /// The throwaway cluster (stopped when dropped) on PostgreSQL.
+    pg: Option<postgres::Postgres>,
+    _dir: tempfile::TempDir,
+}
 
-    let payco = stub::serve().await;
-    let payco_for_unkeyed =
-        checkout::payco_client::PaycoClient::new(&payco, "merchant-token", Duration::from_secs(5))
-            .expect("payco client");
-    let listen = free_port();
-    let service = ServiceConfig {
-        listen,
-        database: database.clone(),
-        lock_ms: LOCK_MS,
-        body: BodyLimits {
-            max_bytes: idem_store::StoreConfig::DEFAULT_MAX_BODY_BYTES,
-            timeout: Duration::from_secs(10),
-        },
-        conn: ConnLimits::default(),
-        cors_origins: vec![],
-        ops: OpsConfig::default(),
-    };
-    // A handle of its own on the same database and options, for the held claim and the
-    // direct loop.
-    let db = service.open_db(&checkout::SCHEMA).await.expect("open");
-    let config = CheckoutConfig {
-        service,
-        payco_url: payco,
-        payco_token: "merchant-token".into(),
-        payco_timeout: Duration::from_secs(5),
-        tenants: BearerTenants::new().with(TOKEN, TENANT),
-        on_error: ErrorPolicy::ReleaseClaim,
-        failpoints: None,
-    };
+impl Stack {
+    async fn start(backend: &str) -> Stack {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let pg = (backend == "postgres").then(postgres::Postgres::start);
+        let database = match &pg {
+            Some(pg) => pg.url().to_owned(),
+            None => format!("sqlite:{}", dir.path().join("bench.db").display()),
+        };
+        let payco = stub::serve().await;
+        let listen = free_port();
+        let service = ServiceConfig {
+            listen,
+            database,
+            lock_ms: LOCK_MS,
+            body: BodyLimits {
+                max_bytes: idem_store::StoreConfig::DEFAULT_MAX_BODY_BYTES,
+                timeout: Duration::from_secs(10),
+            },
+            conn: ConnLimits::default(),
+            cors_origins: vec![],
+            ops: OpsConfig::default(),
+        };
+        // A handle of its own on the same database and options, for the held claim and the
+        // loops without HTTP.
+        let db = service.open_db(&checkout::SCHEMA).await.expect("open");
+        let config = CheckoutConfig {
+            service,
+            payco_url: payco.clone(),
+            payco_token: "merchant-token".into(),
+            payco_timeout: Duration::from_secs(5),
+            tenants: BearerTenants::new().with(TOKEN, TENANT),
+            on_error: ErrorPolicy::ReleaseClaim,
+            failpoints: None,
+        };
+        tokio::spawn(async move {
+            if let Err(e) = checkout::run(config).await {
+                eprintln!("checkout: {e}");
+                std::process::exit(1);
+            }
+        });
+        let url = format!("http://{listen}");
+        load::wait_ready(&load::client(1), &url).await;
+        Stack {
+            url,
+            db,
+            payco,
+            pg,
+            _dir: dir,
+        }
+    }
+}
 
-    tokio::spawn(async move {
-        if let Err(e) = checkout::run(config).await {
-            eprintln!("checkout: {e}");
+/// Every phase, in one run; the result as JSON.
+async fn measure(
+    stack: &Stack,
+    log: &statements::Log,
+    backend: &str,
+    n: usize,
+    c: usize,
+) -> serde_json::Value {
+    let (url, db) = (&stack.url, &stack.db);
+    let client = load::client(c);
+    // One keyed first request with the log on: the statements the limit runs.
+    let (warm, _, sent) = log
+        .counted(load::run(&client, url, 1, 1, |_| {
+            ("warm-up".to_owned(), body(0))
+        }))
+        .await;
+    assert_eq!(
+        warm["statuses"],
+        json!({"201": 1}),
+        "the recorded request: {warm}"
+    );
+    let plan = match raw::Plan::new(backend, &sent) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("the raw plan does not fit the server's statements: {e}");
             std::process::exit(1);
         }
-    });
-    let url = format!("http://{listen}");
-    let client = load::client(c);
-    load::wait_ready(&client, &url).await;
-
-    let first = load::run(&client, &url, n, c, &count, |i| (format!("k-{i}"), body(i))).await;
-    let replay = load::run(&client, &url, n, c, &count, |i| (format!("k-{i}"), body(i))).await;
-    // A key held in flight by a claim that never finishes: every request is a 409.
+    };
+    // A key held in flight by a claim that never finishes: every request on it is a 409.
     let route = RouteConfig::required(checkout::params::CHECKOUT_ROUTE, ErrorPolicy::ReleaseClaim);
     let held = body(0);
     let request = Request {
@@ -149,27 +242,64 @@ async fn main() {
         panic!("the held key is new");
     };
     claim.commit().await.expect("hold the claim");
-    let conflict = load::run(&client, &url, n, c, &count, |_| {
-        ("held".to_owned(), body(0))
+    let payco = checkout::payco_client::PaycoClient::new(
+        &stack.payco,
+        "merchant-token",
+        Duration::from_secs(5),
+    )
+    .expect("payco client");
+    let plain = unkeyed::serve(db.clone(), payco).await;
+
+    // Timed phases, statement log off (as in production); the database's limit right before
+    // the keyed first requests, so the two compared see the same machine.
+    let pgbench = stack.pg.as_ref().map(|pg| pgbench(pg, &plan, n, c));
+    let raw = match (db.sqlite_pool(), db.postgres_pool()) {
+        (Some(pool), _) => raw::sqlite(pool, &plan, n, c).await,
+        (None, Some(pool)) => raw::postgres(pool, &plan, n, c).await,
+        (None, None) => unreachable!("a Db has one pool"),
+    };
+    let mut first = load::run(&client, url, n, c, |i| (format!("k-{i}"), body(i))).await;
+    let direct = direct(db, n, c, &route).await;
+    let mut replay = load::run(&client, url, n, c, |i| (format!("k-{i}"), body(i))).await;
+    let mut conflict = load::run(&client, url, n, c, |_| ("held".to_owned(), body(0))).await;
+    let mut unkeyed = load::run(&client, &plain, n, c, |i| (String::new(), body(i))).await;
+
+    // Counted passes, log on: statements per request of each kind.
+    let per_request = |sent: usize| sent as f64 / COUNTED as f64;
+    let (_, s, _) = log
+        .counted(load::run(&client, url, COUNTED, c, |i| {
+            (format!("s-{i}"), body(i))
+        }))
+        .await;
+    first["statements_per_request"] = json!(per_request(s));
+    let (_, s, _) = log
+        .counted(load::run(&client, url, COUNTED, c, |i| {
+            (format!("s-{i}"), body(i))
+        }))
+        .await;
+    replay["statements_per_request"] = json!(per_request(s));
+    let (_, s, _) = log
+        .counted(load::run(&client, url, COUNTED, c, |_| {
+            ("held".to_owned(), body(0))
+        }))
+        .await;
+    conflict["statements_per_request"] = json!(per_request(s));
+    let (_, s, _) = log
+        .counted(load::run(&client, &plain, COUNTED, c, |i| {
+            (String::new(), body(i))
+        }))
+        .await;
+    unkeyed["statements_per_request"] = json!(per_request(s));
+    json!({
+        "backend": backend, "requests": n, "concurrency": c,
+        "first": first, "replay": replay, "conflict": conflict,
+        "unkeyed": unkeyed, "direct": direct, "raw": raw, "pgbench": pgbench,
+        "sent": sent,
     })
-    .await;
-    let direct = direct(&db, n, c, &route).await;
-    let plain = unkeyed::serve(db.clone(), payco_for_unkeyed).await;
-    let unkeyed = load::run(&client, &plain, n, c, &count, |i| (String::new(), body(i))).await;
-    let pgbench = pg.as_ref().map(|pg| pgbench(pg, n, c));
-    println!(
-        "{}",
-        json!({
-            "backend": backend, "requests": n, "concurrency": c,
-            "first": first, "replay": replay, "conflict": conflict,
-            "unkeyed": unkeyed, "direct": direct, "pgbench": pgbench,
-        })
-    );
-    std::process::exit(0);
 }
 
-/// The checkout's storage sequence without HTTP: claim + order + recovery point, commit;
-/// fenced transaction: order paid + response saved.
+/// The checkout's storage calls without HTTP, through `idem_server::db`: claim + order +
+/// recovery point, commit; the fenced commit with the order's settlement.
 async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json::Value {
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -207,13 +337,15 @@ async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json:
                     .await
                     .expect("recovery");
                 let claim = claim.commit().await.expect("commit claim");
-                let mut done = db.commit_tx(&claim).await.expect("commit tx");
-                orders::settle(done.tx(), order.id, "paid", Some("ch_1"))
-                    .await
-                    .expect("settle");
-                done.commit(now, SavedResponse::json(201, b"{}".to_vec()))
-                    .await
-                    .expect("commit");
+                let settled = orders::settlement(order.id, "paid", Some("ch_1"));
+                db.commit_with(
+                    now,
+                    &claim,
+                    SavedResponse::json(201, b"{}".to_vec()),
+                    &settled,
+                )
+                .await
+                .expect("commit");
             }
         }));
     }
@@ -224,11 +356,12 @@ async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json:
     json!({ "rps": n as f64 / secs })
 }
 
-/// pgbench with a custom script of the same statements (read, claim insert with the
-/// token from the sequence, order insert, recovery point; order update, fenced commit).
-fn pgbench(pg: &postgres::Postgres, n: usize, c: usize) -> serde_json::Value {
+/// pgbench with the plan as a custom script: the statements the server sent for one keyed
+/// first request, in the same transactions.
+fn pgbench(pg: &postgres::Postgres, plan: &raw::Plan, n: usize, c: usize) -> serde_json::Value {
     let script = std::env::temp_dir().join(format!("idem-pgbench-{}.sql", std::process::id()));
-    std::fs::write(&script, PGBENCH_SCRIPT).expect("write script");
+    let text = plan.pgbench_script();
+    std::fs::write(&script, &text).expect("write script");
     let _ = std::process::Command::new("chmod")
         .arg("644")
         .arg(&script)
@@ -238,7 +371,7 @@ fn pgbench(pg: &postgres::Postgres, n: usize, c: usize) -> serde_json::Value {
         .args([
             "-n",
             "-M",
-            "extended",
+            "prepared",
             "-c",
             &c.to_string(),
             "-j",
@@ -251,15 +384,15 @@ fn pgbench(pg: &postgres::Postgres, n: usize, c: usize) -> serde_json::Value {
         .arg(pg.url())
         .output()
         .expect("run pgbench");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     if !out.status.success() {
         eprintln!(
-            "pgbench failed: {}{}",
-            text,
+            "pgbench failed: {}{}\nscript:\n{text}",
+            stdout,
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let tps = text
+    let tps = stdout
         .lines()
         .find(|l| l.starts_with("tps = "))
         .and_then(|l| {
@@ -269,27 +402,9 @@ fn pgbench(pg: &postgres::Postgres, n: usize, c: usize) -> serde_json::Value {
                 .parse::<f64>()
                 .ok()
         });
-    let statements = PGBENCH_SCRIPT
-        .lines()
-        .filter(|l| !l.starts_with('\\') && !l.trim().is_empty())
-        .count();
-    json!({ "tps": tps, "statements_per_transaction": statements })
+    let _ = std::fs::remove_file(&script);
+    json!({ "tps": tps, "statements_per_request": plan.statements(), "script": text })
 }
-
-/// One keyed first request's statements, as the checkout sends them on PostgreSQL.
-const PGBENCH_SCRIPT: &str = r"\set n random(1, 1000000000000)
-SELECT c.token, CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT) AS now_ms FROM (SELECT 1 AS one) AS o LEFT JOIN idem_claims AS c ON c.scope = 'pgbench' AND c.key = 'k' || :n;
-BEGIN;
-INSERT INTO idem_claims (scope, key, fingerprint, on_error, status, token, locked_at, created_at, expires_at) VALUES ('pgbench', 'k' || :n, '\x00', 'release-claim', 'in_flight', nextval('idem_lease_token'), 0, 0, 86400000) ON CONFLICT (scope, key) DO NOTHING RETURNING token \gset
-SELECT point FROM idem_recovery WHERE scope = 'pgbench' AND key = 'k' || :n AND fingerprint = '\x00';
-INSERT INTO orders (scope, idem_key, cart, amount, card, status, created_at) VALUES ('pgbench', 'k' || :n, 'cart', 1000, 'tok_visa', 'pending', 0) RETURNING id \gset
-INSERT INTO idem_recovery (scope, key, fingerprint, point, expires_at) VALUES ('pgbench', 'k' || :n, '\x00', '\x31', 86400000) ON CONFLICT (scope, key, fingerprint) DO UPDATE SET point = excluded.point;
-COMMIT;
-BEGIN;
-UPDATE orders SET status = 'paid', charge_id = 'ch_1' WHERE id = :id;
-UPDATE idem_claims SET status = 'done', expires_at = 86400000, response_status = 201, response_content_type = 'application/json', response_headers = '[]', response_body = '\x7b7d' WHERE scope = 'pgbench' AND key = 'k' || :n AND status = 'in_flight' AND token = :token;
-COMMIT;
-";
 
 /// Debian's pgbench, next to the server binaries the tests' cluster uses.
 fn pgbench_binary() -> std::path::PathBuf {

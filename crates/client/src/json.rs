@@ -300,15 +300,15 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm32 code
-/// Sorts `items` by `less` (stable binary insertion sort: a few hundred bytes of wasm per use,
-/// where `slice::sort_by` costs kilobytes; the lists sorted here are short).
+/// Sorts `items` by `less` (stable insertion sort by swaps: a few dozen bytes of wasm per use,
+/// where `slice::sort_by` costs kilobytes and `rotate_right` close to one per element type; the
+/// lists sorted here are short).
 pub(crate) fn sort_by<T>(items: &mut [T], less: impl Fn(&T, &T) -> bool) {
     for i in 1..items.len() {
-        let (sorted, rest) = items.split_at(i);
-        let Some(item) = rest.first() else { break };
-        let at = sorted.partition_point(|x| !less(item, x));
-        if let Some(window) = items.get_mut(at..=i) {
-            window.rotate_right(1);
+        let mut j = i;
+        while j > 0 && less(&items[j], &items[j - 1]) {
+            items.swap(j - 1, j);
+            j -= 1;
         }
     }
 }

@@ -13,8 +13,9 @@
 //!   `Idempotent-Replayed: true`), 409 and 429 wait and retry, 5xx, network errors and timeouts
 //!   retry with backoff, 422 and the other 4xx are final rejections; a `Retry-After` shorter
 //!   than the backoff floor is not trusted ([`retry_delay_ms`]);
-//! - when the [`RetryPolicy`]'s window closes, the outcome is [`OutcomeKind::Unknown`]: reconcile,
-//!   never mint a new key;
+//! - when the [`RetryPolicy`]'s window closes, the outcome is [`OutcomeKind::Unknown`]: reconcile
+//!   (ask the server's key-state endpoint, [`KeyState`], [`Operation::handle_key_state`]), never
+//!   mint a new key;
 //! - a final answer replaces the record by a [`SettledRecord`] (key and fingerprint, no body)
 //!   kept for the rest of the retry window: starting the same request again re-sends under the
 //!   same key, so the server replays; another payload under the name is refused until the entry
@@ -48,6 +49,7 @@ mod operation;
 mod outcome;
 mod payload;
 mod policy;
+mod reconcile;
 mod reply;
 
 // The JS package: payload canonicalisation in JS terms, the fetch driver and the bindings. Behind
@@ -58,6 +60,16 @@ mod canonical_js;
 pub mod driver;
 #[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 mod js;
+
+/// The npm package's allocator (the `package-allocator` feature): talc, not dlmalloc, smaller on
+/// wasm32; the page is single-threaded.
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "package-allocator",
+    not(target_feature = "atomics")
+))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 pub use backoff::{backoff_delay_ms, retry_delay_ms};
 pub use error::StartError;
@@ -72,6 +84,7 @@ pub use operation::{
 pub use outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
 pub use payload::CanonicalPayload;
 pub use policy::RetryPolicy;
+pub use reconcile::KeyState;
 pub use reply::{
     is_replayed_header, parse_retry_after, retry_after_ms, Reply, ReplyClass,
     IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, RETRY_AFTER_HEADER,

@@ -51,6 +51,7 @@ impl ServiceConfig {
         let options = DbOptions {
             store: idem_store::StoreConfig {
                 lock_ms: self.lock_ms,
+                retention_ms: self.ops.retention_ms,
                 max_body_bytes: self.body.max_bytes,
                 ..idem_store::StoreConfig::default()
             },

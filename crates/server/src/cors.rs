@@ -1,5 +1,6 @@
 //! Cross-origin use, configured rather than left to luck: a browser SDK served from another
-//! origin may send `Idempotency-Key`, `Content-Type` and `Authorization`, and may read
+//! origin may send `Idempotency-Key`, `Content-Type`, `Authorization` and `Last-Event-ID` (with
+//! GET, POST, and PUT for demo mode's fault switches), and may read
 //! `Retry-After` and `Idempotent-Replayed` (without `Access-Control-Expose-Headers` a script
 //! sees neither, and could not tell a replay or wait as told). Only the configured origins
 //! are allowed; with none configured no CORS headers are sent at all.
@@ -21,11 +22,13 @@ pub fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>, InvalidOrigin
     Ok(Some(
         CorsLayer::new()
             .allow_origin(AllowOrigin::list(origins))
-            .allow_methods([Method::GET, Method::POST])
+            // PUT: demo mode's fault switches; Last-Event-ID: an EventSource resuming.
+            .allow_methods([Method::GET, Method::POST, Method::PUT])
             .allow_headers([
                 HeaderName::from_static("idempotency-key"),
                 header::CONTENT_TYPE,
                 header::AUTHORIZATION,
+                HeaderName::from_static("last-event-id"),
             ])
             .expose_headers([
                 header::RETRY_AFTER,

@@ -18,7 +18,7 @@ pub enum Step {
     AfterClaim,
     /// PayCo answered the charge; nothing of it is recorded here yet.
     AfterCharge,
-    /// The fenced transaction (order paid, response saved) is about to commit.
+    /// The fenced commit (order paid, response saved) is about to be sent.
     BeforeCommit,
 }
 

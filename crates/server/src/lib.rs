@@ -18,6 +18,7 @@ pub mod checkout;
 pub mod consumer;
 pub mod cors;
 pub mod db;
+pub mod demo;
 pub mod failpoint;
 pub mod ops;
 pub mod payco;
@@ -40,6 +41,9 @@ pub enum StartError {
     /// A failpoint setting was refused (not loopback, unknown step).
     #[error(transparent)]
     Failpoint(#[from] failpoint::FailpointError),
+    /// Demo mode was refused (not loopback).
+    #[error(transparent)]
+    Demo(#[from] demo::DemoError),
     /// A CORS origin is not a valid header value.
     #[error(transparent)]
     Cors(#[from] cors::InvalidOrigin),

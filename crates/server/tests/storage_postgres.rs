@@ -108,3 +108,13 @@ fn storage_request(key: &'static str) -> idem_server::db::Request<'static> {
 async fn fifty_tasks_taking_over_one_stale_claim_give_exactly_one_execute() {
     storage::many_tasks_claiming_one_key_give_exactly_one_execute(Pg, 2, 50, true).await;
 }
+
+#[tokio::test]
+async fn a_version_1_database_migrates_to_version_2() {
+    storage::a_version_1_database_migrates_to_version_2(Pg).await;
+}
+
+#[tokio::test]
+async fn a_fenced_commit_with_never_applies_the_routes_update() {
+    storage::a_fenced_commit_with_never_applies_the_routes_update(Pg).await;
+}

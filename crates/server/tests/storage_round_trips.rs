@@ -1,24 +1,43 @@
-//! A replay costs one round trip, on SQLite and on PostgreSQL: the statements sqlx sends
-//! (its `sqlx::query` log events, one per statement) are counted around each call.
+//! Statements per request, counted, on SQLite and on PostgreSQL: the statements sqlx sends
+//! (its `sqlx::query` log events, one per statement) are counted around each step of the
+//! example checkout's storage sequence, and pinned, so a statement added to a request turns
+//! this red. Why each one is there: crates/server/README.md, "Statements per request".
+//!
+//! `BEGIN` is not a `sqlx::query` event on either backend (sqlx's transaction managers send
+//! it themselves); `COMMIT` is an event on PostgreSQL only. So on PostgreSQL the round trips
+//! are counted too, on the wire: a proxy between the pool and the server counts the messages
+//! after which the client waits for the server (`Sync`, `Query`), `BEGIN` and sqlx's ping of
+//! a connection coming back to its pool included.
 
 #[path = "../../store/tests/shared/mod.rs"]
 mod shared;
 mod support;
 mod tables;
 
-use std::sync::{
-    atomic::{AtomicUsize, Ordering},
-    Arc,
+use std::{
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc,
+    },
+    time::Duration,
 };
 
-use idem_server::db::{Begin, Db, DbOptions, Request};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+};
+
+use idem_server::{
+    checkout::{self, orders, params::CheckoutRequest},
+    db::{Begin, Db, DbOptions, Request},
+};
 use idem_store::{ErrorPolicy, RouteConfig, SavedResponse};
 use tracing_subscriber::{layer::SubscriberExt, Layer};
 
 use tables::Kind;
 
 static ROUTE: RouteConfig = RouteConfig::required("POST /api/checkout", ErrorPolicy::SaveResponse);
-const BODY: &[u8] = br#"{"cart":"c-1","amount":4200}"#;
+const BODY: &[u8] = br#"{"cart":"c-1","amount":4200,"card":"tok_visa"}"#;
 
 /// Counts the statements sqlx logs.
 struct Statements(Arc<AtomicUsize>);
@@ -46,47 +65,280 @@ fn request(key: &str) -> Request<'_> {
     }
 }
 
-/// Statements of a claim (begin + commit) and of a replay.
-async fn check(db: &Db, count: &AtomicUsize) -> (usize, usize) {
-    // Warm the pool: connection set-up statements are not the request's.
+/// Statements of each step of one keyed first request, as the checkout makes it, then of a
+/// replay and of a 409.
+#[derive(Debug, PartialEq, Eq)]
+struct Counted {
+    /// The read and the claim (`Db::begin`).
+    begin: usize,
+    /// The route's order and the recovery point, then the claim's commit.
+    phase_one: usize,
+    /// The fenced commit with the order's settlement (`Db::commit_with`).
+    commit: usize,
+    replay: usize,
+    conflict: usize,
+}
+
+async fn count_steps(db: &Db, count: &AtomicUsize) -> Counted {
+    db.migrate(&checkout::SCHEMA).await.expect("orders table");
+    // Open the pool's connection: its set-up statements are not the request's.
     let _ = db.row(0, "tenant-a", "warm-up").await.unwrap();
-    let (begun, claim_statements) = statements_of(count, db.begin(0, request("k"))).await;
-    let Begin::Execute(claim) = begun.unwrap() else {
+    let (begun, begin) = statements_of(count, db.begin(0, request("k"))).await;
+    let Begin::Execute(mut claim) = begun.unwrap() else {
         panic!("claim")
     };
-    let (claim, commit_statements) = statements_of(count, claim.commit()).await;
-    let claim = claim.unwrap();
-    db.save(1, &claim, SavedResponse::json(201, b"{}".to_vec()))
-        .await
-        .unwrap();
+    let params = CheckoutRequest::parse(BODY).expect("parameters");
+    let (claim, phase_one) = statements_of(count, async {
+        let order = orders::create(claim.tx(), "tenant-a", "k", &params)
+            .await
+            .expect("order");
+        claim
+            .set_recovery(order.id.to_string().as_bytes())
+            .await
+            .expect("recovery point");
+        (claim.commit().await.expect("commit the claim"), order)
+    })
+    .await;
+    let (claim, order) = claim;
+    let settled = orders::settlement(order.id, "paid", Some("ch_1"));
+    let saved = SavedResponse::json(201, b"{}".to_vec());
+    let (done, commit) = statements_of(count, db.commit_with(1, &claim, saved, &settled)).await;
+    done.expect("fenced commit");
     let (replay, replay_statements) = statements_of(count, db.begin(2, request("k"))).await;
     assert!(
         matches!(replay.unwrap(), Begin::Answer(idem_store::Begin::Replay(_))),
         "a replay"
     );
-    (claim_statements + commit_statements, replay_statements)
+    let Begin::Execute(held) = db.begin(3, request("held")).await.unwrap() else {
+        panic!("claim")
+    };
+    held.commit().await.unwrap();
+    let (conflict, conflict_statements) = statements_of(count, db.begin(4, request("held"))).await;
+    assert!(
+        matches!(
+            conflict.unwrap(),
+            Begin::Answer(idem_store::Begin::InFlight { .. })
+        ),
+        "a 409"
+    );
+    Counted {
+        begin,
+        phase_one,
+        commit,
+        replay: replay_statements,
+        conflict: conflict_statements,
+    }
 }
 
+/// One test, so the statement counter (a global subscriber) sees one table at a time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_replay_is_one_round_trip() {
+async fn statements_and_round_trips_per_request_are_pinned() {
     let count = Arc::new(AtomicUsize::new(0));
     let subscriber = tracing_subscriber::registry().with(
         Statements(Arc::clone(&count)).with_filter(tracing_subscriber::filter::LevelFilter::TRACE),
     );
     tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
-    for kind in [Kind::Sqlite, Kind::Postgres] {
-        let db = tables::fresh(kind, DbOptions::default()).await;
-        let (claim, replay) = check(&db, &count).await;
-        assert_eq!(
-            replay, 1,
-            "{kind:?}: a replay reads the row once and writes nothing"
-        );
-        // The claim: the read, then in its transaction (SQLite: bump the token counter),
-        // INSERT, read the recovery point; the counter does see them.
-        assert!(
-            claim >= 3,
-            "{kind:?}: {claim} statements: is the counter counting?"
-        );
-        println!("{kind:?}: claim {claim} statements, replay {replay}");
+    for (kind, expected) in [
+        (
+            Kind::Sqlite,
+            // begin: read, token bump, claim (returning the recovery point); phase one:
+            // order, recovery point; commit: fenced update, order update.
+            Counted {
+                begin: 3,
+                phase_one: 2,
+                commit: 2,
+                replay: 1,
+                conflict: 1,
+            },
+        ),
+        (
+            Kind::Postgres,
+            // begin: read, claim (returning the recovery point); phase one: order,
+            // recovery point, COMMIT; commit: one statement (fence + order update).
+            Counted {
+                begin: 2,
+                phase_one: 3,
+                commit: 1,
+                replay: 1,
+                conflict: 1,
+            },
+        ),
+    ] {
+        // One connection: a pool that opens another mid-request would log that connection's
+        // set-up statements (SQLite's PRAGMAs) inside a step, which are not the request's
+        // (with 8, 1 run in 3 counted one more). The request's own statements do not depend on
+        // the pool's size: every step acquires one connection at a time.
+        let options = DbOptions {
+            max_connections: 1,
+            ..DbOptions::default()
+        };
+        let db = tables::fresh(kind, options).await;
+        let counted = count_steps(&db, &count).await;
+        println!("{kind:?}: {counted:?}");
+        assert_eq!(counted, expected, "{kind:?}");
     }
+    round_trips_on_postgres().await;
+}
+
+/// Round trips seen by [`counting_proxy`].
+#[derive(Default)]
+struct Waits {
+    /// Exchanges that carry a statement (`BEGIN` and `COMMIT` included).
+    statements: AtomicUsize,
+    /// Bare `Sync`s: sqlx's ping of a connection coming back to its pool.
+    pings: AtomicUsize,
+}
+
+impl Waits {
+    fn now(&self) -> (usize, usize) {
+        (
+            self.statements.load(Ordering::SeqCst),
+            self.pings.load(Ordering::SeqCst),
+        )
+    }
+}
+
+/// A TCP proxy to `upstream` counting the client's messages that end an exchange (the
+/// client then waits for the server's `ReadyForQuery`): `Sync` (`S`) for the extended
+/// protocol, `Query` (`Q`) for the simple one; one each per round trip. A `Sync` with no
+/// other message since the last exchange is a ping.
+async fn counting_proxy(upstream: String, waits: Arc<Waits>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let (upstream, waits) = (upstream.clone(), waits.clone());
+            tokio::spawn(async move {
+                let server = TcpStream::connect(&upstream).await.expect("upstream");
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                tokio::spawn(async move { tokio::io::copy(&mut sr, &mut cw).await });
+                let mut pending = Vec::new();
+                // Untyped start-up messages first (SSLRequest, then StartupMessage).
+                let mut untyped = true;
+                let mut bare = true;
+                let mut buf = vec![0u8; 64 * 1024];
+                loop {
+                    let n = match cr.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    if sw.write_all(&buf[..n]).await.is_err() {
+                        return;
+                    }
+                    pending.extend_from_slice(&buf[..n]);
+                    loop {
+                        let head = if untyped { 4 } else { 5 };
+                        if pending.len() < head {
+                            break;
+                        }
+                        let at = head - 4;
+                        let len = u32::from_be_bytes(pending[at..at + 4].try_into().unwrap());
+                        let total = at + len as usize;
+                        if pending.len() < total {
+                            break;
+                        }
+                        if untyped {
+                            // 80877103 is SSLRequest: the StartupMessage follows, untyped too.
+                            let code = u32::from_be_bytes(pending[4..8].try_into().unwrap());
+                            untyped = code == 80_877_103;
+                        } else {
+                            match pending[0] {
+                                b'S' if bare => &waits.pings,
+                                b'S' | b'Q' => &waits.statements,
+                                _ => {
+                                    bare = false;
+                                    pending.drain(..total);
+                                    continue;
+                                }
+                            }
+                            .fetch_add(1, Ordering::SeqCst);
+                            bare = true;
+                        }
+                        pending.drain(..total);
+                    }
+                }
+            });
+        }
+    });
+    addr.to_string()
+}
+
+/// Round trips of `f` carrying statements, and sqlx's pings of the connections it took,
+/// once they are back in the pool.
+async fn round_trips_of<F: std::future::Future>(
+    waits: &Waits,
+    f: F,
+) -> (F::Output, (usize, usize)) {
+    let (statements, pings) = waits.now();
+    let out = f.await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (s, p) = waits.now();
+    (out, (s - statements, p - pings))
+}
+
+/// Round trips on PostgreSQL, on the wire.
+async fn round_trips_on_postgres() {
+    let url = tables::fresh_url(Kind::Postgres).await;
+    let (head, rest) = url.split_once('@').expect("postgres://user@host:port/db");
+    let (upstream, database) = rest.split_once('/').expect("a database");
+    let waits = Arc::new(Waits::default());
+    let proxy = counting_proxy(upstream.to_owned(), waits.clone()).await;
+    // One connection, so every statement is prepared on it by the warm-up below and the
+    // counts are the steady state.
+    let options = DbOptions {
+        max_connections: 1,
+        ..DbOptions::default()
+    };
+    let db = Db::open(&format!("{head}@{proxy}/{database}"), options)
+        .await
+        .expect("open through the proxy");
+    db.migrate(&checkout::SCHEMA).await.expect("orders table");
+    let params = CheckoutRequest::parse(BODY).expect("parameters");
+    let first = |key: &'static str| {
+        let (db, params) = (db.clone(), params.clone());
+        async move {
+            let Begin::Execute(mut claim) = db.begin(0, request(key)).await.unwrap() else {
+                panic!("claim")
+            };
+            let order = orders::create(claim.tx(), "tenant-a", key, &params)
+                .await
+                .unwrap();
+            claim
+                .set_recovery(order.id.to_string().as_bytes())
+                .await
+                .unwrap();
+            let claim = claim.commit().await.unwrap();
+            let settled = orders::settlement(order.id, "paid", Some("ch_1"));
+            db.commit_with(
+                1,
+                &claim,
+                SavedResponse::json(201, b"{}".to_vec()),
+                &settled,
+            )
+            .await
+            .unwrap();
+        }
+    };
+    // Warm-up: every statement prepared once.
+    first("warm").await;
+    let _ = db.begin(2, request("warm")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let ((), first) = round_trips_of(&waits, first("k")).await;
+    let (replay, replayed) = round_trips_of(&waits, db.begin(2, request("k"))).await;
+    assert!(matches!(
+        replay.unwrap(),
+        Begin::Answer(idem_store::Begin::Replay(_))
+    ));
+    println!(
+        "PostgreSQL round trips (statements, pings): keyed first {first:?}, replay {replayed:?}"
+    );
+    // The first request: read; BEGIN, claim, order, recovery point, COMMIT; the fenced
+    // commit with the order's update: 7. sqlx pings each of the three connections it took
+    // from the pool as it comes back (off the request's path, in a task of its own, when
+    // the pool has a connection to spare).
+    assert_eq!(first, (7, 3));
+    // A replay: the read, and the ping of its connection.
+    assert_eq!(replayed, (1, 1));
 }

@@ -75,7 +75,7 @@ async fn the_schema_is_created_on_first_open_in_wal_mode() {
         .fetch_all(pool)
         .await
         .unwrap();
-    assert_eq!(versions, vec![1]);
+    assert_eq!(versions, vec![1, 2]);
     db.close().await;
     // Opening again runs nothing new and keeps the rows.
     let db = idem_server::db::Db::open(&url, storage::options())
@@ -87,4 +87,51 @@ async fn the_schema_is_created_on_first_open_in_wal_mode() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_tasks_taking_over_one_stale_claim_give_exactly_one_execute() {
     storage::many_tasks_claiming_one_key_give_exactly_one_execute(Sqlite, 2, 50, true).await;
+}
+
+#[tokio::test]
+async fn a_version_1_database_migrates_to_version_2() {
+    storage::a_version_1_database_migrates_to_version_2(Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_fenced_commit_with_never_applies_the_routes_update() {
+    storage::a_fenced_commit_with_never_applies_the_routes_update(Sqlite).await;
+}
+
+/// Writers of one process take turns before SQLite's write lock; a task that already holds
+/// a turn (its claim's transaction still open) and writes again is not stuck behind itself:
+/// after `busy_timeout` it goes to SQLite's lock without a turn and gets SQLite's answer
+/// (busy: unavailable), as it would without turns.
+#[tokio::test]
+async fn a_second_write_inside_an_open_claim_fails_instead_of_waiting_forever() {
+    use idem_server::db::{Begin, DbError, DbOptions, Request};
+    use std::time::Duration;
+
+    let options = DbOptions {
+        busy_timeout: Duration::from_millis(200),
+        ..storage::options()
+    };
+    let db = tables::fresh(Sqlite, options).await;
+    let request = |key| Request {
+        scope: "tenant-a",
+        key: Some(key),
+        body: storage::BODY,
+        route: &storage::CHECKOUT,
+    };
+    let Begin::Execute(open) = db.begin(0, request("a")).await.unwrap() else {
+        panic!("claim");
+    };
+    let second = tokio::time::timeout(Duration::from_secs(5), db.begin(0, request("b")))
+        .await
+        .expect("no deadlock on the writer turn");
+    assert!(
+        matches!(second, Err(DbError::Unavailable(_))),
+        "SQLite's own answer: {second:?}"
+    );
+    open.commit().await.unwrap();
+    assert!(matches!(
+        db.begin(1, request("b")).await.unwrap(),
+        Begin::Execute(_)
+    ));
 }

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 ///   taken over. Long enough for a payment call and its timeouts, short enough that a
 ///   crashed worker's claim is retaken well inside a client's retry window.
 /// - `retention_ms`: 86 400 000 (24 h), counted from the record's last write (claim,
-///   takeover or save). Must outlive the client's retry window.
+///   takeover or save). Must outlive the client's retry window. The default for routes
+///   that declare none ([`RouteConfig::retention_ms`]).
 /// - `max_body_bytes`: 65 536 (64 KiB). Larger request bodies answer 413.
 /// - `event_capacity`: 4 096. The event log keeps at most this many events, dropping the
 ///   oldest; 0 turns the log off.
@@ -20,7 +21,8 @@ use serde::{Deserialize, Serialize};
 pub struct StoreConfig {
     /// How long a claim (lease) stays live, in milliseconds.
     pub lock_ms: u64,
-    /// How long a record is kept after its last write, in milliseconds.
+    /// How long a record is kept after its last write, in milliseconds, unless its route
+    /// declares its own.
     pub retention_ms: u64,
     /// Largest accepted request body, in bytes.
     pub max_body_bytes: usize,
@@ -100,7 +102,12 @@ impl ErrorPolicy {
 /// the request's [`Fingerprint`](crate::Fingerprint) with the body, so a key reused on another
 /// endpoint with the same body is a 422, as Stripe compares "endpoint and parameters".
 /// `on_error` is recorded with the claim, and [`Store::fail`](crate::Store::fail) follows it:
-/// a caller cannot pick another policy after the fact.
+/// a caller cannot pick another policy after the fact. So is the effective retention
+/// (`retention_ms`, else the store's [`StoreConfig::retention_ms`]): every later write of the
+/// row restarts the row's own retention, whatever the store's default is by then.
+///
+/// ## Default values
+/// - `retention_ms`: `None` (the store's default, 24 h unless configured).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RouteConfig {
     /// The operation the fingerprint binds, e.g. `POST /api/checkout`.
@@ -109,6 +116,11 @@ pub struct RouteConfig {
     pub key: KeyRequirement,
     /// What a work error does to the claim.
     pub on_error: ErrorPolicy,
+    /// How long this route's records are kept after their last write, in milliseconds
+    /// (`None`: the store's [`StoreConfig::retention_ms`]). Must outlive the client's retry
+    /// window; shorten it for routes whose saved responses hold personal data.
+    #[serde(default)]
+    pub retention_ms: Option<u64>,
 }
 
 impl RouteConfig {
@@ -118,6 +130,7 @@ impl RouteConfig {
             operation: Cow::Borrowed(operation),
             key: KeyRequirement::Required,
             on_error,
+            retention_ms: None,
         }
     }
 
@@ -127,6 +140,7 @@ impl RouteConfig {
             operation: Cow::Borrowed(operation),
             key: KeyRequirement::Optional,
             on_error,
+            retention_ms: None,
         }
     }
 
@@ -140,6 +154,13 @@ impl RouteConfig {
             operation: operation.into(),
             key,
             on_error,
+            retention_ms: None,
         }
+    }
+
+    /// The same route with its own retention, in milliseconds.
+    pub const fn with_retention_ms(mut self, retention_ms: u64) -> Self {
+        self.retention_ms = Some(retention_ms);
+        self
     }
 }

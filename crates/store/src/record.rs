@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ErrorPolicy, Fingerprint, Lease};
+use crate::{ErrorPolicy, Fingerprint, Lease, StoreConfig};
 
 /// The response saved for replay, byte for byte.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -67,6 +67,16 @@ pub struct Record {
     pub created_at: u64,
     /// When retention ends, in milliseconds.
     pub expires_at: u64,
+    /// How long the record is kept after each write: the claiming route's retention
+    /// ([`rules::retention_ms`](crate::rules::retention_ms)), fixed at the claim, so every later write
+    /// restarts the same span ([`rules::expires_at`](crate::rules::expires_at)). Records
+    /// written before it existed read as the old store default, 24 h.
+    #[serde(default = "default_retention_ms")]
+    pub retention_ms: u64,
+}
+
+fn default_retention_ms() -> u64 {
+    StoreConfig::DEFAULT_RETENTION_MS
 }
 
 impl Record {

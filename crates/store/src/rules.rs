@@ -19,6 +19,10 @@
 //! A conditional write that changes no row means another writer got there between the read
 //! and the write: the driver reads again and calls [`decide`] again, at most [`MAX_READS`]
 //! times, then answers [`contended`] (409).
+//!
+//! Retention is per route: the claim fixes the row's span ([`retention_ms`]: the route's own,
+//! else the store's default) and every write of the row (claim, takeover, commit) sets
+//! `expires_at` to [`expires_at`]`(now, row.retention_ms)`, the one place that adds them.
 
 use crate::{
     fingerprint, key, ErrorPolicy, Fingerprint, KeyRequirement, Lease, Record, RequestError,
@@ -187,26 +191,37 @@ pub fn finish(policy: ErrorPolicy, response: SavedResponse) -> Finish {
     }
 }
 
-/// The row a [`Write::Claim`] inserts: in flight under `lease`, retention from `now`.
+/// The row a [`Write::Claim`] inserts: in flight under `lease`, with the route's error
+/// policy and retention ([`retention_ms`]), retention counted from `now`.
 pub fn claim_record(
     now: u64,
     fingerprint: Fingerprint,
-    on_error: ErrorPolicy,
+    route: &RouteConfig,
     lease: Lease,
     config: &StoreConfig,
 ) -> Record {
+    let retention_ms = retention_ms(route, config);
     Record {
         fingerprint,
-        on_error,
+        on_error: route.on_error,
         status: Status::InFlight { lease },
         created_at: now,
-        expires_at: expires_at(now, config),
+        expires_at: expires_at(now, retention_ms),
+        retention_ms,
     }
 }
 
-/// When retention ends for a row written at `now`: claims, takeovers and commits restart it.
-pub fn expires_at(now: u64, config: &StoreConfig) -> u64 {
-    now.saturating_add(config.retention_ms)
+/// How long a row claimed through `route` is kept after each write: the route's own
+/// [`RouteConfig::retention_ms`], else the store's default. Fixed in the row at the claim.
+pub fn retention_ms(route: &RouteConfig, config: &StoreConfig) -> u64 {
+    route.retention_ms.unwrap_or(config.retention_ms)
+}
+
+/// When retention ends for a row written at `now` whose span is `retention_ms` (the row's
+/// own, [`Record::retention_ms`]): claims, takeovers and commits restart it. Every table,
+/// in memory or SQL, computes `expires_at` here and nowhere else.
+pub fn expires_at(now: u64, retention_ms: u64) -> u64 {
+    now.saturating_add(retention_ms)
 }
 
 /// The 409's `Retry-After` for a request that found its row changing under every one of
@@ -240,6 +255,7 @@ mod tests {
             },
             created_at: locked_at,
             expires_at,
+            retention_ms: 1_000,
         }
     }
 
@@ -313,11 +329,17 @@ mod tests {
             locked_at: 10,
             token: 3,
         };
-        let r = claim_record(10, fp(4), ErrorPolicy::ReleaseClaim, lease, &config);
+        let route = RouteConfig::required("POST /x", ErrorPolicy::ReleaseClaim);
+        let r = claim_record(10, fp(4), &route, lease, &config);
         assert_eq!((r.created_at, r.expires_at), (10, 510));
+        assert_eq!(r.retention_ms, 500);
         assert_eq!(r.on_error, ErrorPolicy::ReleaseClaim);
         assert_eq!(r.status, Status::InFlight { lease });
-        assert_eq!(expires_at(u64::MAX, &config), u64::MAX);
+        // A route's own retention wins over the store's, and is kept in the row.
+        let short = route.with_retention_ms(70);
+        let r = claim_record(10, fp(4), &short, lease, &config);
+        assert_eq!((r.expires_at, r.retention_ms), (80, 70));
+        assert_eq!(expires_at(u64::MAX, 500), u64::MAX);
         assert_eq!(
             (contended(0), contended(300), contended(60_000)),
             (1, 300, 1_000)

@@ -4,8 +4,8 @@ use crate::{
     event::{EventLog, Rejection},
     key::ScopeCache,
     rules::{self, Answer, Finish, Step, Write},
-    ErrorPolicy, Event, EventKind, Fenced, Fingerprint, IdRef, Lease, MemoryTable, RecordId,
-    RequestError, RouteConfig, RowView, SavedResponse, Status, StoreConfig, Table,
+    Event, EventKind, Fenced, Fingerprint, IdRef, Lease, MemoryTable, RecordId, RequestError,
+    RouteConfig, RowView, SavedResponse, Status, StoreConfig, Table,
 };
 
 /// What to do with a request, decided by [`Store::begin`].
@@ -88,11 +88,11 @@ impl<T: Table> Store<T> {
     }
 
     /// Change the configuration of a running store. The table, the fencing tokens and the
-    /// event log (its events and its sequence numbers) carry on; the new `lock_ms` and
-    /// `retention_ms` apply to every later decision, including those about rows written
-    /// before (a lease's liveness and a row's expiry are computed when asked, from
-    /// `lock_ms` and the row's stored `expires_at`, so retention set earlier stays as it
-    /// was written). A smaller `event_capacity` drops the oldest events; 0 turns the log off.
+    /// event log (its events and its sequence numbers) carry on; the new `lock_ms` applies
+    /// to every later decision, including those about rows written before (a lease's
+    /// liveness is computed when asked). The new `retention_ms` applies to rows claimed from
+    /// now on: a row keeps the retention it was claimed with (its stored `expires_at` and
+    /// `retention_ms`). A smaller `event_capacity` drops the oldest events; 0 turns the log off.
     pub fn set_config(&mut self, config: StoreConfig) {
         self.log.set_capacity(config.event_capacity);
         self.config = config;
@@ -123,7 +123,7 @@ impl<T: Table> Store<T> {
         route: &RouteConfig,
     ) -> Begin {
         match rules::check_request(scope, key, body, route, &self.config) {
-            Ok(Some((key, fp))) => self.decide(now, IdRef { scope, key }, fp, route.on_error),
+            Ok(Some((key, fp))) => self.decide(now, IdRef { scope, key }, fp, route),
             Ok(None) => Begin::Unkeyed,
             Err(refusal) => self.refuse(now, refusal),
         }
@@ -141,7 +141,7 @@ impl<T: Table> Store<T> {
         route: &RouteConfig,
     ) -> Begin {
         match rules::check_id(scope, key, route) {
-            Ok(Some(key)) => self.decide(now, IdRef { scope, key }, fingerprint, route.on_error),
+            Ok(Some(key)) => self.decide(now, IdRef { scope, key }, fingerprint, route),
             Ok(None) => Begin::Unkeyed,
             Err(refusal) => self.refuse(now, refusal),
         }
@@ -152,7 +152,8 @@ impl<T: Table> Store<T> {
     /// output. If the lease was lost, `work` does not run: `Err(Fenced)`.
     ///
     /// No crash can fall between the business change and the saved response, because
-    /// they are one step (see [`Table::commit_if_held`]). Retention restarts at `now`.
+    /// they are one step (see [`Table::commit_if_held`]). The row's retention restarts at
+    /// `now`.
     pub fn commit<R>(
         &mut self,
         now: u64,
@@ -160,15 +161,12 @@ impl<T: Table> Store<T> {
         lease: &Lease,
         work: impl FnOnce() -> (R, SavedResponse),
     ) -> Result<R, Fenced> {
-        let expires_at = rules::expires_at(now, &self.config);
         let mut status = 0;
-        let out = self
-            .table
-            .commit_if_held(id.as_ref(), lease, expires_at, || {
-                let (out, response) = work();
-                status = response.status;
-                (out, response)
-            });
+        let out = self.table.commit_if_held(id.as_ref(), lease, now, || {
+            let (out, response) = work();
+            status = response.status;
+            (out, response)
+        });
         match out {
             Some(out) => {
                 self.log_id(
@@ -188,7 +186,7 @@ impl<T: Table> Store<T> {
     /// The two-step write, for callers that did the work themselves: save `response` if
     /// `lease` still holds the claim. A crash between the work and this call leaves the
     /// claim to go stale and be taken over, so the work may run twice; prefer
-    /// [`commit`](Self::commit). Retention restarts at `now`.
+    /// [`commit`](Self::commit). The row's retention restarts at `now`.
     pub fn save(
         &mut self,
         now: u64,
@@ -197,12 +195,8 @@ impl<T: Table> Store<T> {
         response: SavedResponse,
     ) -> Result<(), Fenced> {
         let status = response.status;
-        let expires_at = rules::expires_at(now, &self.config);
         let done = Status::Done { response };
-        if self
-            .table
-            .compare_and_set(id.as_ref(), lease, done, expires_at)
-        {
+        if self.table.compare_and_set(id.as_ref(), lease, done, now) {
             self.log_id(
                 now,
                 id,
@@ -219,8 +213,8 @@ impl<T: Table> Store<T> {
 
     /// The work failed: follow the policy the claiming route declared
     /// ([`RouteConfig::on_error`], kept in the row as [`Record::on_error`](crate::Record::on_error)).
-    /// [`ErrorPolicy::ReleaseClaim`] releases the claim and drops `response` (send it to
-    /// the client yourself); [`ErrorPolicy::SaveResponse`] saves it for replay. Fenced
+    /// [`ErrorPolicy::ReleaseClaim`](crate::ErrorPolicy::ReleaseClaim) releases the claim and drops `response` (send it to
+    /// the client yourself); [`ErrorPolicy::SaveResponse`](crate::ErrorPolicy::SaveResponse) saves it for replay. Fenced
     /// like [`save`](Self::save) and [`release`](Self::release): a lost lease writes
     /// nothing and returns `Err(Fenced)`.
     pub fn fail(
@@ -303,7 +297,7 @@ impl<T: Table> Store<T> {
 
     /// Apply the decision table ([`rules::decide`]) to a validated request, performing the
     /// conditional write it asks for.
-    fn decide(&mut self, now: u64, id: IdRef<'_>, fp: Fingerprint, on_error: ErrorPolicy) -> Begin {
+    fn decide(&mut self, now: u64, id: IdRef<'_>, fp: Fingerprint, route: &RouteConfig) -> Begin {
         let lock_ms = self.config.lock_ms;
         // One pass decides, unless the row changed between our read and our conditional
         // write, which only a table shared with other stores allows; then read again.
@@ -346,7 +340,7 @@ impl<T: Table> Store<T> {
             match write {
                 Write::Claim => {
                     let lease = self.new_lease(now);
-                    let record = rules::claim_record(now, fp, on_error, lease, &self.config);
+                    let record = rules::claim_record(now, fp, route, lease, &self.config);
                     let owned = self.owned(id);
                     if self.table.insert_if_absent(&owned, record) {
                         self.log_id(now, &owned, EventKind::Claimed { token: lease.token });
@@ -365,8 +359,7 @@ impl<T: Table> Store<T> {
                 Write::TakeOver { seen } => {
                     let lease = self.new_lease(now);
                     let status = Status::InFlight { lease };
-                    let expires_at = rules::expires_at(now, &self.config);
-                    if self.table.compare_and_set(id, &seen, status, expires_at) {
+                    if self.table.compare_and_set(id, &seen, status, now) {
                         let kind = EventKind::TakenOver {
                             old_token: seen.token,
                             new_token: lease.token,

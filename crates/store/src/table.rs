@@ -2,7 +2,7 @@
 
 use std::{borrow::Cow, collections::HashMap};
 
-use crate::{key::IdPair, IdRef, Lease, Record, RecordId, SavedResponse, Status};
+use crate::{key::IdPair, rules, IdRef, Lease, Record, RecordId, SavedResponse, Status};
 
 /// The storage operations the store's rules need, narrow enough for a SQL table:
 ///
@@ -10,7 +10,7 @@ use crate::{key::IdPair, IdRef, Lease, Record, RecordId, SavedResponse, Status};
 /// |---|---|
 /// | [`get`](Table::get) | `SELECT … WHERE scope = $1 AND key = $2` |
 /// | [`insert_if_absent`](Table::insert_if_absent) | `INSERT … ON CONFLICT DO NOTHING` |
-/// | [`compare_and_set`](Table::compare_and_set) | `UPDATE … WHERE … AND status = 'in_flight' AND locked_at = $3 AND token = $4` |
+/// | [`compare_and_set`](Table::compare_and_set) | `UPDATE … SET …, expires_at = <rules::expires_at($now, retention_ms)> WHERE … AND status = 'in_flight' AND locked_at = $3 AND token = $4` |
 /// | [`delete_if_held`](Table::delete_if_held) | `DELETE … WHERE … AND status = 'in_flight' AND locked_at = $3 AND token = $4` |
 /// | [`delete_if_expired`](Table::delete_if_expired), [`delete_expired`](Table::delete_expired) | `DELETE … WHERE expires_at <= $now AND (status = 'done' OR locked_at + $lock_ms <= $now) [RETURNING scope, key]` |
 /// | [`next_token`](Table::next_token) | `SELECT nextval('lease_token')` |
@@ -37,12 +37,13 @@ use crate::{key::IdPair, IdRef, Lease, Record, RecordId, SavedResponse, Status};
 ///     status: Status::InFlight { lease: first },
 ///     created_at: 0,
 ///     expires_at: 1_000,
+///     retention_ms: 1_000,
 /// };
 /// assert!(table.insert_if_absent(&owned, record.clone()));
 /// assert!(!table.insert_if_absent(&owned, record), "one claim per (scope, key)");
 ///
 /// let second = Lease { locked_at: 0, token: table.next_token() };
-/// assert!(table.compare_and_set(id, &first, Status::InFlight { lease: second }, 1_000));
+/// assert!(table.compare_and_set(id, &first, Status::InFlight { lease: second }, 0));
 /// assert!(!table.delete_if_held(id, &first), "the zombie cannot release");
 /// assert!(table.delete_if_held(id, &second));
 /// ```
@@ -61,14 +62,15 @@ pub trait Table {
     /// id because the row keeps it ([`RecordId`] clones are cheap).
     fn insert_if_absent(&mut self, id: &RecordId, record: Record) -> bool;
 
-    /// Set the row's `status` and `expires_at` if it is in flight under exactly
-    /// `expected`; whether it changed.
+    /// Set the row's `status` if it is in flight under exactly `expected`, and restart its
+    /// retention at `now` ([`rules::expires_at`] with the row's own
+    /// [`Record::retention_ms`]); whether it changed.
     fn compare_and_set(
         &mut self,
         id: IdRef<'_>,
         expected: &Lease,
         status: Status,
-        expires_at: u64,
+        now: u64,
     ) -> bool;
 
     /// Delete the row if it is in flight under exactly `expected`; whether it was deleted.
@@ -102,8 +104,9 @@ pub trait Table {
     fn for_each(&self, visit: &mut dyn FnMut(IdRef<'_>, &Record));
 
     /// The one-step write: if the row is in flight under exactly `expected`, run `work`
-    /// (the business change) and store its response as `Done` with `expires_at`, as one
-    /// atomic step; otherwise do not run `work` and return `None`.
+    /// (the business change) and store its response as `Done`, retention restarting at
+    /// `now` (as [`compare_and_set`](Table::compare_and_set)), as one atomic step;
+    /// otherwise do not run `work` and return `None`.
     ///
     /// The default checks, runs and writes under `&mut self`, which is atomic for a table
     /// owned by its store. A table whose rows can change behind `&mut self` (a shared
@@ -114,7 +117,7 @@ pub trait Table {
         &mut self,
         id: IdRef<'_>,
         expected: &Lease,
-        expires_at: u64,
+        now: u64,
         work: impl FnOnce() -> (R, SavedResponse),
     ) -> Option<R>
     where
@@ -124,7 +127,7 @@ pub trait Table {
             return None;
         }
         let (out, response) = work();
-        let written = self.compare_and_set(id, expected, Status::Done { response }, expires_at);
+        let written = self.compare_and_set(id, expected, Status::Done { response }, now);
         // `&mut self` kept every other writer out since the check above.
         debug_assert!(written, "row changed under &mut self");
         Some(out)
@@ -192,12 +195,12 @@ impl Table for MemoryTable {
         id: IdRef<'_>,
         expected: &Lease,
         status: Status,
-        expires_at: u64,
+        now: u64,
     ) -> bool {
         match self.get_mut(id) {
             Some(r) if r.is_held_by(expected) => {
                 r.status = status;
-                r.expires_at = expires_at;
+                r.expires_at = rules::expires_at(now, r.retention_ms);
                 true
             }
             _ => false,
@@ -258,13 +261,13 @@ impl Table for MemoryTable {
         &mut self,
         id: IdRef<'_>,
         expected: &Lease,
-        expires_at: u64,
+        now: u64,
         work: impl FnOnce() -> (R, SavedResponse),
     ) -> Option<R> {
         let r = self.get_mut(id).filter(|r| r.is_held_by(expected))?;
         let (out, response) = work();
         r.status = Status::Done { response };
-        r.expires_at = expires_at;
+        r.expires_at = rules::expires_at(now, r.retention_ms);
         Some(out)
     }
 }
@@ -297,6 +300,7 @@ mod tests {
             status: Status::InFlight { lease },
             created_at: locked_at,
             expires_at,
+            retention_ms: 1_000,
         };
         (record, lease)
     }
@@ -341,7 +345,8 @@ mod tests {
         };
         assert!(!t.compare_and_set(ID, &other_ms, done(), 5));
         assert!(t.compare_and_set(ID, &lease, done(), 5));
-        assert_eq!(t.get(ID).unwrap().expires_at, 5);
+        // Retention restarts at the write, for the row's own span.
+        assert_eq!(t.get(ID).unwrap().expires_at, 1_005);
         // Done rows hold no lease.
         assert!(!t.compare_and_set(ID, &lease, done(), 6));
         let missing = IdRef {
@@ -435,7 +440,7 @@ mod tests {
         assert_eq!((out, runs), (Some(2), 1));
         let row = t.get(ID).unwrap();
         assert!(matches!(row.status, Status::Done { .. }));
-        assert_eq!(row.expires_at, 7);
+        assert_eq!(row.expires_at, 1_007);
     }
 
     /// The default `commit_if_held`, through a table that only forwards the primitives.
@@ -495,7 +500,9 @@ mod tests {
             ((), SavedResponse::json(200, vec![]))
         });
         assert_eq!((out, runs), (Some(()), 1));
-        assert!(matches!(t.get(ID).unwrap().status, Status::Done { .. }));
+        let row = t.get(ID).unwrap();
+        assert!(matches!(row.status, Status::Done { .. }));
+        assert_eq!(row.expires_at, 1_007);
     }
 
     #[test]

@@ -43,6 +43,8 @@ pub struct RowView {
     pub created_at: u64,
     /// When retention ends.
     pub expires_at: u64,
+    /// The row's retention after each write, fixed by the claiming route.
+    pub retention_ms: u64,
     /// Past retention: counts as absent and will be pruned.
     pub expired: bool,
 }
@@ -84,6 +86,7 @@ impl RowView {
             lease_left_ms: lease.map(|l| l.time_left(now, lock_ms)),
             created_at: r.created_at,
             expires_at: r.expires_at,
+            retention_ms: r.retention_ms,
             expired: r.is_expired(now, lock_ms),
         }
     }

@@ -278,15 +278,24 @@ fn set_config_keeps_the_table_the_tokens_and_the_event_log() {
     let seqs: Vec<u64> = s.events().map(|e| e.seq()).collect();
     assert_eq!(seqs, vec![0, 1, 2], "the log and its seqs carry on");
 
-    // A shorter retention applies to later writes.
+    // A shorter retention applies to rows claimed from now on; a row claimed before keeps
+    // the retention it was claimed with, for every later write.
     s.set_config(StoreConfig {
         lock_ms: 100,
         retention_ms: 50,
         ..config()
     });
     s.save(102, &id, &lease, created(1)).unwrap();
-    assert_eq!(s.rows(102)[0].expires_at, 152);
-    assert_eq!(s.prune(152), 1);
+    assert_eq!(s.rows(102)[0].expires_at, 102 + RETENTION_MS);
+    let (new_id, new_lease) = claim(&mut s, 102, "t", "k2");
+    s.save(103, &new_id, &new_lease, created(2)).unwrap();
+    assert_eq!(s.rows(103)[1].expires_at, 153);
+    assert_eq!(
+        s.prune(153),
+        1,
+        "only the row claimed under the new retention"
+    );
+    assert_eq!(s.rows(153).len(), 1);
 
     // A smaller log keeps the newest events; 0 turns it off without resetting seqs.
     s.set_config(StoreConfig {
@@ -294,7 +303,7 @@ fn set_config_keeps_the_table_the_tokens_and_the_event_log() {
         ..config()
     });
     let seqs: Vec<u64> = s.events().map(|e| e.seq()).collect();
-    assert_eq!(seqs, vec![3, 4]);
+    assert_eq!(seqs, vec![5, 6]);
     s.set_config(StoreConfig {
         event_capacity: 0,
         ..config()
@@ -303,5 +312,5 @@ fn set_config_keeps_the_table_the_tokens_and_the_event_log() {
     assert_eq!(s.events().count(), 0);
     s.set_config(config());
     let _ = s.begin(201, "t", Some("k"), BODY, &REQUIRED);
-    assert_eq!(s.events().map(|e| e.seq()).collect::<Vec<_>>(), vec![5]);
+    assert_eq!(s.events().map(|e| e.seq()).collect::<Vec<_>>(), vec![7]);
 }

@@ -1,12 +1,13 @@
-// What the specs against the scripted idempotency server share: a page with an SDK client of
-// its own options, and the server's log.
-import { expect, type APIRequestContext, type BrowserContext, type Page } from '@playwright/test';
+// What the specs against the scripted server (idempotency-server.mjs) share: a page with an SDK
+// client of its own options, and the server's log. The specs against idem-server use
+// real-server.ts instead.
+import { expect, type APIRequestContext, type Page } from '@playwright/test';
 import { API } from './api';
 
 export type Logged = { path: string; key: string | undefined; body: string; at: number };
-export type Log = { requests: Logged[]; executions: Record<string, number> };
+export type Log = { requests: Logged[] };
 
-/** Forgets what the server saw (and every saved answer). */
+/** Forgets what the server saw. */
 export async function resetServer(request: APIRequestContext) {
   expect((await request.post(`${API}/control/reset`)).ok()).toBe(true);
 }
@@ -14,20 +15,13 @@ export async function resetServer(request: APIRequestContext) {
 /** What the server saw, `path` requests only. */
 export async function serverLog(request: APIRequestContext, path: string): Promise<Log> {
   const log: Log = await (await request.get(`${API}/control/log`)).json();
-  return { ...log, requests: log.requests.filter((r) => r.path === path) };
-}
-
-/** Older browsers: no Web Locks API (deleted before any page script runs). */
-export async function withoutWebLocks(context: BrowserContext) {
-  await context.addInitScript(() => {
-    delete (Navigator.prototype as any).locks;
-  });
+  return { requests: log.requests.filter((r) => r.path === path) };
 }
 
 /**
- * Opens the plain checkout page and gives it `window.sdk`, an IdempotentClient sending to
- * `endpoint` on the scripted server, and `window.attempt(promise)`, which turns a rejection
- * into `{ error: code }` so specs can read it.
+ * Opens the plain SDK page and gives it `window.sdk`, an IdempotentClient sending to `endpoint`
+ * on the scripted server, and `window.attempt(promise)`, which turns a rejection into
+ * `{ error: code }` so specs can read it.
  */
 export async function openClient(page: Page, endpoint: string, options: object = {}) {
   await page.goto('/client/');
@@ -47,26 +41,10 @@ export async function openClient(page: Page, endpoint: string, options: object =
   );
 }
 
-/** `sdk.submit(name, payload)` in `page`, starting when the page's clock reads `at` (ms). */
-export function submitAt(page: Page, name: string, payload: object, at: number) {
-  return page.evaluate(
-    ([name, payload, at]) =>
-      new Promise((resolve) => setTimeout(resolve, (at as number) - Date.now())).then(() =>
-        (window as any).attempt((window as any).sdk.submit(name, payload)),
-      ),
-    [name, payload, at] as const,
-  );
-}
-
 /** `sdk.submit(name, payload)` in `page`, now. */
 export function submit(page: Page, name: string, payload: object): Promise<any> {
   return page.evaluate(
     ([name, payload]) => (window as any).attempt((window as any).sdk.submit(name, payload)),
     [name, payload] as const,
   );
-}
-
-/** The distinct idempotency keys among `requests`. */
-export function keysOf(requests: Logged[]): string[] {
-  return [...new Set(requests.map((r) => r.key ?? 'none'))];
 }

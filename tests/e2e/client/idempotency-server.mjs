@@ -1,24 +1,20 @@
-// A scripted HTTP server for the client specs, on 127.0.0.1 only, with no dependencies.
+// A scripted HTTP server for the SDK's Retry-After specs, on 127.0.0.1 only, with no
+// dependencies.
 //
 //   node tests/e2e/client/idempotency-server.mjs PORT
 //
-// Why a scripted server and not idem-server: these specs must see, from the server's side, what
-// the SDK sent (which keys, how many executions, at what times) and must be able to answer in
-// ways idem's own server never does (every attempt `409, Retry-After: 0`; a Retry-After as an
-// HTTP-date; a wait past setTimeout's limit). A stand-in for one idempotency middleware, real
-// HTTP on a real socket (not page.route), so the browser's fetch, CORS and timers are the real
-// ones. A later issue moves the one-key specs onto idem-server itself.
+// Why a scripted server and not idem-server: these specs need answers idem's own server never
+// gives (its Retry-After is the whole seconds left on a lease: at least 1, at most lock_ms):
+// every attempt `409, Retry-After: 0`; a Retry-After as an HTTP-date; a wait past
+// setTimeout's limit. Real HTTP on a real socket (not page.route), so the browser's fetch,
+// CORS and timers are the real ones. Everything idem-server can produce runs against it
+// (real-server.ts).
 //
 // Routes (CORS open to the test page's origin, which is another port):
-//   POST /api/checkout?workMs=N     an idempotency middleware: the first request of a key runs
-//                                   the work (N ms, default 300) and saves 201 {order, key};
-//                                   the same key while it runs: 409 Retry-After: 1; after it:
-//                                   the saved answer with Idempotent-Replayed: true; another
-//                                   body under the key: 422. No key: 400.
 //   POST /api/always-409?retryAfter=V  every attempt: 409 with Retry-After: V (verbatim).
 //   POST /api/retry-at?seconds=S    per key: the first attempt 409 with Retry-After as an
 //                                   HTTP-date S seconds ahead, the next ones 201.
-//   GET  /control/log               {requests: [{path, key, body, at}], executions: {key: n}}
+//   GET  /control/log               {requests: [{path, key, body, at}]}
 //   POST /control/reset             forget everything
 import { createServer } from 'node:http';
 
@@ -29,9 +25,6 @@ if (!Number.isInteger(port) || port <= 0) {
 }
 
 let requests = [];
-let executions = new Map(); // key -> times the work ran
-let records = new Map(); // key -> { body, done: false } | { body, done: true, status, answer }
-let orders = 0;
 let retryAt = new Map(); // key -> attempts seen by /api/retry-at
 
 const CORS = {
@@ -57,40 +50,21 @@ async function readBody(req) {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function checkout(res, key, body, workMs) {
-  if (!key) return send(res, 400, problem(400, 'Idempotency-Key missing'));
-  const record = records.get(key);
-  if (record && record.body !== body) return send(res, 422, problem(422, 'Key reused with another body'));
-  if (record && !record.done) return send(res, 409, problem(409, 'In flight'), { 'retry-after': '1' });
-  if (record) return send(res, record.status, record.answer, { 'idempotent-replayed': 'true' });
-  records.set(key, { body, done: false });
-  executions.set(key, (executions.get(key) ?? 0) + 1);
-  await new Promise((resolve) => setTimeout(resolve, workMs));
-  const answer = JSON.stringify({ order: `o-${++orders}`, key });
-  records.set(key, { body, done: true, status: 201, answer });
-  send(res, 201, answer);
-}
-
 createServer(async (req, res) => {
   try {
     const url = new URL(req.url, 'http://127.0.0.1');
     if (req.method === 'OPTIONS') return res.writeHead(204, CORS).end();
     if (url.pathname === '/control/log') {
-      return send(res, 200, { requests, executions: Object.fromEntries(executions) });
+      return send(res, 200, { requests });
     }
     if (url.pathname === '/control/reset') {
       requests = [];
-      executions = new Map();
-      records = new Map();
       retryAt = new Map();
       return send(res, 200, {});
     }
     const body = await readBody(req);
     const key = req.headers['idempotency-key'];
     requests.push({ path: url.pathname, key, body, at: Date.now() });
-    if (url.pathname === '/api/checkout') {
-      return await checkout(res, key, body, Number(url.searchParams.get('workMs') ?? 300));
-    }
     if (url.pathname === '/api/always-409') {
       const retryAfter = url.searchParams.get('retryAfter') ?? '0';
       return send(res, 409, problem(409, 'In flight'), { 'retry-after': retryAfter });

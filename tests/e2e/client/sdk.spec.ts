@@ -1,170 +1,216 @@
-// The idem-client JS package on a plain HTML page (tests/e2e/pages/client/index.html), with the
-// network scripted by page.route: every attempt of one operation carries the same key and bytes.
+// The idem-client JS package in real Chromium against a real idem-server and PayCo (a fresh
+// SQLite database per test, demo faults on: see real-server.ts): every failure here is one
+// the server produces on request, and "one charge" is read from PayCo's own ledger.
 //
-// Layout expected from the webServer: /pkg/ = the SDK package folder (idem_client.js, *_bg.wasm),
-// /client/ = tests/e2e/pages/client/.
-import { test, expect, type Page, type Route } from '@playwright/test';
+// page.route appears once, for the only failures no server can produce (a refused
+// connection, a name that does not resolve: there is no server to ask), and only for the
+// first attempt; the retries go to the real server.
+import type { Page, Request } from '@playwright/test';
+import { countKinds, expect, submit, test } from './real-server';
 
 const NAME = 'checkout:cart-42';
-const PAYLOAD = { currency: 'EUR', amount: 1299 };
-const CANONICAL = '{"amount":1299,"currency":"EUR"}';
+const PAYLOAD = { cart: 'cart-42', amount: 1299, card: 'tok_visa' };
+const CANONICAL = '{"amount":1299,"card":"tok_visa","cart":"cart-42"}';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** Quick, unjittered retries, so each test stays short. */
+const FAST = { initialBackoffMs: 200, maxBackoffMs: 1_000, jitter: false, attemptTimeoutMs: 5_000 };
 
-type Seen = { key: string | undefined; body: string | null; contentType: string | undefined };
+type Sent = { key: string | undefined; body: string | null; at: number };
 
-/** Answers the n-th attempt with answers[n] (the last one repeats) and records what was sent. */
-async function script(page: Page, answers: Array<(route: Route) => Promise<void>>): Promise<Seen[]> {
-  const seen: Seen[] = [];
-  await page.route('**/api/checkout', async (route) => {
-    const request = route.request();
-    const headers = request.headers();
-    seen.push({
-      key: headers['idempotency-key'],
-      body: request.postData(),
-      contentType: headers['content-type'],
-    });
-    const answer = answers[Math.min(seen.length - 1, answers.length - 1)];
-    await answer(route);
+/** Records every checkout POST the page sends (what Chromium hands to the network). */
+function watchCheckouts(page: Page): Sent[] {
+  const sent: Sent[] = [];
+  page.on('request', (request: Request) => {
+    if (request.method() === 'POST' && request.url().endsWith('/api/checkout')) {
+      sent.push({ key: request.headers()['idempotency-key'], body: request.postData(), at: Date.now() });
+    }
   });
-  return seen;
+  return sent;
 }
 
-const ok = (body: object = { order: 'o-1' }, headers: Record<string, string> = {}) =>
-  (route: Route) =>
-    route.fulfill({ status: 201, contentType: 'application/json', headers, body: JSON.stringify(body) });
-
-async function open(page: Page, query = '') {
-  await page.goto(`/client/${query}`);
-  await page.waitForFunction(() => (window as any).idemReady === true);
+function expectOneKeySameBytes(sent: Sent[], key: string) {
+  expect(key).toMatch(UUID);
+  expect(sent.length).toBeGreaterThan(0);
+  for (const s of sent) expect(s).toMatchObject({ key, body: CANONICAL });
 }
 
-async function fresh(page: Page, query = '') {
-  await open(page, query);
-  await page.evaluate(() => localStorage.clear());
-}
-
-const submit = (page: Page) =>
-  page.evaluate(([name, payload]) => (window as any).idem.submit(name, payload), [NAME, PAYLOAD] as const);
-
-function expectOneKeySameBytes(seen: Seen[]) {
-  const keys = new Set(seen.map((s) => s.key));
-  expect(keys.size).toBe(1);
-  expect([...keys][0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-  for (const s of seen) {
-    expect(s.body).toBe(CANONICAL);
-    expect(s.contentType).toBe('application/json');
-  }
-}
-
-test('an aborted request is retried with the same key and bytes', async ({ page }) => {
-  await fresh(page);
-  const seen = await script(page, [(route) => route.abort('connectionreset'), ok()]);
-  const outcome = await submit(page);
-  expect(outcome).toMatchObject({ kind: 'succeeded', status: 201, body: { order: 'o-1' }, attempts: 2 });
-  expect(seen).toHaveLength(2);
-  expectOneKeySameBytes(seen);
-  expect(outcome.key).toBe(seen[0].key);
-  // Final outcome: the journal record is gone.
-  expect(await page.evaluate(() => (window as any).idem.pending())).toEqual([]);
+test('a lost response after the commit: the retry is answered with the replay, one charge', async ({ page, idem }) => {
+  await idem.open(page, { policy: FAST });
+  const sent = watchCheckouts(page);
+  const answers: number[] = [];
+  page.on('response', (r) => r.request().method() === 'POST' && answers.push(r.status()));
+  await idem.arm([{ fault: 'drop-response' }]);
+  const outcome = await submit(page, NAME, PAYLOAD);
+  // The browser saw no answer at all to the dropped attempt (no 5xx from anything in between).
+  expect(answers).toEqual([201]);
+  expect(outcome).toMatchObject({ kind: 'replayed', status: 201, body: { status: 'paid', amount: 1299 } });
+  expectOneKeySameBytes(sent, outcome.key);
+  // The retry is the SDK's (attempts 2), or Chromium's own: it resends a request whose reused
+  // keep-alive connection closed unanswered, POST included (attempts 1). Same key either way.
+  console.log(`lost response: the SDK sent ${outcome.attempts} attempt(s)`);
+  expect([1, 2]).toContain(outcome.attempts);
+  const events = countKinds(await idem.events(), outcome.key);
+  expect(events).toMatchObject({ claimed: 1, saved: 1, replayed: 1 });
+  expect(await idem.chargesPerOrder()).toEqual({ [outcome.body.order]: 1 });
+  expect(await page.evaluate(() => (window as any).sdk.pending())).toEqual([]);
 });
 
-test('409 then 200: waits, retries with the same key, reports the replay', async ({ page }) => {
-  await fresh(page);
-  const seen = await script(page, [
-    (route) =>
-      route.fulfill({
-        status: 409,
-        contentType: 'application/problem+json',
-        headers: { 'Retry-After': '1' },
-        body: JSON.stringify({ type: 'about:blank', title: 'In flight', status: 409 }),
-      }),
-    ok({ order: 'o-1' }, { 'Idempotent-Replayed': 'true' }),
-  ]);
-  const started = Date.now();
-  const outcome = await submit(page);
-  expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // Retry-After: 1 s was honoured
+test('a reply slower than the attempt timeout is aborted and retried: the replay, one charge', async ({ page, idem }) => {
+  await idem.open(page, { policy: { ...FAST, attemptTimeoutMs: 1_000 } });
+  const sent = watchCheckouts(page);
+  await idem.arm([{ fault: 'hold-response', hold_ms: 4_000 }]);
+  const outcome = await submit(page, NAME, PAYLOAD);
   expect(outcome).toMatchObject({ kind: 'replayed', status: 201, attempts: 2 });
-  expectOneKeySameBytes(seen);
+  expect(sent).toHaveLength(2);
+  expectOneKeySameBytes(sent, outcome.key);
+  expect(await idem.chargesPerOrder()).toEqual({ [outcome.body.order]: 1 });
 });
 
-test('422 is rejected with its problem details and never retried', async ({ page }) => {
-  await fresh(page);
-  const seen = await script(page, [
-    (route) =>
-      route.fulfill({
-        status: 422,
-        contentType: 'application/problem+json',
-        body: JSON.stringify({ type: 'about:blank', title: 'Key reused', status: 422, detail: 'different payload' }),
-      }),
-  ]);
-  const outcome = await submit(page);
-  expect(outcome).toMatchObject({ kind: 'rejected', status: 422, attempts: 1, problem: { status: 422 } });
-  await page.waitForTimeout(1000);
-  expect(seen).toHaveLength(1);
-});
-
-test('a reply slower than the attempt timeout is aborted and retried', async ({ page }) => {
-  await fresh(page, '?timeout=1000');
-  const seen = await script(page, [
-    async (route) => {
-      await new Promise((r) => setTimeout(r, 2000));
-      await route.fulfill({ status: 201, body: '{}' }).catch(() => {}); // already aborted
-    },
-    ok(),
-  ]);
-  const outcome = await submit(page);
-  expect(outcome).toMatchObject({ kind: 'succeeded', attempts: 2 });
-  expect(seen).toHaveLength(2);
-  expectOneKeySameBytes(seen);
-});
-
-test('a reload between attempts resumes the same key', async ({ page }) => {
-  // A long backoff leaves time to reload after the first (failed) attempt.
-  await fresh(page, '?backoff=5000');
-  let firstSent: () => void;
-  const first = new Promise<void>((r) => (firstSent = r));
-  const seen = await script(page, [
-    async (route) => {
-      await route.fulfill({ status: 503, body: '' });
-      firstSent();
-    },
-    ok(),
-  ]);
-  void submit(page).catch(() => {}); // the page (and this promise) goes away with the reload
-  await first;
+test('a reload between attempts resumes the same key: pending() lists it, resume() finishes it', async ({ page, idem }) => {
+  // The first attempt gets 503; the long backoff leaves time to reload before the second.
+  await idem.open(page, { policy: { ...FAST, initialBackoffMs: 10_000, maxBackoffMs: 10_000 } });
+  const sent = watchCheckouts(page);
+  await idem.arm([{ fault: 'unavailable' }]);
+  const refused = page.waitForResponse((r) => r.request().method() === 'POST' && r.status() === 503);
+  void submit(page, NAME, PAYLOAD).catch(() => {}); // the page (and this promise) goes with the reload
+  await refused;
+  const key = sent[0].key!;
   const stored = await page.evaluate((name) => localStorage.getItem(`idem:${name}`), NAME);
-  expect(JSON.parse(stored!)).toMatchObject({ key: seen[0].key, body: CANONICAL, attempts: 1, version: 1 });
+  expect(JSON.parse(stored!)).toMatchObject({ key, body: CANONICAL, attempts: 1, version: 1 });
 
   await page.reload();
-  await page.waitForFunction(() => (window as any).idemReady === true);
-  const pending = await page.evaluate(() => (window as any).idem.pending());
+  await idem.open(page, { policy: FAST });
+  const pending = await page.evaluate(() => (window as any).sdk.pending());
   expect(pending).toEqual([
-    expect.objectContaining({ name: NAME, key: seen[0].key, attempts: 1, status: 'pending', payload: PAYLOAD }),
+    expect.objectContaining({ name: NAME, key, attempts: 1, status: 'pending', payload: PAYLOAD }),
   ]);
-  // Submitting the same operation again after the reload resumes it rather than minting a key.
-  const outcome = await submit(page);
-  expect(outcome).toMatchObject({ kind: 'succeeded', attempts: 2, key: seen[0].key });
-  expect(seen).toHaveLength(2);
-  expectOneKeySameBytes(seen);
+  const outcome = await page.evaluate((name) => (window as any).sdk.resume(name), NAME);
+  expect(outcome).toMatchObject({ kind: 'succeeded', status: 201, attempts: 2, key });
+  expectOneKeySameBytes(sent, key);
+  expect(await idem.chargesPerOrder()).toEqual({ [outcome.body.order]: 1 });
+  expect(await page.evaluate((name) => (window as any).sdk.resume(name), NAME)).toBeNull();
 });
 
-test('a different payload while pending is refused, not sent under a new key', async ({ page }) => {
-  await fresh(page, '?backoff=5000');
-  let firstSent: () => void;
-  const first = new Promise<void>((r) => (firstSent = r));
-  const seen = await script(page, [
-    async (route) => {
-      await route.abort('failed');
-      firstSent();
-    },
-  ]);
-  void submit(page).catch(() => {});
-  await first;
-  await page.reload();
-  await page.waitForFunction(() => (window as any).idemReady === true);
-  const refused = await page.evaluate(
-    (name) => (window as any).idem.submit(name, { amount: 1, currency: 'EUR' }),
-    NAME,
-  );
-  expect(refused).toMatchObject({ error: 'pendingWithDifferentPayload' });
-  expect(seen).toHaveLength(1);
+test('a slow worker: 409 with Retry-After, honoured, then the replay, one charge', async ({ page, idem }) => {
+  // The worker holds its claim 2.5 s after PayCo's charge; the first attempt times out at 1 s,
+  // the retry finds the claim in flight (409, Retry-After: the lease's seconds left).
+  await idem.open(page, { policy: { ...FAST, attemptTimeoutMs: 1_000 } });
+  const sent = watchCheckouts(page);
+  const waits: Array<{ at: number; seconds: number }> = [];
+  page.on('response', (r) => {
+    if (r.request().method() === 'POST' && r.status() === 409) {
+      waits.push({ at: Date.now(), seconds: Number(r.headers()['retry-after']) });
+    }
+  });
+  await idem.arm([{ fault: 'slow-worker', hold_ms: 2_500 }]);
+  const outcome = await submit(page, NAME, PAYLOAD);
+  expect(outcome).toMatchObject({ kind: 'replayed', status: 201 });
+  expectOneKeySameBytes(sent, outcome.key);
+  expect(waits.length).toBeGreaterThanOrEqual(1);
+  // Each 409's Retry-After was read (cross-origin: only because it is exposed) and waited for:
+  // the next attempt left no sooner. Unread, the 200 ms backoff would have sent it at once.
+  for (const wait of waits) {
+    expect(wait.seconds).toBeGreaterThanOrEqual(1);
+    const next = sent.find((s) => s.at > wait.at);
+    expect(next, 'an attempt after the 409').toBeDefined();
+    expect(next!.at - wait.at).toBeGreaterThanOrEqual(wait.seconds * 1000 - 100);
+  }
+  const events = countKinds(await idem.events(), outcome.key);
+  expect(events.claimed).toBe(1);
+  expect(events.rejected).toBeGreaterThanOrEqual(1);
+  expect(await idem.chargesPerOrder()).toEqual({ [outcome.body.order]: 1 });
 });
+
+test('another payload under a reused key: 422, rejected, never retried', async ({ page, idem }) => {
+  await idem.open(page, { policy: FAST });
+  const first = await submit(page, NAME, PAYLOAD);
+  expect(first).toMatchObject({ kind: 'succeeded', status: 201 });
+  // A record that reuses that key for another cart (a bug in the page, or a hand-edited
+  // record): the SDK sends what the record holds, and the server refuses it.
+  const other = '{"amount":5,"card":"tok_visa","cart":"cart-7"}';
+  await page.evaluate(
+    async ([key, body]) => {
+      const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(body));
+      const fingerprint = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+      const record = { version: 1, name: 'checkout:reused', key, method: 'POST', body, fingerprint, attempts: 0, createdAt: Date.now(), state: { status: 'pending' } };
+      localStorage.setItem('idem:checkout:reused', JSON.stringify(record));
+    },
+    [first.key, other] as const,
+  );
+  const sent = watchCheckouts(page);
+  const refused = await page.evaluate(() => (window as any).sdk.resume('checkout:reused'));
+  expect(refused).toMatchObject({ kind: 'rejected', status: 422, attempts: 1, key: first.key, problem: { status: 422 } });
+  await page.waitForTimeout(1_500);
+  expect(sent).toHaveLength(1);
+  expect(countKinds(await idem.events(), first.key)).toEqual({ claimed: 1, saved: 1, rejected: 1 });
+  expect(await idem.chargesPerOrder()).toEqual({ [first.body.order]: 1 });
+});
+
+test('a worker that crashed after the charge: its claim goes stale, the retry takes over, one charge', async ({ page, idem }) => {
+  await idem.open(page, { policy: FAST });
+  const sent = watchCheckouts(page);
+  await idem.arm([{ fault: 'crash-after-charge' }]);
+  const outcome = await submit(page, NAME, PAYLOAD);
+  // The worker that took the stale claim over resumed the order and got PayCo's saved charge.
+  expect(outcome).toMatchObject({ kind: 'succeeded', status: 201, body: { status: 'paid' } });
+  expectOneKeySameBytes(sent, outcome.key);
+  const events = countKinds(await idem.events(), outcome.key);
+  expect(events).toMatchObject({ claimed: 1, taken_over: 1, saved: 1 });
+  expect(await idem.chargesPerOrder()).toEqual({ [outcome.body.order]: 1 });
+  expect((await idem.orders()).map((o) => o.status)).toEqual(['paid']);
+});
+
+test('a different payload while pending is refused, not sent under a new key', async ({ page, idem }) => {
+  await idem.open(page, { policy: { ...FAST, initialBackoffMs: 10_000, maxBackoffMs: 10_000 } });
+  const sent = watchCheckouts(page);
+  await idem.arm([{ fault: 'unavailable' }]);
+  const refused = page.waitForResponse((r) => r.request().method() === 'POST' && r.status() === 503);
+  void submit(page, NAME, PAYLOAD).catch(() => {});
+  await refused;
+  await page.reload();
+  await idem.open(page, { policy: FAST });
+  const other = await submit(page, NAME, { ...PAYLOAD, amount: 1 });
+  expect(other).toMatchObject({ error: 'pendingWithDifferentPayload' });
+  expect(sent).toHaveLength(1);
+  expect(await idem.orders()).toEqual([]);
+});
+
+test('an attempt timeout past setTimeout\'s limit does not abort the attempt at once', async ({ page, idem }) => {
+  await page.addInitScript(() => {
+    const setTimeout = window.setTimeout;
+    (window as any).timers = 0;
+    (window as any).setTimeout = function (this: unknown, ...args: unknown[]) {
+      (window as any).timers++;
+      return setTimeout.apply(this, args as any);
+    };
+  });
+  await idem.open(page, { policy: { attemptTimeoutMs: 3_000_000_000 } });
+  await idem.arm([{ fault: 'hold-response', hold_ms: 1_000 }]);
+  const before = await page.evaluate(() => (window as any).timers);
+  const outcome = await submit(page, NAME, PAYLOAD);
+  // A deadline that overflowed setTimeout would abort at once: a timeout, a retry, a replay.
+  expect(outcome).toMatchObject({ kind: 'succeeded', attempts: 1 });
+  expect((await page.evaluate(() => (window as any).timers)) - before).toBeLessThanOrEqual(3);
+});
+
+// page.route only here: a refused connection and a name that does not resolve have no server to
+// produce them. The first attempt fails in the browser; the retries reach the real server.
+for (const [failure, error] of [
+  ['a refused connection', 'connectionrefused'],
+  ['a name that does not resolve', 'namenotresolved'],
+] as const) {
+  test(`${failure} is retried with the same key and bytes against the server`, async ({ page, idem }) => {
+    await idem.open(page, { policy: FAST });
+    const sent = watchCheckouts(page);
+    let failed = 0;
+    await page.route('**/api/checkout', async (route) => {
+      if (route.request().method() === 'POST' && failed++ === 0) return route.abort(error);
+      return route.continue();
+    });
+    const outcome = await submit(page, NAME, PAYLOAD);
+    expect(outcome).toMatchObject({ kind: 'succeeded', status: 201, attempts: 2 });
+    expect(sent).toHaveLength(2);
+    expectOneKeySameBytes(sent, outcome.key);
+    expect(await idem.chargesPerOrder()).toEqual({ [outcome.body.order]: 1 });
+  });
+}

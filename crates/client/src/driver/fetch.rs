@@ -49,10 +49,60 @@ pub async fn run(op: &mut Operation, endpoint: &Endpoint, journal: &mut dyn Jour
 
 /// Sends one attempt, aborting it (request and body read) at its deadline.
 async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
+    let request = || -> Result<RequestInit, JsValue> {
+        let (init, headers) = request_init(attempt.method.as_str(), &endpoint.headers)?;
+        if let Some(key) = attempt.key {
+            let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+            headers.set(
+                IDEMPOTENCY_KEY_HEADER,
+                key.hyphenated().encode_lower(&mut buf),
+            )?;
+        }
+        if attempt.method.has_body() {
+            headers.set("Content-Type", "application/json")?;
+            // The canonical bytes are UTF-8 JSON text; sending them as a string keeps them exact.
+            let body = String::from_utf8_lossy(&attempt.body);
+            init.set_body(&JsValue::from_str(&body));
+        }
+        Ok(init)
+    };
+    let init = request().map_err(|e| Lost::Network(text(&e)))?;
+    exchange(&endpoint.url, init, attempt.deadline).await
+}
+
+/// One `GET url` with `headers` (a key-state question), aborted at `deadline`: its reply, or
+/// why there was none, in words.
+pub async fn get(url: &str, headers: &[(String, String)], deadline: u64) -> Result<Reply, String> {
+    let (init, _) = request_init("GET", headers).map_err(|e| text(&e))?;
+    match exchange(url, init, deadline).await {
+        Ok(reply) => Ok(reply),
+        Err(Lost::TimedOut) => Err("timed out".into()),
+        Err(Lost::Network(message)) => Err(["network error: ", &message].concat()),
+    }
+}
+
+/// A request with `method` and the endpoint's extra `headers`, and its `Headers` (the request
+/// holds the object itself, so headers set on it later are sent too).
+fn request_init(
+    method: &str,
+    headers: &[(String, String)],
+) -> Result<(RequestInit, Headers), JsValue> {
+    let all = Headers::new()?;
+    for (name, value) in headers {
+        all.append(name, value)?;
+    }
+    let init = RequestInit::new();
+    init.set_method(method);
+    init.set_headers(&all);
+    Ok((init, all))
+}
+
+/// Sends `init` to `url`, aborting it (request and body read) at `deadline`.
+async fn exchange(url: &str, init: RequestInit, deadline: u64) -> Result<Reply, Lost> {
     let window = web_sys::window().ok_or_else(|| Lost::Network("no window".into()))?;
     let controller = AbortController::new().map_err(|e| Lost::Network(text(&e)))?;
-    let exchange = fetch(&window, endpoint, attempt, &controller);
-    match first(exchange, sleep_until(attempt.deadline)).await {
+    init.set_signal(Some(&controller.signal()));
+    match first(fetch(&window, url, &init), sleep_until(deadline)).await {
         First::Left(Ok(reply)) => Ok(reply),
         First::Left(Err(e)) => Err(Lost::Network(text(&e))),
         First::Right(()) => {
@@ -63,34 +113,8 @@ async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
     }
 }
 
-async fn fetch(
-    window: &web_sys::Window,
-    endpoint: &Endpoint,
-    attempt: &Attempt,
-    controller: &AbortController,
-) -> Result<Reply, JsValue> {
-    let headers = Headers::new()?;
-    for (name, value) in &endpoint.headers {
-        headers.append(name, value)?;
-    }
-    if let Some(key) = attempt.key {
-        let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-        headers.set(
-            IDEMPOTENCY_KEY_HEADER,
-            key.hyphenated().encode_lower(&mut buf),
-        )?;
-    }
-    let init = RequestInit::new();
-    init.set_method(attempt.method.as_str());
-    init.set_headers(&headers);
-    init.set_signal(Some(&controller.signal()));
-    if attempt.method.has_body() {
-        headers.set("Content-Type", "application/json")?;
-        // The canonical bytes are UTF-8 JSON text; sending them as a string keeps them exact.
-        let body = String::from_utf8_lossy(&attempt.body);
-        init.set_body(&JsValue::from_str(&body));
-    }
-    let response: Response = JsFuture::from(window.fetch_with_str_and_init(&endpoint.url, &init))
+async fn fetch(window: &web_sys::Window, url: &str, init: &RequestInit) -> Result<Reply, JsValue> {
+    let response: Response = JsFuture::from(window.fetch_with_str_and_init(url, init))
         .await?
         .dyn_into()?;
     let headers = response.headers();

@@ -170,16 +170,13 @@ fn write_error(error: JsValue) -> JournalError {
 
 /// `"Name: message"` for a DOMException, else the value's string form.
 fn describe(error: &JsValue) -> String {
+    // Concatenating `&str`s everywhere keeps one copy of `concat` in the package.
     if let Some(e) = error.dyn_ref::<DomException>() {
-        return [e.name(), ": ".into(), e.message()].concat();
+        return [e.name().as_str(), ": ", e.message().as_str()].concat();
     }
     if let Some(e) = error.dyn_ref::<js_sys::Error>() {
-        return [
-            String::from(e.name()),
-            ": ".into(),
-            String::from(e.message()),
-        ]
-        .concat();
+        let (name, message) = (String::from(e.name()), String::from(e.message()));
+        return [name.as_str(), ": ", message.as_str()].concat();
     }
     error.as_string().unwrap_or_else(|| "unknown error".into())
 }

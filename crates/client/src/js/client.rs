@@ -3,6 +3,8 @@
 //! driver, under the operation's Web Lock where the browser has one.
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Promise};
@@ -12,14 +14,15 @@ use wasm_bindgen_futures::future_to_promise;
 use web_sys::StorageEvent;
 
 use super::convert::{
-    change_object, error, journal_error, outcome_object, pending_object, settled_object,
-    start_error,
+    change_object, error, journal_error, outcome_object, pending_object, reconciliation_object,
+    settled_object, start_error,
 };
 use super::in_flight::{Found, InFlight};
 use super::options::{check_endpoint, read_options, Config};
-use crate::driver::{fetch, lock, now_ms, timer};
+use crate::driver::{fetch, lock, now_ms, timer, MathRandom};
 use crate::journal::{self, Journal};
-use crate::{CanonicalPayload, Operation, OperationSpec, RandomKeys, StartError};
+use crate::operation::key_string;
+use crate::{CanonicalPayload, KeyState, Operation, OperationSpec, RandomKeys, StartError};
 
 /// A client for one endpoint: submits operations with one idempotency key each, persisted in
 /// localStorage before the first send.
@@ -38,7 +41,7 @@ impl IdempotentClient {
         #[wasm_bindgen(unchecked_param_type = "ClientOptions")] options: JsValue,
     ) -> Result<IdempotentClient, JsValue> {
         let config = read_options(&options)
-            .and_then(|config| check_endpoint(&config.endpoint).map(|()| config))
+            .and_then(|config| check_endpoint(&config).map(|()| config))
             .map_err(|message| error("invalidOptions", &message))?;
         // Housekeeping only: storage that cannot be reached now fails the first submit clearly.
         let _ = journal::prune_settled(&mut config.journal(), now_ms());
@@ -89,7 +92,7 @@ impl IdempotentClient {
             Ok(None) => Promise::resolve(&JsValue::NULL),
             Ok(Some(record)) => self.spawn(name, record.fingerprint, None),
             // Unreadable or unreachable: the run reports it as it would on its own.
-            Err(_) => future_to_promise(run(Rc::clone(&self.config), name, None)),
+            Err(_) => promise(run(Rc::clone(&self.config), name, None)),
         }
     }
 
@@ -140,6 +143,18 @@ impl IdempotentClient {
         Ok(present)
     }
 
+    /// Asks the server's key-state endpoint (`keyStateUrl`) what became of the open operation
+    /// `name` (unknown, or pending after a reload) and settles it from the answer, sending no
+    /// attempt: `done` finishes it with the saved answer (`kind` `replayed` or `rejected`,
+    /// `reconciled: 'done'`, the record replaced by a settled entry); `inFlight` (with the
+    /// lease's age) and `notFound` leave the record as it is, `kind: 'unknown'`. Resolves to
+    /// `null` when no open operation is journaled under `name`; rejects with
+    /// `code: 'reconcileFailed'` when the endpoint cannot be asked or answers anything else.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Reconciliation | null>")]
+    pub fn reconcile(&self, name: String) -> Promise {
+        promise(reconcile(Rc::clone(&self.config), name))
+    }
+
     /// Calls `callback(change)` whenever another tab changes an entry of this client (the
     /// `storage` event). Returns a function that stops watching.
     #[wasm_bindgen(unchecked_return_type = "() => void")]
@@ -185,15 +200,15 @@ impl IdempotentClient {
         let in_flight = Rc::clone(&self.in_flight);
         let work = run(Rc::clone(&self.config), name.clone(), payload);
         // The future first runs in a later microtask, so `insert` below precedes its `remove`.
-        let promise = future_to_promise(async move {
+        let call = promise(async move {
             let result = work.await;
             in_flight.borrow_mut().remove(id);
             result
         });
         self.in_flight
             .borrow_mut()
-            .insert(id, name, fingerprint, promise.clone());
-        promise
+            .insert(id, name, fingerprint, call.clone());
+        call
     }
 
     /// The key journaled under `name`, for an error message (empty when there is none).
@@ -203,6 +218,13 @@ impl IdempotentClient {
             _ => String::new(),
         }
     }
+}
+
+/// `future_to_promise` of `work`, boxed: one instance of it for every call, where each future
+/// type would instantiate a copy of its own (kilobytes of the package).
+fn promise(work: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    let work: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>> = Box::pin(work);
+    future_to_promise(work)
 }
 
 /// Starts (`payload`: `Some`) or resumes (`None`) the operation `name`, runs it to its outcome
@@ -257,6 +279,62 @@ async fn run(
         Ok(outcome_object(&outcome).into())
     })
     .await
+}
+
+/// Asks for the key state of the open operation `name` and settles it when the server says
+/// done (see [`IdempotentClient::reconcile`]).
+async fn reconcile(config: Rc<Config>, name: String) -> Result<JsValue, JsValue> {
+    let mut journal = config.journal();
+    let policy = config.policy.clone();
+    let Some(mut op) = Operation::resume(&name, policy.clone(), &journal).map_err(start_error)?
+    else {
+        return Ok(JsValue::NULL);
+    };
+    let key = op.key().map(key_string).unwrap_or_default();
+    let deadline = now_ms().saturating_add(policy.attempt_timeout_ms);
+    let failed = |why: &str| {
+        error(
+            "reconcileFailed",
+            &["key state of ", &key, ": ", why].concat(),
+        )
+    };
+    let reply = fetch::get(
+        &config.key_state_url(&key),
+        &config.endpoint.headers,
+        deadline,
+    )
+    .await
+    .map_err(|why| failed(&why))?;
+    let state = KeyState::from_reply(reply.status, &reply.body).ok_or_else(|| {
+        failed(
+            &[
+                "answered ",
+                &crate::json::u64_string(u64::from(reply.status)),
+            ]
+            .concat(),
+        )
+    })?;
+    let now = now_ms();
+    if op.handle_key_state(now, &state) {
+        // Settle the journal (the next poll does) only if the record we asked about still
+        // stands: another tab or a running call may have settled or discarded it meanwhile.
+        if matches!(journal.load(&name), Ok(Some(r)) if Some(r.key) == op.key()) {
+            let _ = op.poll(now, &mut journal, &mut MathRandom);
+        }
+        if let Some(outcome) = op.outcome() {
+            return Ok(reconciliation_object(outcome, &state).into());
+        }
+    }
+    let outcome = crate::Outcome {
+        name,
+        kind: crate::OutcomeKind::Unknown {
+            last_error: op.last_error().cloned(),
+        },
+        key: Some(key),
+        attempts: op.attempts(),
+        durability: op.durability(),
+    };
+    Ok(reconciliation_object(&outcome, &state).into())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use wasm_bindgen::JsValue;
 
 use crate::journal::{Entry, JournalError, Record, RecordState, SettledRecord};
 use crate::operation::key_string;
-use crate::{Durability, Failure, Outcome, OutcomeKind, Problem, StartError};
+use crate::{Durability, KeyState, Outcome, OutcomeKind, Problem, StartError};
 
 /// `target[name] = value` on a fresh plain object (cannot fail).
 pub(super) fn set(target: &Object, name: &str, value: &JsValue) {
@@ -49,11 +49,36 @@ pub(super) fn outcome_object(outcome: &Outcome) -> Object {
     };
     set(&js, "durability", &JsValue::from_str(durability));
     if let OutcomeKind::Unknown { last_error } = &outcome.kind {
-        let text = last_error
-            .as_ref()
-            .map_or_else(|| "no attempt sent".to_owned(), Failure::message);
-        set(&js, "lastError", &JsValue::from_str(&text));
+        // None with attempts sent: a record resumed after a reload, whose failures were not kept.
+        let text = match last_error {
+            Some(failure) => Some(failure.message()),
+            None if outcome.attempts == 0 => Some("no attempt sent".to_owned()),
+            None => None,
+        };
+        if let Some(text) = text {
+            set(&js, "lastError", &JsValue::from_str(&text));
+        }
     }
+    js
+}
+
+/// An outcome reconciled from the server's key `state`, as the TypeScript `Reconciliation`:
+/// the outcome's members, `reconciled`, and the lease's age and time left when in flight.
+pub(super) fn reconciliation_object(outcome: &Outcome, state: &KeyState) -> Object {
+    let js = outcome_object(outcome);
+    let how = match state {
+        KeyState::Done { .. } => "done",
+        KeyState::InFlight {
+            lease_age_ms,
+            lease_left_ms,
+        } => {
+            set(&js, "leaseAgeMs", &time(*lease_age_ms));
+            set(&js, "leaseLeftMs", &time(*lease_left_ms));
+            "inFlight"
+        }
+        KeyState::NotFound => "notFound",
+    };
+    set(&js, "reconciled", &JsValue::from_str(how));
     js
 }
 

@@ -20,7 +20,12 @@ pub(super) struct Config {
     pub persistence: Persistence,
     /// Where Web Locks are missing: the wait before a minted key is confirmed.
     pub settle_without_locks_ms: u64,
+    /// The key-state endpoint, split where `{key}` stands.
+    pub key_state_url: (String, String),
 }
+
+/// idem-server's key-state route, the default under the endpoint's origin.
+const KEY_STATE_PATH: &str = "/api/keys/{key}";
 
 /// `settleWithoutLocksMs` when not given: a localStorage write reaches another tab of Chromium
 /// within milliseconds (it goes through the browser process), so 100 ms leaves a wide margin at
@@ -38,6 +43,48 @@ impl Config {
     pub fn lock_name(&self, name: &str) -> String {
         [self.prefix.as_str(), name].concat()
     }
+
+    /// Where to ask for `key`'s state.
+    pub fn key_state_url(&self, key: &str) -> String {
+        let (before, after) = &self.key_state_url;
+        [before.as_str(), key, after.as_str()].concat()
+    }
+}
+
+/// The key's place in a `keyStateUrl`.
+const KEY: &str = "{key}";
+
+/// `template` split around its first `{key}`, `None` without one.
+fn split_key(template: &str) -> Option<(String, String)> {
+    // A byte scan rather than `str::find`, whose substring searcher costs the package KBs.
+    let at = template
+        .as_bytes()
+        .windows(KEY.len())
+        .position(|w| w == KEY.as_bytes())?;
+    // `get`, not indexing: the panic path of a str slice brings `core::fmt`'s Debug along.
+    let (before, after) = (template.get(..at)?, template.get(at + KEY.len()..)?);
+    Some((before.to_owned(), after.to_owned()))
+}
+
+/// `scheme://authority` (or `//authority`) of `url`, or `""` for a path on the page's own
+/// origin: where idem-server's key-state route lives next to the endpoint.
+fn origin_of(url: &str) -> &str {
+    let bytes = url.as_bytes();
+    // The scheme: letters, digits and `+-.`, then `://` (byte scans, as in `split_key`).
+    let scheme = bytes
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || b"+-.".contains(b)))
+        .filter(|&at| at > 0 && bytes[at..].starts_with(b"://"));
+    let authority = match scheme {
+        Some(at) => at + 3,
+        None if bytes.starts_with(b"//") => 2,
+        None => return "",
+    };
+    let end = bytes[authority..]
+        .iter()
+        .position(|b| matches!(b, b'/' | b'?' | b'#'))
+        .map_or(url.len(), |at| authority + at);
+    url.get(..end).unwrap_or("")
 }
 
 /// Reads `ClientOptions` as serde did (undefined members take their defaults; `null` too where
@@ -85,6 +132,11 @@ pub(super) fn read_options(options: &JsValue) -> Result<Config, String> {
         Some(v) => integer(&v, MAX_TIMER_MS)
             .ok_or("options.settleWithoutLocksMs must be an integer from 0 to 2147483647")?,
     };
+    let key_state_url = match member(options, "keyStateUrl").filter(|v| !v.is_null()) {
+        None => split_key(&[origin_of(&endpoint), KEY_STATE_PATH].concat()),
+        Some(v) => v.as_string().as_deref().and_then(split_key),
+    }
+    .ok_or("options.keyStateUrl must be a string containing {key}")?;
     let mut policy = RetryPolicy::default();
     if let Some(p) = member(options, "policy") {
         if !p.is_object() {
@@ -131,13 +183,15 @@ pub(super) fn read_options(options: &JsValue) -> Result<Config, String> {
             Persistence::Required
         },
         settle_without_locks_ms,
+        key_state_url,
     })
 }
 
-/// Checks that `fetch` can send to `endpoint` at all: a URL the `Request` constructor parses
-/// and headers it accepts. Otherwise every attempt would fail the same way, be reported as a
-/// network error and be retried until the window closes.
-pub(super) fn check_endpoint(endpoint: &Endpoint) -> Result<(), String> {
+/// Checks that `fetch` can send to the endpoint and the key-state URL at all: URLs the
+/// `Request` constructor parses and headers it accepts. Otherwise every attempt would fail the
+/// same way, be reported as a network error and be retried until the window closes.
+pub(super) fn check_endpoint(config: &Config) -> Result<(), String> {
+    let endpoint = &config.endpoint;
     let headers = web_sys::Headers::new().map_err(|_| "cannot build request headers")?;
     for (name, value) in &endpoint.headers {
         headers
@@ -148,6 +202,9 @@ pub(super) fn check_endpoint(endpoint: &Endpoint) -> Result<(), String> {
     init.set_headers(&headers);
     web_sys::Request::new_with_str_and_init(&endpoint.url, &init)
         .map_err(|_| "options.endpoint is not a URL fetch accepts")?;
+    let sample = config.key_state_url("00000000-0000-4000-8000-000000000000");
+    web_sys::Request::new_with_str_and_init(&sample, &init)
+        .map_err(|_| "options.keyStateUrl is not a URL fetch accepts")?;
     Ok(())
 }
 
@@ -175,4 +232,39 @@ fn integer(value: &JsValue, max: u64) -> Option<u64> {
     let safe = (0.0..=9_007_199_254_740_991.0).contains(&n) && n.trunc() == n;
     // In range and integral: the cast is exact.
     (safe && n as u64 <= max).then_some(n as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use super::{origin_of, split_key};
+
+    #[test]
+    fn key_state_templates_split_at_the_key() {
+        let split = |t: &str| split_key(t).map(|(a, b)| [a, b]);
+        let both = |a: &str, b: &str| Some([a.to_owned(), b.to_owned()]);
+        assert_eq!(split("/api/keys/{key}"), both("/api/keys/", ""));
+        assert_eq!(split("/k?id={key}&x=1"), both("/k?id=", "&x=1"));
+        assert_eq!(split("/api/keys/"), None);
+        assert_eq!(split("{ke"), None);
+    }
+
+    #[test]
+    fn the_key_state_route_lives_at_the_endpoints_origin() {
+        for (endpoint, origin) in [
+            ("/api/checkout", ""),
+            ("api/checkout", ""),
+            (
+                "http://127.0.0.1:8000/api/checkout",
+                "http://127.0.0.1:8000",
+            ),
+            ("https://shop.example", "https://shop.example"),
+            ("https://shop.example?x=1", "https://shop.example"),
+            ("//api.shop.example/pay", "//api.shop.example"),
+            ("/pay?next=http://elsewhere/x", ""),
+        ] {
+            assert_eq!(origin_of(endpoint), origin, "{endpoint}");
+        }
+    }
 }

@@ -9,14 +9,14 @@ const TS_TYPES: &'static str = r#"
 export interface ClientOptions {
   /** URL every attempt is sent to, e.g. '/api/checkout'. */
   endpoint: string;
-  /** HTTP method (default 'POST'). POST and PATCH carry an Idempotency-Key; others only with `alwaysKey`. */
-  method?: 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** HTTP method (default 'POST'). POST and PATCH carry an Idempotency-Key; others only with `alwaysKey` (GET and HEAD send no body). */
+  method?: 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'GET' | 'HEAD' | null;
   /** Send an Idempotency-Key whatever the method (default false). */
   alwaysKey?: boolean;
   /** Retry policy; missing fields take their defaults. */
   policy?: Partial<RetryPolicy>;
   /** localStorage key prefix (default 'idem:'); Web Lock names use it too. */
-  storagePrefix?: string;
+  storagePrefix?: string | null;
   /** If localStorage fails, send with a key kept only in memory (default false: refuse). */
   allowMemoryOnly?: boolean;
   /** Extra headers sent on every attempt. */
@@ -27,6 +27,13 @@ export interface ClientOptions {
    * up with one key (default 100 ms; 0 skips the wait). Unused where Web Locks exist.
    */
   settleWithoutLocksMs?: number;
+  /**
+   * The server's key-state endpoint, which `reconcile(name)` asks, with `{key}` where the key
+   * goes (sent with `headers`). Default: idem-server's route at the endpoint's origin, e.g.
+   * 'http://127.0.0.1:8000/api/keys/{key}' for 'http://127.0.0.1:8000/api/checkout', and
+   * '/api/keys/{key}' for '/api/checkout'.
+   */
+  keyStateUrl?: string | null;
 }
 
 /** Retry policy (all durations in ms). */
@@ -64,8 +71,45 @@ export interface Outcome {
   attempts: number;
   /** Where the key lived: 'journaled' (localStorage), 'memoryOnly' or 'unkeyed'. */
   durability: 'journaled' | 'memoryOnly' | 'unkeyed';
-  /** The last failure, for an unknown outcome. */
+  /** The last failure, for an unknown outcome (absent when it was not kept across a reload). */
   lastError?: string;
+}
+
+/**
+ * What `reconcile(name)` learned from the server's key-state endpoint: an `Outcome`, and how
+ * it was reconciled.
+ */
+export interface Reconciliation extends Outcome {
+  /**
+   * 'done': the server finished the work; `kind` ('replayed' for a 2xx, else 'rejected'),
+   * `status` and `body` are its saved answer, and the operation is settled (listed by `settled()`).
+   * 'inFlight': a worker holds (or held) the claim: the work may still commit; `kind` is
+   * 'unknown' and the record stays; ask again, or `resume(name)`, after `leaseLeftMs` (0: the
+   * claim is stale and the next attempt takes it over).
+   * 'notFound': the server has no live claim under the key: no attempt reached it, or it
+   * released the claim after a failure (nothing committed), or its retention passed. `kind` is
+   * 'unknown' and the record stays: within the retry window `resume(name)` sends it again
+   * under the same key; past it, check with the business before paying again.
+   */
+  reconciled: 'done' | 'inFlight' | 'notFound';
+  /** How long ago the current lease was taken (inFlight). */
+  leaseAgeMs?: number;
+  /** How long until the claim may be taken over (inFlight). */
+  leaseLeftMs?: number;
+}
+
+/** What `submit`, `resume`, `reconcile`, `pending`, `settled`, `discard`, `watch` and the constructor reject or throw. */
+export interface IdempotencyError extends Error {
+  name: 'IdempotencyError';
+  code:
+    | 'invalidOptions'
+    | 'pendingWithDifferentPayload'
+    | 'settledWithDifferentPayload'
+    | 'notPersisted'
+    | 'unreadable'
+    | 'payload'
+    | 'unavailable'
+    | 'reconcileFailed';
 }
 
 /** An unsettled operation in localStorage, as listed by `pending()`. */

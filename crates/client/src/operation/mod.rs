@@ -19,6 +19,7 @@ use crate::method::Method;
 use crate::outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
 use crate::payload::CanonicalPayload;
 use crate::policy::RetryPolicy;
+use crate::reconcile::KeyState;
 use crate::reply::{Reply, ReplyClass};
 
 /// One attempt to send: the same key and the same bytes every time.
@@ -346,6 +347,20 @@ impl Operation {
                 None,
             );
         }
+    }
+
+    /// Input: what the server's key-state endpoint said about this operation's key, asked to
+    /// reconcile an unknown outcome (or a pending one, say after a reload). [`KeyState::Done`]
+    /// finishes the operation with the saved answer, read as a reply under this key would be
+    /// (a 2xx is [`OutcomeKind::Replayed`], a rejection [`OutcomeKind::Rejected`]), and the next
+    /// [`poll`](Self::poll) settles the journal; the other states change nothing. Returns whether
+    /// the operation is finished.
+    pub fn handle_key_state(&mut self, now: u64, state: &KeyState) -> bool {
+        if let KeyState::Done { status, body } = state {
+            // No attempt is out, so a retryable status (which no server saves) changes nothing.
+            self.handle_reply(now, Reply::new(*status, body.clone()).replayed());
+        }
+        matches!(self.state, State::Finished { .. })
     }
 
     /// Output: the next action at `now`.

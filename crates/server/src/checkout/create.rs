@@ -16,6 +16,7 @@ use super::{
 };
 use crate::{
     db::{Claim, ClaimTx, DbError},
+    demo::{AfterCharge, Checkpoints},
     failpoint::Step,
     payco::wire::ChargeRequest,
     request::IdempotentRequest,
@@ -28,13 +29,21 @@ use crate::{
 pub async fn create(State(app): State<Checkout>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let answer = match IdempotentRequest::read(&parts, body, &*app.tenants, app.body).await {
-        Ok(request) => run(&app, request).await,
+        Ok(request) => {
+            // Demo mode's checkpoints, when its middleware put them there.
+            let demo = parts.extensions.get::<Checkpoints>();
+            run(&app, request, demo).await
+        }
         Err(refused) => refused,
     };
     to_response(answer)
 }
 
-async fn run(app: &Checkout, request: IdempotentRequest) -> HttpResponse {
+async fn run(
+    app: &Checkout,
+    request: IdempotentRequest,
+    demo: Option<&Checkpoints>,
+) -> HttpResponse {
     let begun = request
         .begin_parsed(&app.db, &app.route, CheckoutRequest::parse)
         .await;
@@ -62,6 +71,12 @@ async fn run(app: &Checkout, request: IdempotentRequest) -> HttpResponse {
         .charge(&format!("charge:{}", order.id), &charge)
         .await;
     app.failpoints.hit(Step::AfterCharge).await;
+    if let Some(demo) = demo {
+        if demo.after_charge(order.id, &outcome).await == AfterCharge::Crash {
+            // A dead worker: nothing committed or released; the middleware sends nothing.
+            return idem_store::http::internal_error();
+        }
+    }
 
     // Phase 3: the order's result and the response, fenced, in one transaction.
     let settled = match outcome {
@@ -73,7 +88,12 @@ async fn run(app: &Checkout, request: IdempotentRequest) -> HttpResponse {
         Err(unknown) => return give_back(app, &claim, &unknown).await,
     };
     match settled {
-        Ok(answer) => answer,
+        Ok(answer) => {
+            if let Some(demo) = demo {
+                demo.after_commit();
+            }
+            answer
+        }
         // Another worker took the claim over: our writes were rolled back; its answer is
         // the one that will be replayed.
         Err(DbError::Fenced) => lease_lost(),
@@ -117,7 +137,7 @@ fn recovered_order_id(claim_tx: &ClaimTx) -> Option<i64> {
     id
 }
 
-/// Settle the order and save `answer`, in one fenced transaction.
+/// Settle the order and save `answer`, fenced, together (one statement on PostgreSQL).
 async fn commit(
     app: &Checkout,
     claim: &Claim,
@@ -126,23 +146,25 @@ async fn commit(
     charge: Option<&str>,
     answer: HttpResponse,
 ) -> Result<HttpResponse, DbError> {
-    let mut commit = app.db.commit_tx(claim).await?;
-    orders::settle(commit.tx(), order, status, charge).await?;
+    let settled = orders::settlement(order, status, charge);
     app.failpoints.hit(Step::BeforeCommit).await;
-    commit.commit(now_ms(), to_saved(&answer)).await?;
+    app.db
+        .commit_with(now_ms(), claim, to_saved(&answer), &settled)
+        .await?;
     Ok(answer)
 }
 
 /// PayCo declined, and saved that under the order's key, so the decline is final for this
-/// checkout: in one fenced transaction, mark the order declined and let the route's declared
+/// checkout: fenced and together, mark the order declined and let the route's declared
 /// policy save the 402 or release the claim (a retry then resumes the order, and PayCo
 /// answers it the same 402).
 async fn decline(app: &Checkout, claim: &Claim, order: i64) -> Result<HttpResponse, DbError> {
     let answer = params::declined(order);
-    let mut fail = app.db.commit_tx(claim).await?;
-    orders::settle(fail.tx(), order, "declined", None).await?;
+    let declined = orders::settlement(order, "declined", None);
     app.failpoints.hit(Step::BeforeCommit).await;
-    fail.fail(now_ms(), to_saved(&answer)).await?;
+    app.db
+        .fail_with(now_ms(), claim, to_saved(&answer), &declined)
+        .await?;
     Ok(answer)
 }
 

@@ -4,6 +4,11 @@
 //! reconnecting `EventSource` resumes after the last one it saw (`Last-Event-ID`): the stream
 //! first replays the held events from there, then follows new ones live. A gap in the
 //! numbers means the bounded log dropped events.
+//!
+//! The stream ends when the service starts draining for shutdown (the request's
+//! [`Draining`] extension): it would otherwise hold the shutdown for the whole drain
+//! deadline, since it never finishes on its own. A browser's `EventSource` reconnects
+//! (to this server after a restart, or to another) and resumes from `Last-Event-ID`.
 
 use std::{convert::Infallible, sync::Arc};
 
@@ -19,7 +24,7 @@ use idem_store::Event;
 use tokio::sync::broadcast::{error::RecvError, Receiver};
 
 use super::{views::scope, Checkout};
-use crate::wire::to_response;
+use crate::{ops::health::Draining, wire::to_response};
 
 /// The handler.
 pub async fn events(State(app): State<Checkout>, request: Request) -> Response {
@@ -34,6 +39,11 @@ pub async fn events(State(app): State<Checkout>, request: Request) -> Response {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map_or(0, |seen| seen.saturating_add(1));
+    let draining = parts
+        .extensions
+        .get::<Draining>()
+        .cloned()
+        .unwrap_or_else(Draining::never);
     // Subscribe before reading the backlog, so nothing falls between the two.
     let live = app.db.subscribe();
     let mut backlog = app.db.events_since(from);
@@ -44,9 +54,10 @@ pub async fn events(State(app): State<Checkout>, request: Request) -> Response {
         next: from,
         backlog,
         live,
+        draining,
     };
     let events = stream::unfold(cursor, |mut cursor| async move {
-        let event = cursor.next_event().await?;
+        let event = cursor.next_or_drain().await?;
         Some((Ok::<_, Infallible>(event), cursor))
     });
     axum::response::Sse::new(events)
@@ -62,9 +73,21 @@ struct Cursor {
     /// Held events not sent yet, last first.
     backlog: Vec<Event>,
     live: Receiver<Event>,
+    /// Ends the stream when the service starts draining.
+    draining: Draining,
 }
 
 impl Cursor {
+    /// The next event, or `None` once the service drains.
+    async fn next_or_drain(&mut self) -> Option<Sse> {
+        let mut draining = self.draining.clone();
+        tokio::select! {
+            biased;
+            () = draining.started() => None,
+            event = self.next_event() => event,
+        }
+    }
+
     /// The next event of this scope, or `None` when the log is gone (the server stops).
     async fn next_event(&mut self) -> Option<Sse> {
         loop {

@@ -2,7 +2,8 @@
 //!
 //! Routes: `POST /api/checkout` ([`create`]), `GET /api/orders`, `GET /api/orders/{id}`,
 //! `GET /api/claims`, `GET /api/claims/{key}` ([`views`]), `GET /api/events` ([`events`]),
-//! and, when failpoints are enabled, `GET /api/failpoints`, `PUT /api/failpoints/{step}`.
+//! when failpoints are enabled, `GET /api/failpoints`, `PUT /api/failpoints/{step}`, and in
+//! demo mode the routes of [`crate::demo`].
 
 mod create;
 mod events;
@@ -15,6 +16,7 @@ mod views;
 use std::{ops::Deref, sync::Arc, time::Duration};
 
 use axum::{
+    middleware::{self, from_fn_with_state},
     routing::{get, post, put},
     Router,
 };
@@ -23,6 +25,7 @@ use idem_store::{ErrorPolicy, RouteConfig};
 use crate::{
     app::ServiceConfig,
     db::{AppMigrations, Db},
+    demo::{self, faults::FaultTable, Demo, DemoTenants},
     failpoint::{Action, Failpoints, Step},
     request::{BearerTenants, BodyLimits, ScopeExtractor},
     StartError,
@@ -65,13 +68,15 @@ pub struct Inner {
     /// `POST /api/checkout`'s route: key required, the configured error policy.
     pub route: RouteConfig,
     /// Who is asking.
-    pub tenants: Box<dyn ScopeExtractor>,
+    pub tenants: Arc<dyn ScopeExtractor>,
     /// Body limits.
     pub body: BodyLimits,
     /// PayCo.
     pub payco: PaycoClient,
     /// Failpoints (disabled unless configured).
     pub failpoints: Failpoints,
+    /// Demo mode (`--demo-faults`), if on.
+    pub demo: Option<Demo>,
 }
 
 impl Deref for Checkout {
@@ -91,8 +96,14 @@ impl Checkout {
 
 /// The checkout's routes, without the common layers.
 pub fn routes(app: Checkout) -> Router {
+    let checkout = match &app.demo {
+        Some(demo) => {
+            post(create::create).layer(from_fn_with_state(demo.clone(), demo::inject::inject))
+        }
+        None => post(create::create),
+    };
     let mut router = Router::new()
-        .route("/api/checkout", post(create::create))
+        .route("/api/checkout", checkout)
         .route("/api/orders", get(views::list_orders))
         .route("/api/orders/{id}", get(views::get_order))
         .route("/api/claims", get(views::list_claims))
@@ -107,12 +118,32 @@ pub fn routes(app: Checkout) -> Router {
             .route("/api/failpoints", get(failpoints::list))
             .route("/api/failpoints/{step}", put(failpoints::set));
     }
-    router.with_state(app)
+    let Some(demo) = app.demo.clone() else {
+        return router.with_state(app);
+    };
+    router
+        .with_state(app)
+        .merge(demo::routes::routes(demo))
+        .layer(middleware::from_fn(demo::routes::access_token))
 }
 
 /// Open the database, bind, print `idem-server checkout listening on http://ADDR` on stdout,
 /// and serve until the process ends.
 pub async fn run(config: CheckoutConfig) -> Result<(), StartError> {
+    run_with(config, Mode::Plain).await
+}
+
+/// Whether the checkout runs in demo mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The example checkout alone.
+    Plain,
+    /// With [`crate::demo`]: a tenant per page session, faults on request (loopback only).
+    DemoFaults,
+}
+
+/// [`run`] in `mode`.
+pub async fn run_with(config: CheckoutConfig, mode: Mode) -> Result<(), StartError> {
     let failpoints = match &config.failpoints {
         Some(presets) => Failpoints::new(config.service.listen, presets)?,
         None => Failpoints::disabled(),
@@ -120,15 +151,33 @@ pub async fn run(config: CheckoutConfig) -> Result<(), StartError> {
     let db = config.service.open_db(&SCHEMA).await?;
     let payco = PaycoClient::new(&config.payco_url, &config.payco_token, config.payco_timeout)
         .map_err(|e| StartError::Payco(e.to_string()))?;
+    let tenants: Arc<dyn ScopeExtractor> = match mode {
+        Mode::Plain => Arc::new(config.tenants.clone()),
+        Mode::DemoFaults => Arc::new(DemoTenants::new(config.tenants.clone())),
+    };
+    let demo = match mode {
+        Mode::Plain => None,
+        Mode::DemoFaults => Some(Demo::new(
+            config.service.listen,
+            demo::Inner {
+                faults: FaultTable::default(),
+                tenants: Arc::clone(&tenants),
+                db: db.clone(),
+                payco: payco.clone(),
+                lock_ms: config.service.lock_ms,
+            },
+        )?),
+    };
     let app = Checkout::new(Inner {
         db: db.clone(),
         route: RouteConfig::required(params::CHECKOUT_ROUTE, config.on_error),
-        tenants: Box::new(config.tenants.clone()),
+        tenants: Arc::clone(&tenants),
         body: config.service.body,
         payco,
         failpoints,
+        demo,
     });
-    let scopes: crate::ops::trace::SharedScope = std::sync::Arc::new(config.tenants);
+    let scopes: crate::ops::trace::SharedScope = tenants;
     config
         .service
         .serve("checkout", routes(app), db, Some(scopes))

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::{
-    db::{Db, Tx},
+    db::{Db, Param, RouteUpdate, Tx},
     sql::now_ms,
     with_pool, with_tx,
 };
@@ -101,7 +101,23 @@ pub async fn resume(tx: &mut Tx, scope: &str, id: i64) -> Result<Option<Order>, 
     }))
 }
 
-/// Record PayCo's answer on the order, in the fenced transaction that saves the response.
+/// PayCo's answer on the order, as the business update the fenced commit carries
+/// ([`Db::commit_with`]: one statement with it on PostgreSQL).
+pub fn settlement<'a>(id: i64, status: &'a str, charge: Option<&'a str>) -> RouteUpdate<'a> {
+    RouteUpdate {
+        table: "orders",
+        set: "status = $1, charge_id = $2",
+        filter: "id = $3",
+        params: vec![
+            Param::Text(status),
+            Param::OptionalText(charge),
+            Param::Int(id),
+        ],
+    }
+}
+
+/// Record PayCo's answer on the order inside an open transaction (a route that has more
+/// writes to make in it; the checkout uses [`settlement`]).
 pub async fn settle(
     tx: &mut Tx,
     id: i64,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use idem_store::http::{format_key_header, IDEMPOTENCY_KEY, RETRY_AFTER};
 
-use crate::payco::wire::{Charge, ChargeRequest};
+use crate::payco::wire::{Charge, ChargeRequest, LedgerEntry};
 
 /// What PayCo answered for a charge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,11 +33,23 @@ pub enum ChargeUnknown {
     StillInFlight,
 }
 
+/// PayCo's ledger could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// Connection refused, reset, timed out, or an unreadable body.
+    #[error("payment provider unreachable: {0}")]
+    Unreachable(#[from] reqwest::Error),
+    /// An answer other than 200.
+    #[error("payment provider answered {0}")]
+    Unexpected(u16),
+}
+
 /// A PayCo client for one merchant.
 #[derive(Debug, Clone)]
 pub struct PaycoClient {
     http: reqwest::Client,
     charges_url: String,
+    ledger_url: String,
     merchant_token: String,
 }
 
@@ -68,8 +80,24 @@ impl PaycoClient {
         Ok(Self {
             http,
             charges_url: format!("{}/charges", base_url.trim_end_matches('/')),
+            ledger_url: format!("{}/ledger", base_url.trim_end_matches('/')),
             merchant_token: merchant_token.to_owned(),
         })
+    }
+
+    /// The merchant's ledger rows for orders `from_order` and later, oldest first (PayCo's
+    /// `GET /ledger?from_order=N`). Read-only; one attempt.
+    pub async fn ledger(&self, from_order: i64) -> Result<Vec<LedgerEntry>, LedgerError> {
+        let response = self
+            .http
+            .get(format!("{}?from_order={from_order}", self.ledger_url))
+            .bearer_auth(&self.merchant_token)
+            .send()
+            .await?;
+        match response.status().as_u16() {
+            200 => Ok(response.json().await?),
+            other => Err(LedgerError::Unexpected(other)),
+        }
     }
 
     /// Charge `request` under `key` (the checkout passes `charge:<order>`). Safe to call

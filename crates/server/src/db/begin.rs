@@ -1,10 +1,11 @@
 //! [`Db::begin`]: one read, the rule core's decision, and the one conditional write it asks for.
 
+use std::time::Instant;
+
 use idem_store::{
     rules::{self, Answer, Step, Write},
     EventKind, Fingerprint, IdRef, Lease, Record, Rejection, RouteConfig,
 };
-use sqlx::Row;
 
 use crate::with_tx;
 
@@ -15,11 +16,11 @@ impl Db {
     /// then one read of the row and [`rules::decide`].
     ///
     /// A replay, a 409 or a 422 costs one round trip (the read). A claim or a takeover
-    /// opens a write transaction, performs the conditional write in it
-    /// (`INSERT … ON CONFLICT DO NOTHING RETURNING token`, or `UPDATE … WHERE token = $seen
-    /// RETURNING token`), reads the recovery point, and hands the open transaction over in
-    /// [`Begin::Execute`]. A write that changes no row (another server won the race) reads
-    /// again, at most [`rules::MAX_READS`] times, then answers 409.
+    /// opens a write transaction, performs the conditional write in it, one statement that
+    /// also returns the recovery point (`INSERT … ON CONFLICT DO NOTHING RETURNING token,
+    /// (SELECT point …)`, or `UPDATE … WHERE token = $seen RETURNING …`), and hands the open
+    /// transaction over in [`Begin::Execute`]. A write that changes no row (another server
+    /// won the race) reads again, at most [`rules::MAX_READS`] times, then answers 409.
     pub async fn begin(&self, now: u64, request: Request<'_>) -> Result<Begin, DbError> {
         let Request {
             scope,
@@ -54,23 +55,31 @@ impl Db {
         let mut at = now;
         for _ in 0..rules::MAX_READS {
             let (row, db_now) = self.read(now, id).await?;
+            let read_at = Instant::now();
             at = db_now;
             let write = match rules::decide(row.as_ref(), at, &fp, lock_ms) {
                 Step::Answer(answer) => return Ok(self.answer(at, id, answer)),
                 Step::Write(write) => write,
             };
+            let lease_clock = LeaseClock { at, read_at };
             match write {
                 Write::Claim => {
-                    if let Some(claim) = self.claim(at, id, fp, route, None).await? {
+                    let retention_ms = rules::retention_ms(route, self.config());
+                    let fresh = Taking::Fresh { retention_ms };
+                    if let Some(claim) = self.claim(lease_clock, id, fp, route, fresh).await? {
                         return Ok(Begin::Execute(claim));
                     }
                 }
                 Write::TakeOver { seen } => {
-                    if let Some(claim) = self.claim(at, id, fp, route, Some(seen)).await? {
+                    // The row keeps the retention it was claimed with.
+                    let retention_ms = row.as_ref().map_or(0, |r| r.retention_ms);
+                    let over = Taking::Over { seen, retention_ms };
+                    if let Some(claim) = self.claim(lease_clock, id, fp, route, over).await? {
                         return Ok(Begin::Execute(claim));
                     }
                 }
                 Write::ClearExpired => {
+                    let _turn = self.writer_turn().await;
                     let cleared = on_pool!(self, |pool| {
                         sqlx::query(sql::CLEAR_EXPIRED)
                             .bind(id.scope)
@@ -161,44 +170,53 @@ impl Db {
         Begin::Answer(begin)
     }
 
-    /// The claim's write transaction: a fresh claim (`seen: None`) or a takeover of the
-    /// stale lease `seen`. `None` when the conditional write changed nothing.
+    /// The claim's write transaction: a fresh claim or a takeover of a stale lease. `None`
+    /// when the conditional write changed nothing.
     async fn claim(
         &self,
-        now: u64,
+        clock: LeaseClock,
         id: IdRef<'_>,
         fp: Fingerprint,
         route: &RouteConfig,
-        seen: Option<Lease>,
+        taking: Taking,
     ) -> Result<Option<ClaimTx>, DbError> {
         let sql = &self.inner.sql;
-        let expires_at = rules::expires_at(now, self.config());
+        let now = clock.at;
+        let (seen, retention_ms) = match taking {
+            Taking::Fresh { retention_ms } => (None, retention_ms),
+            Taking::Over { seen, retention_ms } => (Some(seen), retention_ms),
+        };
+        let expires_at = rules::expires_at(now, retention_ms);
         let (now_i, expires_i) = (to_i64("now", now)?, to_i64("expires_at", expires_at)?);
-        let fp_bytes = fp.0.to_vec();
-        let mut tx = self.write_tx().await?;
+        let retention_i = to_i64("retention_ms", retention_ms)?;
+        let fp_bytes: &[u8] = &fp.0;
+        let (mut tx, turn) = self.write_tx().await?;
         if let (Some(bump), Tx::Sqlite(t)) = (sql.bump_token, &mut tx) {
             sqlx::query(sqlx::AssertSqlSafe(bump))
                 .execute(&mut **t)
                 .await?;
         }
-        let token: Option<i64> = match seen {
+        // One statement: the conditional write, and the recovery point in its RETURNING.
+        let written: Option<(i64, Option<Vec<u8>>)> = match seen {
             None => with_tx!(&mut tx, |conn| {
-                sqlx::query_scalar(sqlx::AssertSqlSafe(sql.claim.as_str()))
+                sqlx::query_as(sqlx::AssertSqlSafe(sql.claim.as_str()))
                     .bind(id.scope)
                     .bind(id.key)
-                    .bind(&fp_bytes)
+                    .bind(fp_bytes)
                     .bind(route.on_error.as_str())
                     .bind(now_i)
                     .bind(expires_i)
+                    .bind(retention_i)
                     .fetch_optional(conn)
                     .await
             })?,
             Some(seen) => {
                 let seen_token = to_i64("token", seen.token)?;
                 with_tx!(&mut tx, |conn| {
-                    sqlx::query_scalar(sqlx::AssertSqlSafe(sql.take_over.as_str()))
+                    sqlx::query_as(sqlx::AssertSqlSafe(sql.take_over.as_str()))
                         .bind(id.scope)
                         .bind(id.key)
+                        .bind(fp_bytes)
                         .bind(seen_token)
                         .bind(now_i)
                         .bind(expires_i)
@@ -207,22 +225,12 @@ impl Db {
                 })?
             }
         };
-        let Some(token) = token else {
+        let Some((token, recovery)) = written else {
             tx.rollback().await?;
             return Ok(None);
         };
         let token = u64::try_from(token)
             .map_err(|_| row::corrupt(id.scope, id.key, format!("token {token} is negative")))?;
-        let recovery: Option<Vec<u8>> = with_tx!(&mut tx, |conn| {
-            sqlx::query(sql::RECOVERY_READ)
-                .bind(id.scope)
-                .bind(id.key)
-                .bind(&fp_bytes)
-                .fetch_optional(conn)
-                .await?
-                .map(|r| r.try_get::<Vec<u8>, _>("point"))
-                .transpose()
-        })?;
         let owned = id
             .to_owned()
             .map_err(|e| row::corrupt(id.scope, id.key, e.to_string()))?;
@@ -235,13 +243,34 @@ impl Db {
                 },
                 fingerprint: fp,
                 on_error: route.on_error,
+                retention_ms,
                 taken_over: seen.is_some(),
+                read_at: clock.read_at,
             },
             recovery,
             replaced: seen.map(|l| l.token),
             expires_at,
             tx,
             db: self.clone(),
+            _turn: turn,
         }))
     }
+}
+
+/// When the lease is taken: `at` on the table's clock (the caller's, or the database's as
+/// the read returned it) and the monotonic instant the read came back, from which a later
+/// write of the same request tells the table's time without asking the database again.
+#[derive(Debug, Clone, Copy)]
+struct LeaseClock {
+    at: u64,
+    read_at: Instant,
+}
+
+/// A fresh claim or a takeover, with the retention the row gets or keeps.
+#[derive(Debug, Clone, Copy)]
+enum Taking {
+    /// No row: the route's retention.
+    Fresh { retention_ms: u64 },
+    /// A stale lease `seen`: the row keeps its own retention.
+    Over { seen: Lease, retention_ms: u64 },
 }

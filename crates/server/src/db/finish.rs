@@ -1,5 +1,6 @@
-//! The fenced writes that end a claim: commit a response (with the route's business
-//! writes, in one transaction), release, or fail by the route's declared policy.
+//! The fenced writes that end a claim: commit a response (alone, with the route's business
+//! writes in one transaction, or with one business update in one statement), release, or
+//! fail by the route's declared policy.
 
 use idem_store::{
     rules::{self, Finish},
@@ -8,91 +9,235 @@ use idem_store::{
 
 use crate::with_tx;
 
-use super::{error::to_i64, row, sql, Claim, Clock, CommitTx, Db, DbError, Tx};
+use super::{
+    error::to_i64,
+    row, sql,
+    write::{bind_params, RouteUpdate},
+    Claim, CommitTx, Db, DbError, Pool,
+};
+
+/// The claim's side of a fenced write, ready to bind: `$1` scope, `$2` key, `$3` token, and
+/// for a commit `$4` expires_at, `$5` status, `$6` content type, `$7` headers, `$8` body
+/// ([`sql::COMMIT`], [`sql::RELEASE`]).
+struct Fence<'c> {
+    scope: &'c str,
+    key: &'c str,
+    token: i64,
+    /// When the write happens on the table's clock.
+    now: u64,
+    expires_at: i64,
+    headers: String,
+}
+
+impl<'c> Fence<'c> {
+    fn new(db: &Db, claim: &'c Claim, now: u64, finish: &Finish) -> Result<Self, DbError> {
+        let now = claim.table_now(db.inner.options.clock, now);
+        let expires_at = rules::expires_at(now, claim.retention_ms);
+        Ok(Self {
+            scope: claim.id.scope(),
+            key: claim.id.key().as_str(),
+            token: to_i64("token", claim.lease.token)?,
+            now,
+            expires_at: to_i64("expires_at", expires_at)?,
+            headers: match finish {
+                Finish::Commit(response) => row::headers_json(response),
+                Finish::Release => String::new(),
+            },
+        })
+    }
+}
+
+/// Bind a [`Fence`]'s parameters, in order, after whatever `$query` has bound already.
+macro_rules! bind_fence {
+    ($query:expr, $fence:expr, $finish:expr) => {{
+        let query = $query
+            .bind($fence.scope)
+            .bind($fence.key)
+            .bind($fence.token);
+        match $finish {
+            Finish::Commit(response) => query
+                .bind($fence.expires_at)
+                .bind(i64::from(response.status))
+                .bind(response.content_type.as_str())
+                .bind($fence.headers.as_str())
+                .bind(response.body.as_slice()),
+            Finish::Release => query,
+        }
+    }};
+}
 
 impl Db {
     /// Open the fenced transaction that ends `claim` with a response: do the business
-    /// writes in [`CommitTx::tx`], then [`CommitTx::commit`].
+    /// writes in [`CommitTx::tx`], then [`CommitTx::commit`]. For one business `UPDATE`,
+    /// [`commit_with`](Self::commit_with) does it in fewer round trips.
     pub async fn commit_tx(&self, claim: &Claim) -> Result<CommitTx, DbError> {
+        let (tx, turn) = self.write_tx().await?;
         Ok(CommitTx {
             claim: claim.clone(),
-            tx: self.write_tx().await?,
+            tx,
             db: self.clone(),
+            _turn: turn,
         })
     }
 
-    /// Save `response` for `claim`, with no business writes: the two-step save, for work
-    /// that could not share the transaction (safe only when that work is idempotent
-    /// downstream). `Err(DbError::Fenced)` if the claim was lost.
+    /// Save `response` for `claim`, with no business writes, in one statement: the two-step
+    /// save, for work that could not share the transaction (safe only when that work is
+    /// idempotent downstream). `Err(DbError::Fenced)` if the claim was lost.
     pub async fn save(
         &self,
         now: u64,
         claim: &Claim,
         response: SavedResponse,
     ) -> Result<(), DbError> {
-        self.commit_tx(claim).await?.commit(now, response).await
+        self.finish_alone(now, claim, Finish::Commit(response))
+            .await
     }
 
     /// The work failed: follow the route's declared policy ([`Claim::on_error`]): release
     /// the claim (a retry runs the work again, resuming the recovery point) or save
-    /// `response` for replay. Fenced either way. With business writes of its own, a route
-    /// uses [`CommitTx::fail`] instead.
+    /// `response` for replay, in one statement. Fenced either way. With business writes of
+    /// its own, a route uses [`fail_with`](Self::fail_with) or [`CommitTx::fail`].
     pub async fn fail(
         &self,
         now: u64,
         claim: &Claim,
         response: SavedResponse,
     ) -> Result<(), DbError> {
-        self.commit_tx(claim).await?.fail(now, response).await
+        let finish = rules::finish(claim.on_error, response);
+        self.finish_alone(now, claim, finish).await
     }
 
     /// Delete the claim if it is still ours (`DELETE … WHERE token = $mine`, one
     /// statement), so a retry runs the work again; its recovery point stays. A zombie's
     /// release changes nothing and returns `Err(DbError::Fenced)`.
     pub async fn release(&self, now: u64, claim: &Claim) -> Result<(), DbError> {
-        let (scope, key) = (claim.id.scope(), claim.id.key().as_str());
-        let token = to_i64("token", claim.lease.token)?;
-        let gone = on_pool!(self, |pool| {
-            sqlx::query(sql::RELEASE)
-                .bind(scope)
-                .bind(key)
-                .bind(token)
+        self.finish_alone(now, claim, Finish::Release).await
+    }
+
+    /// The fenced commit with the route's one business update (say, "order paid"): both
+    /// happen, or, if `claim` was lost, neither, and the result is `Err(DbError::Fenced)`.
+    ///
+    /// On PostgreSQL this is **one statement** (one round trip, no `BEGIN`/`COMMIT`): a
+    /// `WITH` whose first part is the fenced `UPDATE idem_claims … WHERE token = $mine
+    /// RETURNING 1` and whose second is the route's `UPDATE`, run only `WHERE EXISTS` a row
+    /// from the first. SQLite has no data-modifying `WITH`: there it is one `BEGIN
+    /// IMMEDIATE` transaction of the two updates, rolled back when the fenced one changes
+    /// nothing. The row's own retention restarts at `now`.
+    pub async fn commit_with(
+        &self,
+        now: u64,
+        claim: &Claim,
+        response: SavedResponse,
+        update: &RouteUpdate<'_>,
+    ) -> Result<(), DbError> {
+        self.finish_with(now, claim, Finish::Commit(response), update)
+            .await
+    }
+
+    /// The work failed: the route's declared policy ([`Claim::on_error`]) with the route's
+    /// one business update (say, "order declined"), fenced and atomic as
+    /// [`commit_with`](Self::commit_with).
+    pub async fn fail_with(
+        &self,
+        now: u64,
+        claim: &Claim,
+        response: SavedResponse,
+        update: &RouteUpdate<'_>,
+    ) -> Result<(), DbError> {
+        let finish = rules::finish(claim.on_error, response);
+        self.finish_with(now, claim, finish, update).await
+    }
+
+    /// `finish` as one statement of its own.
+    async fn finish_alone(&self, now: u64, claim: &Claim, finish: Finish) -> Result<(), DbError> {
+        let fence = Fence::new(self, claim, now, &finish)?;
+        let statement = match finish {
+            Finish::Commit(_) => sql::COMMIT,
+            Finish::Release => sql::RELEASE,
+        };
+        let _turn = self.writer_turn().await;
+        let changed = on_pool!(self, |pool| {
+            bind_fence!(sqlx::query(statement), fence, &finish)
                 .execute(pool)
                 .await?
                 .rows_affected()
         });
-        if gone == 0 {
-            self.log_id(
-                now,
-                &claim.id,
-                EventKind::Fenced {
-                    token: claim.lease.token,
-                },
-            );
-            return Err(DbError::Fenced);
-        }
-        self.log_id(
-            now,
-            &claim.id,
-            EventKind::Released {
-                token: claim.lease.token,
-            },
-        );
-        Ok(())
+        self.finished(fence.now, claim, finish, changed > 0)
     }
 
-    /// `now` on the configured clock, inside `tx`.
-    pub(crate) async fn clock_now(&self, tx: &mut Tx, now: u64) -> Result<u64, DbError> {
-        if self.inner.options.clock == Clock::Caller {
-            return Ok(now);
+    async fn finish_with(
+        &self,
+        now: u64,
+        claim: &Claim,
+        finish: Finish,
+        update: &RouteUpdate<'_>,
+    ) -> Result<(), DbError> {
+        let fence = Fence::new(self, claim, now, &finish)?;
+        let held = match &self.inner.pool {
+            Pool::Postgres(pool) => {
+                let first = update.params.len() + 1;
+                let fenced = match finish {
+                    Finish::Commit(_) => sql::commit_from(first),
+                    Finish::Release => sql::release_from(first),
+                };
+                let statement = format!(
+                    "WITH idem AS ({fenced}), \
+                     route AS ({} AND EXISTS (SELECT 1 FROM idem) RETURNING 1) \
+                     SELECT COUNT(*) AS held FROM idem",
+                    update.gated_sql()
+                );
+                let query = sqlx::query_scalar(sqlx::AssertSqlSafe(statement));
+                let query = bind_params!(query, &update.params);
+                let held: i64 = bind_fence!(query, fence, &finish).fetch_one(pool).await?;
+                held > 0
+            }
+            Pool::Sqlite(_) => {
+                let (mut tx, _turn) = self.write_tx().await?;
+                let statement = match finish {
+                    Finish::Commit(_) => sql::COMMIT,
+                    Finish::Release => sql::RELEASE,
+                };
+                let changed = with_tx!(&mut tx, |conn| {
+                    bind_fence!(sqlx::query(statement), fence, &finish)
+                        .execute(conn)
+                        .await
+                        .map(|done| done.rows_affected())
+                })?;
+                if changed == 0 {
+                    tx.rollback().await?;
+                    false
+                } else {
+                    let sql = update.plain_sql();
+                    with_tx!(&mut tx, |conn| {
+                        bind_params!(sqlx::query(sqlx::AssertSqlSafe(sql)), &update.params)
+                            .execute(conn)
+                            .await
+                            .map(|_| ())
+                    })?;
+                    tx.commit().await?;
+                    true
+                }
+            }
+        };
+        self.finished(fence.now, claim, finish, held)
+    }
+
+    /// Log the end of `claim` (or that it was fenced) and say so.
+    fn finished(&self, now: u64, claim: &Claim, finish: Finish, held: bool) -> Result<(), DbError> {
+        let token = claim.lease.token;
+        if !held {
+            self.log_id(now, &claim.id, EventKind::Fenced { token });
+            return Err(DbError::Fenced);
         }
-        let sql = self.inner.sql.now.as_str();
-        let db_now: i64 = with_tx!(tx, |conn| {
-            sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-                .fetch_one(conn)
-                .await
-        })?;
-        Ok(u64::try_from(db_now).unwrap_or(0))
+        let kind = match finish {
+            Finish::Commit(response) => EventKind::Saved {
+                token,
+                status: response.status,
+            },
+            Finish::Release => EventKind::Released { token },
+        };
+        self.log_id(now, &claim.id, kind);
+        Ok(())
     }
 }
 
@@ -100,7 +245,8 @@ impl CommitTx {
     /// The fenced commit: `UPDATE … SET status = 'done', response = … WHERE token = $mine`
     /// in this transaction, then `COMMIT`. If the update changed no row (the claim was
     /// taken over, released or pruned), the transaction rolls back, the route's business
-    /// writes with it, and the result is `Err(DbError::Fenced)`. Retention restarts at `now`.
+    /// writes with it, and the result is `Err(DbError::Fenced)`. The row's own retention
+    /// restarts at `now` (on the table's clock: [`Claim::retention_ms`]).
     pub async fn commit(self, now: u64, response: SavedResponse) -> Result<(), DbError> {
         self.finish(now, Finish::Commit(response)).await
     }
@@ -122,54 +268,23 @@ impl CommitTx {
 
     async fn finish(mut self, now: u64, finish: Finish) -> Result<(), DbError> {
         let db = self.db.clone();
-        let now = db.clock_now(&mut self.tx, now).await?;
-        let (scope, key) = (self.claim.id.scope(), self.claim.id.key().as_str());
-        let token = to_i64("token", self.claim.lease.token)?;
-        let expires_at = to_i64("expires_at", rules::expires_at(now, db.config()))?;
-        let changed = match &finish {
-            Finish::Commit(response) => {
-                let headers = row::headers_json(response);
-                with_tx!(&mut self.tx, |conn| {
-                    sqlx::query(sql::COMMIT)
-                        .bind(scope)
-                        .bind(key)
-                        .bind(token)
-                        .bind(expires_at)
-                        .bind(i64::from(response.status))
-                        .bind(response.content_type.as_str())
-                        .bind(headers.as_str())
-                        .bind(response.body.as_slice())
-                        .execute(conn)
-                        .await
-                        .map(|done| done.rows_affected())
-                })?
-            }
-            Finish::Release => with_tx!(&mut self.tx, |conn| {
-                sqlx::query(sql::RELEASE)
-                    .bind(scope)
-                    .bind(key)
-                    .bind(token)
-                    .execute(conn)
-                    .await
-                    .map(|done| done.rows_affected())
-            })?,
+        let fence = Fence::new(&db, &self.claim, now, &finish)?;
+        let statement = match finish {
+            Finish::Commit(_) => sql::COMMIT,
+            Finish::Release => sql::RELEASE,
         };
-        let id = self.claim.id.clone();
-        let lease_token = self.claim.lease.token;
+        let changed = with_tx!(&mut self.tx, |conn| {
+            bind_fence!(sqlx::query(statement), fence, &finish)
+                .execute(conn)
+                .await
+                .map(|done| done.rows_affected())
+        })?;
+        let now = fence.now;
         if changed == 0 {
             self.tx.rollback().await?;
-            db.log_id(now, &id, EventKind::Fenced { token: lease_token });
-            return Err(DbError::Fenced);
+        } else {
+            self.tx.commit().await?;
         }
-        self.tx.commit().await?;
-        let kind = match finish {
-            Finish::Commit(response) => EventKind::Saved {
-                token: lease_token,
-                status: response.status,
-            },
-            Finish::Release => EventKind::Released { token: lease_token },
-        };
-        db.log_id(now, &id, kind);
-        Ok(())
+        db.finished(now, &self.claim, finish, changed > 0)
     }
 }

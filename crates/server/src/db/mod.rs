@@ -122,11 +122,12 @@ mod row;
 mod sql;
 mod tx;
 mod views;
+mod write;
 
 use std::{
     str::FromStr,
     sync::{Arc, Mutex},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use idem_store::{
@@ -144,6 +145,7 @@ use crate::with_tx;
 
 pub use error::DbError;
 pub use tx::Tx;
+pub use write::{Param, RouteUpdate};
 
 /// Which clock measures lease age and retention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -221,7 +223,14 @@ struct Inner {
     sql: sql::Dialect,
     log: Mutex<EventLog>,
     events: broadcast::Sender<Event>,
+    /// SQLite: this process's writers take turns here before they ask SQLite for its write
+    /// lock (see [`Db::writer_turn`]).
+    writers: Arc<tokio::sync::Mutex<()>>,
 }
+
+/// A writer's turn at a SQLite file (held until its transaction ends); `None` on
+/// PostgreSQL, where writers to different rows run in parallel.
+type WriterTurn = Option<tokio::sync::OwnedMutexGuard<()>>;
 
 /// One request as the route sees it.
 #[derive(Debug, Clone, Copy)]
@@ -257,7 +266,13 @@ pub struct Claim {
     lease: Lease,
     fingerprint: Fingerprint,
     on_error: ErrorPolicy,
+    /// The row's retention (the claiming route's, or the row's own after a takeover).
+    retention_ms: u64,
     taken_over: bool,
+    /// When the read that decided the claim came back (monotonic): under
+    /// [`Clock::Database`], `lease.locked_at` plus the time since is the database's clock
+    /// now, without asking it again.
+    read_at: Instant,
 }
 
 impl Claim {
@@ -281,6 +296,25 @@ impl Claim {
         self.on_error
     }
 
+    /// The row's retention after each write, fixed when the key was first claimed.
+    pub fn retention_ms(&self) -> u64 {
+        self.retention_ms
+    }
+
+    /// `now` on the table's clock for a write of this claim: the caller's `now`, or under
+    /// [`Clock::Database`] the database's clock as the claim's read returned it plus the
+    /// time elapsed since on this machine's monotonic clock (a few milliseconds of network
+    /// latency off at most, which retention, counted in hours, does not notice).
+    pub(crate) fn table_now(&self, clock: Clock, now: u64) -> u64 {
+        match clock {
+            Clock::Caller => now,
+            Clock::Database => {
+                let elapsed = u64::try_from(self.read_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+                self.lease.locked_at.saturating_add(elapsed)
+            }
+        }
+    }
+
     /// Whether this claim took over a stale one (an earlier worker may have done part of
     /// the work: resume from [`ClaimTx::recovery`]).
     pub fn taken_over(&self) -> bool {
@@ -300,6 +334,7 @@ pub struct ClaimTx {
     expires_at: u64,
     tx: Tx,
     db: Db,
+    _turn: WriterTurn,
 }
 
 impl ClaimTx {
@@ -368,6 +403,7 @@ pub struct CommitTx {
     claim: Claim,
     tx: Tx,
     db: Db,
+    _turn: WriterTurn,
 }
 
 impl CommitTx {
@@ -391,6 +427,10 @@ impl Db {
                 .busy_timeout(options.busy_timeout);
             let pool = SqlitePoolOptions::new()
                 .max_connections(options.max_connections)
+                // No ping before each use (one hand-off to the connection's thread per
+                // statement saved): a local file does not hang up. sqlx still pings a
+                // connection when it comes back to the pool.
+                .test_before_acquire(false)
                 .connect_with(connect)
                 .await?;
             migrator(CLAIMS_MIGRATIONS_TABLE, SQLITE_MIGRATIONS)
@@ -402,6 +442,12 @@ impl Db {
             let pool = PgPoolOptions::new()
                 .max_connections(options.max_connections)
                 .acquire_timeout(Duration::from_secs(5))
+                // No ping before each use: it was a round trip on every request's path
+                // (a replay would cost two). sqlx pings a connection when it comes back to
+                // the pool, off the request's path, and closes it if the server hung up;
+                // a connection broken while idle (a database restart) fails its next
+                // statement, which answers 503 and retires the connection.
+                .test_before_acquire(false)
                 .connect_with(connect)
                 .await?;
             migrator(CLAIMS_MIGRATIONS_TABLE, POSTGRES_MIGRATIONS)
@@ -419,6 +465,7 @@ impl Db {
                 options,
                 sql,
                 events,
+                writers: Arc::new(tokio::sync::Mutex::new(())),
             }),
         })
     }
@@ -465,12 +512,32 @@ impl Db {
         }
     }
 
-    /// A write transaction (SQLite: `BEGIN IMMEDIATE`).
-    async fn write_tx(&self) -> Result<Tx, DbError> {
-        Ok(match &self.inner.pool {
+    /// A write transaction (SQLite: `BEGIN IMMEDIATE`, after this process's writer turn),
+    /// and the turn, to hold until the transaction ends.
+    async fn write_tx(&self) -> Result<(Tx, WriterTurn), DbError> {
+        let turn = self.writer_turn().await;
+        let tx = match &self.inner.pool {
             Pool::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
             Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
-        })
+        };
+        Ok((tx, turn))
+    }
+
+    /// SQLite: wait for this process's turn to write. SQLite has one write lock per file,
+    /// and a writer that finds it taken sleeps in SQLite's busy handler (1, 2, 5, 10, …
+    /// 100 ms) and tries again, so under load the lock sits free while writers sleep. Taking
+    /// turns in a FIFO queue here first hands the lock over at once. Other processes on the
+    /// same file still meet SQLite's busy handler (`busy_timeout`), as before; a turn not
+    /// given within `busy_timeout` (a task that already holds one and writes again) is
+    /// skipped, leaving that write to SQLite's lock alone.
+    async fn writer_turn(&self) -> WriterTurn {
+        if !matches!(self.inner.pool, Pool::Sqlite(_)) {
+            return None;
+        }
+        let queue = Arc::clone(&self.inner.writers);
+        tokio::time::timeout(self.inner.options.busy_timeout, queue.lock_owned())
+            .await
+            .ok()
     }
 
     fn lock_ms(&self) -> u64 {
@@ -478,17 +545,32 @@ impl Db {
     }
 }
 
-const SQLITE_MIGRATIONS: &[MigrationSql] = &[(
-    1,
-    "claims",
-    include_str!("../../migrations/sqlite/0001_claims.sql"),
-)];
+/// The claim table's schema versions: 1, the table; 2, each row's own retention.
+const SQLITE_MIGRATIONS: &[MigrationSql] = &[
+    (
+        1,
+        "claims",
+        include_str!("../../migrations/sqlite/0001_claims.sql"),
+    ),
+    (
+        2,
+        "retention",
+        include_str!("../../migrations/sqlite/0002_retention.sql"),
+    ),
+];
 
-const POSTGRES_MIGRATIONS: &[MigrationSql] = &[(
-    1,
-    "claims",
-    include_str!("../../migrations/postgres/0001_claims.sql"),
-)];
+const POSTGRES_MIGRATIONS: &[MigrationSql] = &[
+    (
+        1,
+        "claims",
+        include_str!("../../migrations/postgres/0001_claims.sql"),
+    ),
+    (
+        2,
+        "retention",
+        include_str!("../../migrations/postgres/0002_retention.sql"),
+    ),
+];
 
 /// Where sqlx records which claim-table migrations ran (its own table, so a route's
 /// migrations, [`Db::migrate`], number theirs freely).

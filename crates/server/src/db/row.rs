@@ -16,6 +16,7 @@ pub(crate) struct RawRow {
     locked_at: Option<i64>,
     created_at: Option<i64>,
     expires_at: Option<i64>,
+    retention_ms: Option<i64>,
     response_status: Option<i64>,
     response_content_type: Option<String>,
     response_headers: Option<String>,
@@ -52,6 +53,7 @@ impl RawRow {
             locked_at: get(row, "locked_at").map_err(e)?,
             created_at: get(row, "created_at").map_err(e)?,
             expires_at: get(row, "expires_at").map_err(e)?,
+            retention_ms: get(row, "retention_ms").map_err(e)?,
             response_status: get(row, "response_status").map_err(e)?,
             response_content_type: get(row, "response_content_type").map_err(e)?,
             response_headers: get(row, "response_headers").map_err(e)?,
@@ -96,6 +98,7 @@ impl RawRow {
             status,
             created_at: unsigned("created_at", self.created_at)?,
             expires_at: unsigned("expires_at", self.expires_at)?,
+            retention_ms: unsigned("retention_ms", self.retention_ms)?,
         })
     }
 }
@@ -157,6 +160,7 @@ mod tests {
             locked_at: Some(10),
             created_at: Some(10),
             expires_at: Some(99),
+            retention_ms: Some(89),
             response_status: Some(201),
             response_content_type: Some("application/json".into()),
             response_headers: Some(r#"[["Location","/o/1"]]"#.into()),
@@ -171,7 +175,7 @@ mod tests {
             panic!("done")
         };
         assert_eq!(response.headers, vec![("Location".into(), "/o/1".into())]);
-        assert_eq!((r.created_at, r.expires_at), (10, 99));
+        assert_eq!((r.created_at, r.expires_at, r.retention_ms), (10, 99, 89));
     }
 
     #[test]
@@ -204,6 +208,13 @@ mod tests {
                     ..done_row()
                 },
                 "token is negative (-1)",
+            ),
+            (
+                RawRow {
+                    retention_ms: Some(-3),
+                    ..done_row()
+                },
+                "retention_ms is negative (-3)",
             ),
             (
                 RawRow {

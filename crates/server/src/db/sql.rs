@@ -9,7 +9,7 @@ use super::Clock;
 
 /// The columns of a claim, in the order [`super::row`] reads them.
 const COLUMNS: &str = "c.fingerprint, c.on_error, c.status, c.token, c.locked_at, \
-     c.created_at, c.expires_at, c.response_status, c.response_content_type, \
+     c.created_at, c.expires_at, c.retention_ms, c.response_status, c.response_content_type, \
      c.response_headers, c.response_body";
 
 /// The statements, with the backend's token and clock spelled in.
@@ -24,9 +24,14 @@ pub(crate) struct Dialect {
     /// Bumps the SQLite token counter inside the write transaction (`None`: the token
     /// expression draws from a sequence itself).
     pub bump_token: Option<&'static str>,
-    /// Insert-if-absent: $1 scope, $2 key, $3 fingerprint, $4 on_error, $5 now, $6 expires_at.
+    /// Insert-if-absent: $1 scope, $2 key, $3 fingerprint, $4 on_error, $5 now, $6
+    /// expires_at, $7 retention_ms. Returns the new `token` and, read in the same statement,
+    /// the recovery `point` of ($1, $2, $3) if an earlier worker of this request left one;
+    /// no row if the key was claimed meanwhile.
     pub claim: String,
-    /// Compare-and-set takeover: $1 scope, $2 key, $3 seen token, $4 now, $5 expires_at.
+    /// Compare-and-set takeover: $1 scope, $2 key, $3 fingerprint, $4 seen token, $5 now,
+    /// $6 expires_at. Returns `token` and `point` as [`claim`](Self::claim) does; no row if
+    /// the lease changed meanwhile.
     pub take_over: String,
     /// The database clock, in milliseconds.
     pub now: String,
@@ -65,14 +70,14 @@ impl Dialect {
             bump_token,
             claim: format!(
                 "INSERT INTO idem_claims (scope, key, fingerprint, on_error, status, token, \
-                 locked_at, created_at, expires_at) \
-                 VALUES ($1, $2, $3, $4, 'in_flight', {token}, $5, $5, $6) \
-                 ON CONFLICT (scope, key) DO NOTHING RETURNING token"
+                 locked_at, created_at, expires_at, retention_ms) \
+                 VALUES ($1, $2, $3, $4, 'in_flight', {token}, $5, $5, $6, $7) \
+                 ON CONFLICT (scope, key) DO NOTHING RETURNING token, {RECOVERY_POINT}"
             ),
             take_over: format!(
-                "UPDATE idem_claims SET token = {token}, locked_at = $4, expires_at = $5 \
-                 WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3 \
-                 RETURNING token"
+                "UPDATE idem_claims SET token = {token}, locked_at = $5, expires_at = $6 \
+                 WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $4 \
+                 RETURNING token, {RECOVERY_POINT}"
             ),
             now: format!("SELECT {db_now}"),
         }
@@ -85,6 +90,11 @@ pub(crate) const CLEAR_EXPIRED: &str = "DELETE FROM idem_claims \
      WHERE scope = $1 AND key = $2 AND expires_at <= $3 \
      AND (status = 'done' OR locked_at + $4 <= $3)";
 
+/// The recovery point of ($1 scope, $2 key, $3 fingerprint) as a scalar subquery, so the
+/// claim's or takeover's own statement returns it (no second round trip).
+const RECOVERY_POINT: &str = "(SELECT r.point FROM idem_recovery AS r \
+     WHERE r.scope = $1 AND r.key = $2 AND r.fingerprint = $3) AS point";
+
 /// The fenced commit: ($1, $2) done with the response, if still in flight under token $3.
 pub(crate) const COMMIT: &str = "UPDATE idem_claims SET status = 'done', expires_at = $4, \
      response_status = $5, response_content_type = $6, response_headers = $7, \
@@ -94,6 +104,35 @@ pub(crate) const COMMIT: &str = "UPDATE idem_claims SET status = 'done', expires
 /// The fenced release: delete ($1, $2) if still in flight under token $3.
 pub(crate) const RELEASE: &str = "DELETE FROM idem_claims \
      WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3";
+
+/// [`COMMIT`] with its parameters from `$(first)` on (after a route's own), `RETURNING 1`.
+pub(crate) fn commit_from(first: usize) -> String {
+    let p = |i: usize| first + i - 1;
+    format!(
+        "UPDATE idem_claims SET status = 'done', expires_at = ${}, response_status = ${}, \
+         response_content_type = ${}, response_headers = ${}, response_body = ${} \
+         WHERE scope = ${} AND key = ${} AND status = 'in_flight' AND token = ${} RETURNING 1",
+        p(4),
+        p(5),
+        p(6),
+        p(7),
+        p(8),
+        p(1),
+        p(2),
+        p(3)
+    )
+}
+
+/// [`RELEASE`] with its parameters from `$(first)` on, `RETURNING 1`.
+pub(crate) fn release_from(first: usize) -> String {
+    format!(
+        "DELETE FROM idem_claims WHERE scope = ${} AND key = ${} AND status = 'in_flight' \
+         AND token = ${} RETURNING 1",
+        first,
+        first + 1,
+        first + 2
+    )
+}
 
 /// One batch of the prune: at most $3 rows past retention at $1 and no live claim under
 /// $2 = lock_ms. The condition is checked again on the rows themselves, so a row that a
@@ -112,10 +151,6 @@ pub(crate) const PRUNE_RECOVERY_BATCH: &str = "DELETE FROM idem_recovery \
             SELECT 1 FROM idem_claims AS c WHERE c.scope = r.scope AND c.key = r.key \
             AND c.status = 'in_flight') LIMIT $2)";
 
-/// The recovery point of ($1, $2, $3 fingerprint).
-pub(crate) const RECOVERY_READ: &str =
-    "SELECT point FROM idem_recovery WHERE scope = $1 AND key = $2 AND fingerprint = $3";
-
 /// Write (or replace) the recovery point of ($1, $2, $3): $4 point, $5 expires_at.
 pub(crate) const RECOVERY_WRITE: &str = "INSERT INTO idem_recovery \
      (scope, key, fingerprint, point, expires_at) VALUES ($1, $2, $3, $4, $5) \
@@ -124,6 +159,6 @@ pub(crate) const RECOVERY_WRITE: &str = "INSERT INTO idem_recovery \
 
 /// The rows of scope $1 with key after $2, in key order, at most $3.
 pub(crate) const ROWS: &str = "SELECT c.scope, c.key, c.fingerprint, c.on_error, c.status, \
-     c.token, c.locked_at, c.created_at, c.expires_at, c.response_status, \
+     c.token, c.locked_at, c.created_at, c.expires_at, c.retention_ms, c.response_status, \
      c.response_content_type, c.response_headers, c.response_body \
      FROM idem_claims AS c WHERE c.scope = $1 AND c.key > $2 ORDER BY c.key LIMIT $3";

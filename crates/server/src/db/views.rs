@@ -17,6 +17,7 @@ impl Db {
         let batch = i64::from(self.inner.options.prune_batch.max(1));
         let mut total = 0;
         loop {
+            let turn = self.writer_turn().await;
             let gone: Vec<(String, String)> = on_pool!(self, |pool| {
                 sqlx::query(sql::PRUNE_BATCH)
                     .bind(now_i)
@@ -28,6 +29,7 @@ impl Db {
                     .map(|r| Ok((r.try_get("scope")?, r.try_get("key")?)))
                     .collect::<Result<_, sqlx::Error>>()?
             });
+            drop(turn);
             for (scope, key) in &gone {
                 self.log(now, scope, Some(key), EventKind::Pruned);
             }
@@ -37,6 +39,7 @@ impl Db {
             }
         }
         loop {
+            let _turn = self.writer_turn().await;
             let gone = on_pool!(self, |pool| {
                 sqlx::query(sql::PRUNE_RECOVERY_BATCH)
                     .bind(now_i)

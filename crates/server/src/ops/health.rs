@@ -11,6 +11,7 @@ use std::{
 
 use axum::{extract::State, response::Response};
 use serde_json::json;
+use tokio::sync::watch;
 
 use idem_store::http::{self, problem, HttpResponse};
 
@@ -24,6 +25,7 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct Health {
     db: Db,
     draining: Arc<AtomicBool>,
+    drain: Arc<watch::Sender<bool>>,
 }
 
 impl Health {
@@ -32,13 +34,22 @@ impl Health {
         Self {
             db: db.clone(),
             draining: Arc::new(AtomicBool::new(false)),
+            drain: Arc::new(watch::Sender::new(false)),
         }
     }
 
     /// From now on `/readyz` answers 503: the service is shutting down, so a load balancer
-    /// stops sending it new requests while in-flight ones finish.
+    /// stops sending it new requests while in-flight ones finish. Every [`Draining`]
+    /// handed out resolves.
     pub fn start_draining(&self) {
         self.draining.store(true, Ordering::SeqCst);
+        self.drain.send_replace(true);
+    }
+
+    /// A signal that resolves once draining starts, for responses that would otherwise
+    /// never end (the event stream).
+    pub fn draining(&self) -> Draining {
+        Draining(Some(self.drain.subscribe()))
     }
 
     /// One round trip to the database (`SELECT 1`), within [`READY_TIMEOUT`].
@@ -81,4 +92,30 @@ pub async fn readyz(State(health): State<Health>) -> Response {
 /// 503 with the reason and `Retry-After: 1`, in the store's one problem shape.
 fn not_ready(detail: &str) -> HttpResponse {
     http::problem(503, problem::UNAVAILABLE, "Not ready", detail, Some(1))
+}
+
+/// Resolves when the service starts draining for shutdown ([`Health::start_draining`]).
+/// Every request of a service run by [`crate::ops::serve_service`] carries one as an
+/// extension: a response that streams until the client leaves (`GET /api/events`) ends
+/// on it, so an open stream does not hold the shutdown for the whole drain deadline while
+/// in-flight work still gets it to commit.
+#[derive(Debug, Clone)]
+pub struct Draining(Option<watch::Receiver<bool>>);
+
+impl Draining {
+    /// A signal that never fires (a router served without [`crate::ops::serve_service`]).
+    pub fn never() -> Self {
+        Self(None)
+    }
+
+    /// Wait until draining starts (at once if it has).
+    pub async fn started(&mut self) {
+        match &mut self.0 {
+            // A dropped sender (the service is gone) counts as draining too.
+            Some(rx) => {
+                let _ = rx.wait_for(|draining| *draining).await;
+            }
+            None => std::future::pending().await,
+        }
+    }
 }

@@ -13,7 +13,7 @@ pub mod trace;
 
 use std::time::Duration;
 
-use axum::{middleware::from_fn_with_state, routing::get, Router};
+use axum::{middleware::from_fn_with_state, routing::get, Extension, Router};
 use tokio::{net::TcpListener, sync::watch};
 use tower_http::cors::CorsLayer;
 
@@ -34,12 +34,16 @@ use trace::SharedScope;
 /// - `drain`: 10 s for in-flight requests to finish after SIGTERM (keep it under the
 ///   orchestrator's kill grace period, 30 s on Kubernetes).
 /// - `pruner`: [`PrunerConfig::default`] (every 60 s, 1,000 rows per statement).
+/// - `retention_ms`: 86,400,000 (24 h), the service's retention for routes that declare
+///   none of their own ([`idem_store::StoreConfig::retention_ms`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpsConfig {
     /// The shutdown deadline.
     pub drain: Duration,
     /// The pruner's interval and batch.
     pub pruner: PrunerConfig,
+    /// How long a key's row is kept after its last write, unless its route says otherwise.
+    pub retention_ms: u64,
 }
 
 impl OpsConfig {
@@ -52,6 +56,7 @@ impl Default for OpsConfig {
         Self {
             drain: Self::DEFAULT_DRAIN,
             pruner: PrunerConfig::default(),
+            retention_ms: idem_store::StoreConfig::DEFAULT_RETENTION_MS,
         }
     }
 }
@@ -111,7 +116,8 @@ pub async fn serve_service_until(
         cors,
     )
     .layer(from_fn_with_state(metrics, metrics::observe_latency))
-    .layer(from_fn_with_state(scopes, trace::request_span));
+    .layer(from_fn_with_state(scopes, trace::request_span))
+    .layer(Extension(health.draining()));
     let (stop, stopped) = watch::channel(false);
     let pruning = pruner::spawn(db.clone(), consumer, ops.pruner, stopped);
     let draining = health.clone();

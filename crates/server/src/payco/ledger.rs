@@ -37,13 +37,21 @@ pub async fn record(
     Ok(id)
 }
 
-/// The merchant's ledger, oldest first.
-pub async fn list(db: &Db, merchant: &str) -> Result<Vec<LedgerEntry>, sqlx::Error> {
+/// The merchant's ledger rows of orders `from_order` and later, oldest first (the first 10,000).
+pub async fn list(
+    db: &Db,
+    merchant: &str,
+    from_order: i64,
+) -> Result<Vec<LedgerEntry>, sqlx::Error> {
     let sql = "SELECT id, merchant, idem_key, order_id, amount, outcome FROM ledger \
-               WHERE merchant = $1 ORDER BY id LIMIT 10000";
+               WHERE merchant = $1 AND order_id >= $2 ORDER BY id LIMIT 10000";
     let rows = with_pool!(db, |pool| {
         use sqlx::Row;
-        let rows = sqlx::query(sql).bind(merchant).fetch_all(pool).await?;
+        let rows = sqlx::query(sql)
+            .bind(merchant)
+            .bind(from_order)
+            .fetch_all(pool)
+            .await?;
         let mut entries = Vec::with_capacity(rows.len());
         for row in &rows {
             entries.push(LedgerEntry {

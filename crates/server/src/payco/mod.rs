@@ -1,7 +1,8 @@
 //! PayCo: the payment provider the checkout charges, a service of its own (its own port, its
 //! own database), idempotent on its key through the same store rules, with a ledger.
 //!
-//! Routes: `POST /charges` ([`charge`]), `GET /ledger` (the merchant's ledger rows).
+//! Routes: `POST /charges` ([`charge`]), `GET /ledger` (the merchant's ledger rows, oldest
+//! first; `?from_order=N` keeps the rows of orders N and later).
 //! Test cards: [`wire::DECLINING_CARD`] always declines (402, saved under the key); every
 //! other token charges.
 
@@ -19,9 +20,12 @@ use axum::{
 };
 use idem_store::{ErrorPolicy, RouteConfig};
 
+use idem_store::http::HttpResponse;
+
 use crate::{
     app::ServiceConfig,
     db::{AppMigrations, Db},
+    problems,
     request::{BearerTenants, BodyLimits, ScopeExtractor},
     storage_error,
     wire::{json, to_response},
@@ -93,10 +97,28 @@ async fn list_ledger(State(app): State<Payco>, request: Request) -> Response {
         Ok(m) => m,
         Err(e) => return to_response(idem_store::http::unauthorized(&e.to_string())),
     };
-    to_response(match ledger::list(&app.db, &merchant).await {
+    let from_order = match from_order(parts.uri.query()) {
+        Ok(from) => from,
+        Err(refused) => return to_response(refused),
+    };
+    to_response(match ledger::list(&app.db, &merchant, from_order).await {
         Ok(rows) => json(200, &rows, &[]),
         Err(e) => storage_error(&e.into()),
     })
+}
+
+/// `from_order=N` of `GET /ledger`'s query (rows of orders N and later), 0 when absent.
+fn from_order(query: Option<&str>) -> Result<i64, HttpResponse> {
+    let given = query
+        .unwrap_or("")
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("from_order="));
+    match given {
+        None => Ok(0),
+        Some(n) => n
+            .parse()
+            .map_err(|_| problems::invalid_parameters("from_order must be an integer")),
+    }
 }
 
 /// Open PayCo's database, bind, print `idem-server payco listening on http://ADDR`, serve.

@@ -14,9 +14,9 @@ use axum::body::{Body, Bytes};
 use http::request::Parts;
 use idem_store::http::{problem_for, HttpResponse};
 
-pub use body::{read_body, BodyLimits};
+pub use body::{discard_body, read_body, BodyLimits};
 pub use key::idempotency_key;
-pub use scope::{BearerTenants, ScopeExtractor, ScopeRejection, Unscoped};
+pub use scope::{bearer_token, BearerTenants, ScopeExtractor, ScopeRejection, Unscoped};
 
 /// A request an idempotent route can hand to the store.
 #[derive(Debug, Clone)]
@@ -31,17 +31,30 @@ pub struct IdempotentRequest {
 
 impl IdempotentRequest {
     /// Read scope, key and body, in that order, so an unauthenticated caller learns nothing
-    /// about keys and a bad key costs no body read.
+    /// about keys and a bad key is never parsed as parameters. A request refused before its
+    /// body is read still has its body drained (within the limits, nothing kept): hyper closes
+    /// a connection whose request body was left unread, and a client still writing that body
+    /// would get a reset or a broken pipe instead of the 401 or 400.
     pub async fn read(
         parts: &Parts,
         body: Body,
         scopes: &dyn ScopeExtractor,
         limits: BodyLimits,
     ) -> Result<Self, HttpResponse> {
-        let scope = scopes
+        let checked = scopes
             .scope(&parts.headers)
-            .map_err(|e| idem_store::http::unauthorized(&e.to_string()))?;
-        let key = idempotency_key(&parts.headers).map_err(|e| problem_for(&e))?;
+            .map_err(|e| idem_store::http::unauthorized(&e.to_string()))
+            .and_then(|scope| {
+                let key = idempotency_key(&parts.headers).map_err(|e| problem_for(&e))?;
+                Ok((scope, key))
+            });
+        let (scope, key) = match checked {
+            Ok(checked) => checked,
+            Err(refusal) => {
+                discard_body(&parts.headers, body, limits).await;
+                return Err(refusal);
+            }
+        };
         let body = read_body(&parts.headers, body, limits).await?;
         Ok(Self { scope, key, body })
     }

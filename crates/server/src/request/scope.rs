@@ -62,22 +62,28 @@ impl BearerTenants {
 
 impl ScopeExtractor for BearerTenants {
     fn scope(&self, headers: &HeaderMap) -> Result<Arc<str>, ScopeRejection> {
-        let value = headers
-            .get(http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .ok_or(ScopeRejection::MissingToken)?;
-        let (scheme, token) = value
-            .trim()
-            .split_once(' ')
-            .ok_or(ScopeRejection::MissingToken)?;
-        if !scheme.eq_ignore_ascii_case("bearer") {
-            return Err(ScopeRejection::MissingToken);
-        }
         self.tenants
-            .get(token.trim())
+            .get(bearer_token(headers)?)
             .cloned()
             .ok_or(ScopeRejection::UnknownToken)
     }
+}
+
+/// The token of `Authorization: Bearer <token>` (scheme case-insensitive, spaces trimmed);
+/// [`ScopeRejection::MissingToken`] without one.
+pub fn bearer_token(headers: &HeaderMap) -> Result<&str, ScopeRejection> {
+    let value = headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .ok_or(ScopeRejection::MissingToken)?;
+    let (scheme, token) = value
+        .trim()
+        .split_once(' ')
+        .ok_or(ScopeRejection::MissingToken)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(ScopeRejection::MissingToken);
+    }
+    Ok(token.trim())
 }
 
 /// Every request in the scope `"global"`. A cross-tenant bug for any service with more than

@@ -189,3 +189,18 @@ pub async fn orders(http: &reqwest::Client, server: &str, token: &str) -> Vec<Va
     let v = get_json(http, &format!("{server}/api/orders"), token).await;
     v.as_array().cloned().expect("orders are an array")
 }
+
+/// Read the SSE stream until `until` appears in it or `within` passes; what was read.
+pub async fn read_stream(mut response: reqwest::Response, until: &str, within: Duration) -> String {
+    let mut seen = String::new();
+    let _ = tokio::time::timeout(within, async {
+        while let Ok(Some(chunk)) = response.chunk().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains(until) {
+                return;
+            }
+        }
+    })
+    .await;
+    seen
+}

@@ -10,6 +10,7 @@ mod client;
 mod concurrency;
 mod crash;
 mod decline;
+mod demo;
 mod failpoints;
 mod payco;
 mod postgres_restart;

@@ -77,3 +77,37 @@ async fn payco_charges_once_per_key_and_saves_declines() {
     assert_eq!(nokey.status, 400);
     nokey.problem();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ledger_lists_orders_from_a_given_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let payco = Service::payco(dir.path()).await;
+    let http = client::http();
+    for order in [3, 1, 7] {
+        let body = format!(r#"{{"order":{order},"amount":100,"card":"tok_visa"}}"#);
+        let key = format!("charge:{order}");
+        assert_eq!(
+            charge(&http, &payco, MERCHANT.0, &key, &body).await.status,
+            201
+        );
+    }
+    let orders = |rows: serde_json::Value| -> Vec<i64> {
+        let rows = rows.as_array().unwrap().iter();
+        rows.map(|r| r["order"].as_i64().unwrap()).collect()
+    };
+    let url = |query: &str| format!("{}/ledger{query}", payco.url);
+    let all = client::get_json(&http, &url(""), MERCHANT.0).await;
+    assert_eq!(orders(all), [3, 1, 7], "oldest first");
+    let from = client::get_json(&http, &url("?from_order=3"), MERCHANT.0).await;
+    assert_eq!(orders(from), [3, 7]);
+    let bad = client::answer(
+        http.get(url("?from_order=three"))
+            .bearer_auth(MERCHANT.0)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(bad.status, 400);
+    bad.problem();
+}

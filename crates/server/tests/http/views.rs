@@ -3,25 +3,10 @@
 use std::time::Duration;
 
 use crate::{
-    client,
+    client::{self, read_stream},
     stack::Stack,
     support::process::{TENANT_A, TENANT_B},
 };
-
-/// Read the SSE stream until `until` appears in it or `within` passes; what was read.
-async fn read_stream(mut response: reqwest::Response, until: &str, within: Duration) -> String {
-    let mut seen = String::new();
-    let _ = tokio::time::timeout(within, async {
-        while let Ok(Some(chunk)) = response.chunk().await {
-            seen.push_str(&String::from_utf8_lossy(&chunk));
-            if seen.contains(until) {
-                return;
-            }
-        }
-    })
-    .await;
-    seen
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_event_stream_shows_the_tenants_claims_live() {

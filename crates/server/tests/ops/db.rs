@@ -6,6 +6,9 @@ use idem_store::{ErrorPolicy, RouteConfig, SavedResponse, StoreConfig};
 use crate::support::postgres::Postgres;
 
 pub const ROUTE: RouteConfig = RouteConfig::required("POST /t", ErrorPolicy::ReleaseClaim);
+/// The same operation with a retention of its own, shorter than the store's.
+pub const SHORT_LIVED: RouteConfig = ROUTE.with_retention_ms(SHORT_RETENTION_MS);
+pub const SHORT_RETENTION_MS: u64 = 5_000;
 pub const LOCK_MS: u64 = 1_000;
 pub const RETENTION_MS: u64 = 60_000;
 
@@ -51,11 +54,23 @@ pub async fn postgres(name: &str) -> Db {
 
 /// Claim (scope, key) with `body` at `now`; panics unless the rules say execute.
 pub async fn claim(db: &Db, now: u64, scope: &str, key: &str, body: &[u8]) -> Claim {
+    claim_on(db, &ROUTE, now, scope, key, body).await
+}
+
+/// [`claim`] through `route`.
+pub async fn claim_on(
+    db: &Db,
+    route: &RouteConfig,
+    now: u64,
+    scope: &str,
+    key: &str,
+    body: &[u8],
+) -> Claim {
     let request = Request {
         scope,
         key: Some(key),
         body,
-        route: &ROUTE,
+        route,
     };
     match db.begin(now, request).await.expect("begin") {
         Begin::Execute(tx) => tx.commit().await.expect("commit the claim"),

@@ -189,3 +189,33 @@ async fn key_state_over_http_in_flight_done_and_scoped() {
         .expect("get");
     assert_eq!(unauthenticated.status().as_u16(), 401);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_state_is_404_once_the_configured_retention_is_over() {
+    let stack = Stack::sqlite(&["--retention-ms", "1500"]).await;
+    let client = http();
+    let order = body("cart-r", 1200, "tok_visa");
+    let first = checkout(&client, stack.url(), "token-a", "kept-briefly", &order).await;
+    assert_eq!(first.status, 201);
+    let state = |client: reqwest::Client, url: String| async move {
+        let r = client
+            .get(format!("{url}/api/keys/kept-briefly"))
+            .bearer_auth("token-a")
+            .send()
+            .await
+            .expect("get key state");
+        let status = r.status().as_u16();
+        (status, r.json::<serde_json::Value>().await.expect("json"))
+    };
+    let (code, done) = state(client.clone(), stack.url().to_owned()).await;
+    assert_eq!(code, 200, "{done}");
+    let span = done["expires_at"].as_u64().expect("expires_at")
+        - done["created_at"].as_u64().expect("created_at");
+    assert!(
+        (1_500..3_000).contains(&span),
+        "kept 1.5 s after the commit, not the 24 h default: {done}"
+    );
+    tokio::time::sleep(Duration::from_millis(2_000)).await;
+    let (code, gone) = state(client.clone(), stack.url().to_owned()).await;
+    assert_eq!(code, 404, "past retention the key is forgotten: {gone}");
+}

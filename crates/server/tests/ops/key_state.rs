@@ -7,7 +7,9 @@ use idem_server::{
     reconcile::{key_state, KeyState, KeyStateError},
 };
 
-use crate::db::{self, claim, created, LOCK_MS, RETENTION_MS};
+use crate::db::{
+    self, claim, claim_on, created, LOCK_MS, RETENTION_MS, ROUTE, SHORT_LIVED, SHORT_RETENTION_MS,
+};
 
 async fn states(db: Db) {
     let t0 = 1_000_000;
@@ -74,6 +76,46 @@ async fn states(db: Db) {
         key_state(&db, t0, "tenant-a", "").await,
         Err(KeyStateError::InvalidKey(_))
     ));
+}
+
+/// Two routes, two retentions: each key is answered until its own route's retention ends.
+async fn each_route_its_own_retention(db: Db) {
+    let t0 = 2_000_000;
+    let short = claim_on(&db, &SHORT_LIVED, t0, "tenant-a", "short", b"{}").await;
+    let long = claim_on(&db, &ROUTE, t0, "tenant-a", "long", b"{}").await;
+    let done = t0 + 300;
+    for c in [&short, &long] {
+        db.save(done, c, created(r#"{"order":2}"#))
+            .await
+            .expect("save");
+    }
+    let state = |at: u64, key: &'static str| {
+        let db = db.clone();
+        async move { key_state(&db, at, "tenant-a", key).await.expect("read") }
+    };
+    match state(done + SHORT_RETENTION_MS - 1, "short").await {
+        Some(KeyState::Done { expires_at, .. }) => {
+            assert_eq!(expires_at, done + SHORT_RETENTION_MS)
+        }
+        other => panic!("expected done, got {other:?}"),
+    }
+    assert_eq!(state(done + SHORT_RETENTION_MS, "short").await, None);
+    match state(done + SHORT_RETENTION_MS, "long").await {
+        Some(KeyState::Done { expires_at, .. }) => assert_eq!(expires_at, done + RETENTION_MS),
+        other => panic!("expected done, got {other:?}"),
+    }
+    assert_eq!(state(done + RETENTION_MS, "long").await, None);
+}
+
+#[tokio::test]
+async fn sqlite_each_route_its_own_retention() {
+    let (db, _dir) = db::sqlite().await;
+    each_route_its_own_retention(db).await;
+}
+
+#[tokio::test]
+async fn postgres_each_route_its_own_retention() {
+    each_route_its_own_retention(db::postgres("keyretention").await).await;
 }
 
 #[tokio::test]

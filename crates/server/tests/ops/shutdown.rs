@@ -173,3 +173,93 @@ async fn a_request_stuck_past_the_deadline_is_taken_over_after_restart() {
     assert_eq!(charges.len(), 1);
     assert_eq!(charges[0].1, 1, "PayCo charged once: {charges:?}");
 }
+
+/// An `/api/events` stream is a response that never ends on its own: before, it held a
+/// SIGTERM for the whole drain deadline. It ends when draining starts, while the checkouts
+/// in flight still commit, and the process exits well before the deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_event_stream_ends_at_sigterm_and_in_flight_work_still_commits() {
+    const DRAIN: Duration = Duration::from_secs(20);
+    let stack = Stack::sqlite(&[]).await;
+    let proxy = slow_proxy(stack.payco.addr().to_owned(), Duration::from_millis(600)).await;
+    let db = Stack::checkout_db(&stack.dir);
+    let drain_ms = DRAIN.as_millis().to_string();
+    let mut args = checkout_args(&db, &stack.payco, &["--drain-ms", &drain_ms]);
+    let at = args.iter().position(|a| a == "--payco").expect("--payco") + 1;
+    args[at] = proxy;
+    let mut server = Service::start(&args).await;
+    let client = http();
+
+    // The event stream, read until the server ends it.
+    let mut events = client
+        .get(format!("{}/api/events", server.url))
+        .bearer_auth("token-a")
+        .send()
+        .await
+        .expect("open the event stream");
+    assert_eq!(events.status(), 200);
+    let stream = tokio::spawn(async move {
+        let mut text = String::new();
+        while let Ok(Some(chunk)) = events.chunk().await {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        text
+    });
+
+    let mut requests = Vec::new();
+    for i in 0..3 {
+        let (client, url) = (client.clone(), server.url.clone());
+        requests.push(tokio::spawn(async move {
+            let order = body(&format!("cart-{i}"), 2000 + i, "tok_visa");
+            checkout(&client, &url, "token-a", &format!("e{i}"), &order).await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let signalled = std::time::Instant::now();
+    sigterm(server.pid());
+    for (i, r) in requests.into_iter().enumerate() {
+        let answer = r.await.expect("request task");
+        assert_eq!(
+            answer.status, 201,
+            "checkout e{i} committed during the drain"
+        );
+    }
+    let text = tokio::time::timeout(Duration::from_secs(5), stream)
+        .await
+        .expect("the event stream ended when draining started")
+        .expect("stream task");
+    assert!(
+        text.contains("event: store"),
+        "the stream carried the checkouts' events before it ended: {text:?}"
+    );
+    let exit = server.wait_exit(Duration::from_secs(8)).await;
+    assert!(exit.success(), "clean exit: {exit:?}");
+    let took = signalled.elapsed();
+    assert!(
+        took < DRAIN / 4,
+        "exited {took:?} after SIGTERM, nowhere near the {DRAIN:?} drain deadline"
+    );
+}
+
+/// Draining turns `/readyz` to 503 (a load balancer stops routing here) and fires every
+/// [`Draining`] signal handed out before or after.
+#[tokio::test]
+async fn draining_turns_readiness_off_and_fires_the_signal() {
+    use axum::extract::State;
+    use idem_server::ops::health::{readyz, Health};
+
+    let (db, _dir) = crate::db::sqlite().await;
+    let health = Health::new(&db);
+    let mut before = health.draining();
+    assert_eq!(readyz(State(health.clone())).await.status(), 200);
+    let early = tokio::time::timeout(Duration::from_millis(50), before.started()).await;
+    assert!(early.is_err(), "no signal before draining starts");
+    health.start_draining();
+    assert_eq!(readyz(State(health.clone())).await.status(), 503);
+    tokio::time::timeout(Duration::from_secs(1), before.started())
+        .await
+        .expect("a signal taken before draining fires");
+    tokio::time::timeout(Duration::from_secs(1), health.draining().started())
+        .await
+        .expect("one taken after fires at once");
+}

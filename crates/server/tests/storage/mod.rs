@@ -203,6 +203,88 @@ pub async fn a_fenced_commit_rolls_the_handlers_writes_back(kind: Kind) {
         .is_fenced());
 }
 
+/// The same with the route's one update carried by the fenced commit itself
+/// (`Db::commit_with`, one statement on PostgreSQL): a zombie's update is never applied,
+/// whether it commits or fails (release or save); the holder's is, with its response.
+pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
+    use idem_server::db::{Param, RouteUpdate};
+
+    let db = table(kind).await;
+    let status = |s: &'static str| RouteUpdate {
+        table: "orders",
+        set: "status = $1",
+        filter: "id = $2",
+        params: vec![Param::Text(s), Param::Int(7)],
+    };
+    for route in [&CHECKOUT, &SAVING] {
+        raw(&db, "DELETE FROM orders").await;
+        tables::wipe(&db).await;
+        let mut first = execute(&db, 0, "k", BODY, route).await;
+        insert_order(&mut first, 7).await;
+        let zombie = first.commit().await.unwrap();
+        let winner = execute(&db, LOCK_MS, "k", BODY, route)
+            .await
+            .commit()
+            .await
+            .unwrap();
+        let late = db
+            .commit_with(
+                LOCK_MS + 1,
+                &zombie,
+                created(7),
+                &status("paid by the zombie"),
+            )
+            .await;
+        assert!(late.unwrap_err().is_fenced());
+        let declined = SavedResponse::json(402, b"{}".to_vec());
+        let failed = db
+            .fail_with(
+                LOCK_MS + 1,
+                &zombie,
+                declined,
+                &status("declined by the zombie"),
+            )
+            .await;
+        assert!(failed.unwrap_err().is_fenced());
+        assert_eq!(orders(&db).await, vec![(7, "pending".into())], "{route:?}");
+
+        db.commit_with(LOCK_MS + 2, &winner, created(7), &status("paid"))
+            .await
+            .unwrap();
+        assert_eq!(orders(&db).await, vec![(7, "paid".into())]);
+        assert_eq!(
+            answer(&db, LOCK_MS + 3, "k", BODY).await,
+            StoreBegin::Replay(created(7))
+        );
+        let row = db.row(LOCK_MS + 3, "tenant-a", "k").await.unwrap().unwrap();
+        assert_eq!(row.expires_at, LOCK_MS + 2 + options().store.retention_ms);
+    }
+    // fail_with follows the route's policy: release (the key is free, the order declined)
+    // or save the 402 (replayed).
+    for (route, replayed) in [(&CHECKOUT, false), (&SAVING, true)] {
+        let key = if replayed { "saved" } else { "released" };
+        let claim = execute(&db, 0, key, BODY, route)
+            .await
+            .commit()
+            .await
+            .unwrap();
+        let declined = SavedResponse::json(402, b"{}".to_vec());
+        db.fail_with(1, &claim, declined.clone(), &status("declined"))
+            .await
+            .unwrap();
+        assert_eq!(orders(&db).await, vec![(7, "declined".into())]);
+        match db.begin(2, request(key, BODY, route)).await.unwrap() {
+            Begin::Answer(StoreBegin::Replay(r)) => {
+                assert!(replayed, "{key}");
+                assert_eq!(r, declined);
+            }
+            Begin::Execute(_) => assert!(!replayed, "{key}: released, runs again"),
+            other => panic!("{key}: {other:?}"),
+        }
+        raw(&db, "UPDATE orders SET status = 'paid'").await;
+    }
+}
+
 /// A failure under a releasing route, with the route's own write, in one fenced
 /// transaction; the next worker with the same request resumes the same order, another
 /// payload under the released key never does.
@@ -588,4 +670,122 @@ pub async fn prune_deletes_in_batches(kind: Kind) {
         .filter(|e| *e.kind() == idem_store::EventKind::Pruned)
         .count();
     assert_eq!(pruned, 10);
+}
+
+/// Schema version 1 as it shipped (the claim table before retention per route), per backend.
+const V1_SQLITE: &str = include_str!("../../migrations/sqlite/0001_claims.sql");
+const V1_POSTGRES: &str = include_str!("../../migrations/postgres/0001_claims.sql");
+
+/// A database left by version 1, with a done row and an in-flight one: opening it migrates
+/// to version 2; the old rows read as kept the old default (24 h) and keep it for their
+/// later writes, a takeover included; new claims get the configured retention.
+pub async fn a_version_1_database_migrates_to_version_2(kind: Kind) {
+    use sqlx::migrate::{Migration, MigrationType, Migrator};
+    use sqlx::SqlSafeStr;
+
+    let url = tables::fresh_url(kind).await;
+    let day = idem_store::StoreConfig::DEFAULT_RETENTION_MS;
+    let fp = idem_store::fingerprint("POST /api/checkout", BODY)
+        .expect("fingerprint")
+        .0
+        .to_vec();
+    let v1 = |sql: &'static str| {
+        let mut m = Migrator::with_migrations(vec![Migration::new(
+            1,
+            "claims".into(),
+            MigrationType::Simple,
+            sql.into_sql_str(),
+            false,
+        )]);
+        m.dangerous_set_table_name("_idem_claims_migrations");
+        m
+    };
+    // Version 1's columns only: no retention_ms.
+    let rows = "INSERT INTO idem_claims (scope, key, fingerprint, on_error, status, token, \
+        locked_at, created_at, expires_at, response_status, response_content_type, \
+        response_headers, response_body) VALUES \
+        ('tenant-a', 'done', $1, 'release-claim', 'done', 1, 0, 0, $2, 201, \
+         'application/json', '[]', $3), \
+        ('tenant-a', 'flight', $1, 'release-claim', 'in_flight', 2, 0, 0, $2, NULL, NULL, \
+         NULL, NULL)";
+    let response = br#"{"order":1}"#.to_vec();
+    macro_rules! version_1 {
+        ($pool:expr, $sql:expr) => {{
+            let pool = $pool;
+            v1($sql).run(&pool).await.expect("version 1");
+            sqlx::query(rows)
+                .bind(&fp)
+                .bind(i64::try_from(day).expect("fits"))
+                .bind(&response)
+                .execute(&pool)
+                .await
+                .expect("version 1 rows");
+            pool.close().await;
+        }};
+    }
+    match kind {
+        Kind::Sqlite => {
+            use std::str::FromStr;
+            let options = sqlx::sqlite::SqliteConnectOptions::from_str(&url)
+                .expect("url")
+                .create_if_missing(true);
+            let pool = sqlx::SqlitePool::connect_with(options)
+                .await
+                .expect("sqlite");
+            version_1!(pool, V1_SQLITE);
+            let pool = sqlx::SqlitePool::connect(&url).await.expect("sqlite");
+            sqlx::query("UPDATE idem_lease_token SET last = 2")
+                .execute(&pool)
+                .await
+                .expect("tokens handed out by version 1");
+            pool.close().await;
+        }
+        Kind::Postgres => {
+            let pool = sqlx::PgPool::connect(&url).await.expect("postgres");
+            version_1!(pool, V1_POSTGRES);
+            let pool = sqlx::PgPool::connect(&url).await.expect("postgres");
+            sqlx::query("SELECT setval('idem_lease_token', 2)")
+                .execute(&pool)
+                .await
+                .expect("tokens handed out by version 1");
+            pool.close().await;
+        }
+    }
+
+    let db = Db::open(&url, options()).await.expect("open migrates");
+    let versions: Vec<i64> = {
+        let sql = "SELECT version FROM _idem_claims_migrations ORDER BY version";
+        if let Some(pool) = db.sqlite_pool() {
+            sqlx::query_scalar(sql).fetch_all(pool).await
+        } else {
+            let pool = db.postgres_pool().expect("a pool");
+            sqlx::query_scalar(sql).fetch_all(pool).await
+        }
+        .expect("versions")
+    };
+    assert_eq!(versions, vec![1, 2]);
+    let done = db.row(10, "tenant-a", "done").await.unwrap().expect("kept");
+    assert_eq!((done.retention_ms, done.expires_at), (day, day));
+    assert_eq!(
+        answer(&db, 10, "done", BODY).await,
+        StoreBegin::Replay(SavedResponse::json(201, response.clone()))
+    );
+    // The stale version-1 claim is taken over: the row keeps its 24 h.
+    let taken = execute(&db, 5_000, "flight", BODY, &CHECKOUT).await;
+    assert!(taken.claim().taken_over());
+    assert_eq!(taken.claim().retention_ms(), day);
+    let taken = taken.commit().await.unwrap();
+    let row = db.row(5_000, "tenant-a", "flight").await.unwrap().unwrap();
+    assert_eq!((row.retention_ms, row.expires_at), (day, 5_000 + day));
+    db.save(6_000, &taken, created(2)).await.unwrap();
+    let row = db.row(6_000, "tenant-a", "flight").await.unwrap().unwrap();
+    assert_eq!(row.expires_at, 6_000 + day);
+    // A new claim: the store's configured retention (60 s here).
+    execute(&db, 5_000, "new", BODY, &CHECKOUT)
+        .await
+        .commit()
+        .await
+        .unwrap();
+    let new = db.row(5_000, "tenant-a", "new").await.unwrap().unwrap();
+    assert_eq!((new.retention_ms, new.expires_at), (60_000, 65_000));
 }

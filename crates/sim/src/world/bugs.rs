@@ -274,6 +274,7 @@ fn save_unfenced(
         status: Status::Done { response },
         created_at: lease.locked_at,
         expires_at: now + retention,
+        retention_ms: retention,
     };
     world.table_mut().put(id.as_ref(), record);
     // The write bypassed the store, so note it where the store's events go.
@@ -318,6 +319,7 @@ impl World {
             status: Status::InFlight { lease },
             created_at: now,
             expires_at: now + retention,
+            retention_ms: retention,
         };
         let token = lease.token;
         table.put(

@@ -1,7 +1,7 @@
 //! Random sequences of claim / save / commit / fail / release / advance time / prune
 //! (takeovers happen when time passes a lease) across several keys, scopes and two routes
-//! (two operations with opposite error policies), checked step by step against a small
-//! reference model of the decision table.
+//! (two operations with opposite error policies, one with a retention of its own), checked
+//! step by step against a small reference model of the decision table.
 //!
 //! Written once over [`Claims`]: the store's tests run it over the in-memory `Store`, the
 //! server's over SQLite and PostgreSQL (with fewer cases; each says how many).
@@ -18,10 +18,11 @@ use super::Claims;
 
 const SCOPES: [&str; 2] = ["tenant-a", "tenant-b"];
 /// Two operations: the same body sent to both is two requests, and each declares its own
-/// error policy, which `fail` must follow.
+/// error policy, which `fail` must follow. The second keeps its rows 900 ms (the store's
+/// default is drawn by [`config`]), so rows of both spans expire side by side.
 const ROUTES: [RouteConfig; 2] = [
     RouteConfig::required("POST /api/checkout", ErrorPolicy::SaveResponse),
-    RouteConfig::required("POST /api/cancel", ErrorPolicy::ReleaseClaim),
+    RouteConfig::required("POST /api/cancel", ErrorPolicy::ReleaseClaim).with_retention_ms(900),
 ];
 const KEYS: [&str; 3] = ["k1", "k2", "k3"];
 /// Two payloads, each spelled three equivalent ways.
@@ -146,7 +147,9 @@ pub fn run<T: Claims>(
     config: StoreConfig,
     ops: Vec<Op>,
 ) -> Result<(), TestCaseError> {
-    let (lock_ms, retention_ms) = (config.lock_ms, config.retention_ms);
+    let lock_ms = config.lock_ms;
+    // The model's own spelling of per-route retention: the route's, else the store's.
+    let retention_of = |route: usize| ROUTES[route].retention_ms.unwrap_or(config.retention_ms);
     let mut model = Model::default();
     let mut workers: Vec<Worker> = Vec::new();
     let mut now = 0u64;
@@ -240,7 +243,7 @@ pub fn run<T: Claims>(
                             payload,
                             state,
                             created_at,
-                            expires_at: now + retention_ms,
+                            expires_at: now + retention_of(route),
                         },
                     );
                     workers.push(Worker { at, id, lease });
@@ -254,7 +257,7 @@ pub fn run<T: Claims>(
                     Some(row) => {
                         prop_assert_eq!(got, Ok(()));
                         row.state = State::Done { response: r };
-                        row.expires_at = now + retention_ms;
+                        row.expires_at = now + retention_of(row.route);
                     }
                     None => prop_assert_eq!(got, Err(Fenced)),
                 }
@@ -269,7 +272,7 @@ pub fn run<T: Claims>(
                         match ROUTES[row.route].on_error {
                             ErrorPolicy::SaveResponse => {
                                 row.state = State::Done { response: r };
-                                row.expires_at = now + retention_ms;
+                                row.expires_at = now + retention_of(row.route);
                             }
                             ErrorPolicy::ReleaseClaim => {
                                 model.rows.remove(&w.at);
@@ -287,7 +290,7 @@ pub fn run<T: Claims>(
                     Some(row) => {
                         prop_assert_eq!(got, Ok(()));
                         row.state = State::Done { response: r };
-                        row.expires_at = now + retention_ms;
+                        row.expires_at = now + retention_of(row.route);
                     }
                     None => prop_assert_eq!(got, Err(Fenced)),
                 }
@@ -311,13 +314,18 @@ pub fn run<T: Claims>(
             // Worker ops before any worker exists.
             Op::Save { .. } | Op::Commit { .. } | Op::Fail { .. } | Op::Release { .. } => {}
         }
-        check_table(store, now, &model)?;
+        check_table(store, now, &model, retention_of)?;
     }
     Ok(())
 }
 
 /// The table holds exactly the model's rows.
-fn check_table<T: Claims>(store: &mut T, now: u64, model: &Model) -> Result<(), TestCaseError> {
+fn check_table<T: Claims>(
+    store: &mut T,
+    now: u64,
+    model: &Model,
+    retention_of: impl Fn(usize) -> u64,
+) -> Result<(), TestCaseError> {
     let seen: Vec<_> = store
         .rows_of(now, &SCOPES)
         .into_iter()
@@ -333,6 +341,7 @@ fn check_table<T: Claims>(store: &mut T, now: u64, model: &Model) -> Result<(), 
                 r.response_status,
                 r.created_at,
                 r.expires_at,
+                r.retention_ms,
             )
         })
         .collect();
@@ -351,6 +360,7 @@ fn check_table<T: Claims>(store: &mut T, now: u64, model: &Model) -> Result<(), 
                 status,
                 r.created_at,
                 r.expires_at,
+                retention_of(r.route),
             )
         })
         .collect();

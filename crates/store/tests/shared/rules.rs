@@ -16,6 +16,9 @@ pub const OPERATION: &str = "POST /api/checkout";
 pub const REQUIRED: RouteConfig = RouteConfig::required(OPERATION, ErrorPolicy::SaveResponse);
 pub const OPTIONAL: RouteConfig = RouteConfig::optional(OPERATION, ErrorPolicy::SaveResponse);
 pub const RELEASING: RouteConfig = RouteConfig::required(OPERATION, ErrorPolicy::ReleaseClaim);
+/// The same operation as [`REQUIRED`] with a retention of its own, shorter than the store's.
+pub const SHORT_LIVED: RouteConfig = REQUIRED.with_retention_ms(SHORT_RETENTION_MS);
+pub const SHORT_RETENTION_MS: u64 = 5_000;
 pub const BODY: &[u8] = br#"{"cart":"c-1","amount":4200}"#;
 pub const OTHER_BODY: &[u8] = br#"{"cart":"c-1","amount":9900}"#;
 pub const LOCK_MS: u64 = 1_000;
@@ -104,6 +107,8 @@ macro_rules! rule_tests {
             prune_removes_done_records_once_retention_ends
             prune_never_removes_a_live_in_flight_claim
             prune_keeps_a_stale_claim_inside_retention
+            each_route_keeps_its_own_retention
+            every_write_restarts_the_rows_own_retention
             the_same_key_in_two_scopes_is_two_operations
             the_event_log_records_every_decision
             rows_show_the_table_at_now
@@ -628,6 +633,88 @@ pub fn prune_keeps_a_stale_claim_inside_retention<T: Claims>(make: impl Fn(Store
     claim(&mut s, 0, "t", "k");
     assert_eq!(s.prune(10 * LOCK_MS), 0);
     assert_eq!(s.row_count(), 1);
+}
+
+pub fn each_route_keeps_its_own_retention<T: Claims>(make: impl Fn(StoreConfig) -> T) {
+    let mut s = make(config());
+    let (short, short_lease) = match s.begin(0, "t", Some("short"), BODY, &SHORT_LIVED) {
+        Begin::Execute { id, lease, .. } => (id, lease),
+        other => panic!("expected a claim, got {other:?}"),
+    };
+    let (long, long_lease) = claim(&mut s, 0, "t", "long");
+    s.commit_response(10, &short, &short_lease, created(1))
+        .unwrap();
+    s.commit_response(10, &long, &long_lease, created(2))
+        .unwrap();
+    let rows = s.rows_of(10, &["t"]);
+    let spans: Vec<_> = rows
+        .iter()
+        .map(|r| (r.key.as_str(), r.retention_ms, r.expires_at))
+        .collect();
+    assert_eq!(
+        spans,
+        vec![
+            ("long", RETENTION_MS, 10 + RETENTION_MS),
+            ("short", SHORT_RETENTION_MS, 10 + SHORT_RETENTION_MS),
+        ]
+    );
+    // The short-lived key replays until its own retention ends, then is pruned and claims
+    // afresh; the other route's key is untouched.
+    let end = 10 + SHORT_RETENTION_MS;
+    assert_eq!(
+        s.begin(end - 1, "t", Some("short"), BODY, &SHORT_LIVED),
+        Begin::Replay(created(1))
+    );
+    assert_eq!(s.prune(end - 1), 0);
+    assert_eq!(s.prune(end), 1);
+    assert!(s.row_of(end, "t", "short").is_none());
+    assert!(matches!(
+        s.begin(end, "t", Some("short"), BODY, &SHORT_LIVED),
+        Begin::Execute {
+            taken_over: false,
+            ..
+        }
+    ));
+    assert_eq!(
+        s.begin(end, "t", Some("long"), BODY, &REQUIRED),
+        Begin::Replay(created(2))
+    );
+    assert_eq!(
+        s.begin(10 + RETENTION_MS - 1, "t", Some("long"), BODY, &REQUIRED),
+        Begin::Replay(created(2))
+    );
+}
+
+pub fn every_write_restarts_the_rows_own_retention<T: Claims>(make: impl Fn(StoreConfig) -> T) {
+    let mut s = make(config());
+    let (_, first) = match s.begin(0, "t", Some("k"), BODY, &SHORT_LIVED) {
+        Begin::Execute { id, lease, .. } => (id, lease),
+        other => panic!("expected a claim, got {other:?}"),
+    };
+    // The stale claim is taken over through the same operation declared without a
+    // retention of its own (say, after a restart with other settings): the row keeps the
+    // retention it was claimed with, for the takeover and for the commit.
+    let (id, lease) = match s.begin(LOCK_MS, "t", Some("k"), BODY, &REQUIRED) {
+        Begin::Execute {
+            id,
+            lease,
+            taken_over: true,
+        } => (id, lease),
+        other => panic!("expected a takeover, got {other:?}"),
+    };
+    assert!(lease.token > first.token);
+    let row = s.row_of(LOCK_MS, "t", "k").expect("taken over");
+    assert_eq!(
+        (row.retention_ms, row.expires_at),
+        (SHORT_RETENTION_MS, LOCK_MS + SHORT_RETENTION_MS)
+    );
+    s.commit_response(LOCK_MS + 500, &id, &lease, created(3))
+        .unwrap();
+    let done_at = LOCK_MS + 500;
+    let row = s.row_of(done_at, "t", "k").expect("done");
+    assert_eq!(row.expires_at, done_at + SHORT_RETENTION_MS);
+    assert_eq!(s.prune(done_at + SHORT_RETENTION_MS - 1), 0);
+    assert_eq!(s.prune(done_at + SHORT_RETENTION_MS), 1);
 }
 
 // ---- scoping ----

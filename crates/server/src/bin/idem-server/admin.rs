@@ -21,6 +21,10 @@ pub struct OpsArgs {
     /// Rows per prune (and tenant-delete) statement.
     #[arg(long, default_value_t = PrunerConfig::DEFAULT_BATCH)]
     prune_batch: u32,
+    /// How long a key's row (its saved response included) is kept after its last write, in
+    /// ms, for routes that declare no retention of their own.
+    #[arg(long, default_value_t = idem_store::StoreConfig::DEFAULT_RETENTION_MS)]
+    retention_ms: u64,
 }
 
 impl OpsArgs {
@@ -32,6 +36,7 @@ impl OpsArgs {
                 interval: Duration::from_millis(self.prune_interval_ms.max(1)),
                 batch: self.prune_batch.max(1),
             },
+            retention_ms: self.retention_ms,
         }
     }
 }

@@ -89,6 +89,11 @@ struct ServeArgs {
     /// hang, crash, panic). Repeatable; implies --failpoints.
     #[arg(long = "failpoint", value_parser = failpoint::parse_setting)]
     failpoint_presets: Vec<(Step, Action)>,
+    /// Demo mode (loopback listen addresses only): the bearer token demo-<uuid> is a tenant
+    /// of its own, and each tenant arms faults for its own checkouts (PUT /api/demo/faults).
+    /// See the README's "Demo mode".
+    #[arg(long)]
+    demo_faults: bool,
 }
 
 #[derive(Args)]
@@ -185,7 +190,14 @@ async fn main() -> ExitCode {
                 failpoints: (args.failpoints || !args.failpoint_presets.is_empty())
                     .then(|| args.failpoint_presets.clone()),
             };
-            checkout::run(config).await.map_err(|e| e.to_string())
+            let mode = if args.demo_faults {
+                checkout::Mode::DemoFaults
+            } else {
+                checkout::Mode::Plain
+            };
+            checkout::run_with(config, mode)
+                .await
+                .map_err(|e| e.to_string())
         }
         Command::Payco(args) => {
             // PayCo never reads DATABASE_URL: that names the checkout's database.

@@ -1,0 +1,168 @@
+//! Reconciling an operation whose outcome is not known, by asking the server what became of
+//! its key: the one place the key-state endpoint's answer (idem-server's
+//! `GET /api/keys/{key}`) is read. [`Operation::handle_key_state`](crate::Operation::handle_key_state)
+//! settles the operation from it; the JS bindings send the request.
+
+use crate::json::Json;
+
+/// What the server knows about a key, for the tenant that asks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyState {
+    /// The work finished: the saved answer, exactly what a retry would replay.
+    Done {
+        /// The saved HTTP status.
+        status: u16,
+        /// The saved body.
+        body: Vec<u8>,
+    },
+    /// A worker holds (or held) the claim: the work may still commit.
+    InFlight {
+        /// How long ago the current lease was taken, in ms.
+        lease_age_ms: u64,
+        /// How long until a retry may take the claim over, in ms (0: stale).
+        lease_left_ms: u64,
+    },
+    /// No live claim under this key: no attempt reached the server, or the claim was released
+    /// after a failure (nothing committed), or it is past the server's retention.
+    NotFound,
+}
+
+impl KeyState {
+    /// Reads the endpoint's answer: 404, or 200 with `{"state": "done", "status", "body"}`
+    /// (`body_base64` for a body that is not UTF-8) or `{"state": "in_flight", "lease_age_ms",
+    /// "lease_left_ms"}`; other members are ignored. `None` for anything else (401, a 5xx, a
+    /// body that is not a key state): nothing was learned.
+    pub fn from_reply(status: u16, body: &[u8]) -> Option<KeyState> {
+        if status == 404 {
+            return Some(KeyState::NotFound);
+        }
+        if status != 200 {
+            return None;
+        }
+        let state = Json::parse(core::str::from_utf8(body).ok()?)?;
+        let number = |name: &str| state.get(name).and_then(Json::as_u64);
+        match state.get("state")?.as_str()? {
+            "in_flight" => Some(KeyState::InFlight {
+                lease_age_ms: number("lease_age_ms")?,
+                lease_left_ms: number("lease_left_ms")?,
+            }),
+            "done" => {
+                let status = u16::try_from(number("status")?).ok()?;
+                let body = match (state.get("body"), state.get("body_base64")) {
+                    (Some(Json::String(text)), _) => text.clone().into_bytes(),
+                    (_, Some(Json::String(encoded))) => decode_base64(encoded)?,
+                    _ => return None,
+                };
+                Some(KeyState::Done { status, body })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Standard base64 (RFC 4648 §4, `=` padding optional); `None` for anything else.
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let bytes = text.as_bytes();
+    let padding = bytes.iter().rev().take_while(|&&b| b == b'=').count();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &c in bytes.iter().take(bytes.len() - padding) {
+        let value = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(value);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    // A lone 6-bit group cannot end a valid encoding.
+    (bits < 6).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_each_state_of_idem_servers_answer() {
+        // As idem-server's `GET /api/keys/{key}` writes them (crates/server/README.md).
+        let done = br#"{"state":"done","key":"k","status":201,"content_type":"application/json","headers":[["Location","/api/orders/12"]],"body":"{\"order\":12,\"status\":\"paid\"}","created_at":1,"expires_at":2}"#;
+        assert_eq!(
+            KeyState::from_reply(200, done),
+            Some(KeyState::Done {
+                status: 201,
+                body: br#"{"order":12,"status":"paid"}"#.to_vec()
+            })
+        );
+        let in_flight = br#"{"state":"in_flight","key":"k","lease_age_ms":850,"lease_left_ms":9150,"created_at":1}"#;
+        assert_eq!(
+            KeyState::from_reply(200, in_flight),
+            Some(KeyState::InFlight {
+                lease_age_ms: 850,
+                lease_left_ms: 9150
+            })
+        );
+        let problem = br#"{"type":"https://idem.dev/problems/not-found","status":404}"#;
+        assert_eq!(KeyState::from_reply(404, problem), Some(KeyState::NotFound));
+        let binary = br#"{"state":"done","status":200,"body_base64":"AP8Q"}"#;
+        assert_eq!(
+            KeyState::from_reply(200, binary),
+            Some(KeyState::Done {
+                status: 200,
+                body: vec![0, 255, 16]
+            })
+        );
+    }
+
+    #[test]
+    fn anything_else_teaches_nothing() {
+        for (status, body) in [
+            (401, &br#"{"status":401}"#[..]),
+            (503, b""),
+            (200, b"not json"),
+            (200, br#"{"state":"gone"}"#),
+            (200, br#"{"state":"done","status":201}"#),
+            (200, br#"{"state":"done","status":70000,"body":""}"#),
+            (
+                200,
+                br#"{"state":"in_flight","lease_age_ms":-1,"lease_left_ms":0}"#,
+            ),
+            (
+                200,
+                br#"{"state":"done","status":200,"body_base64":"A*=="}"#,
+            ),
+            (200, br#"[]"#),
+        ] {
+            assert_eq!(
+                KeyState::from_reply(status, body),
+                None,
+                "{status} {body:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn base64_agrees_with_the_rfc_vectors() {
+        // RFC 4648 §10.
+        for (encoded, plain) in [
+            ("", ""),
+            ("Zg==", "f"),
+            ("Zm8=", "fo"),
+            ("Zm9v", "foo"),
+            ("Zm9vYg==", "foob"),
+            ("Zm9vYmE=", "fooba"),
+            ("Zm9vYmFy", "foobar"),
+        ] {
+            assert_eq!(decode_base64(encoded).as_deref(), Some(plain.as_bytes()));
+        }
+        assert_eq!(decode_base64("Z"), None);
+        assert_eq!(decode_base64("Zm9v!"), None);
+    }
+}

@@ -1,0 +1,109 @@
+// reconcile(name): when the retry window closes on an unknown outcome, the SDK asks the real
+// idem-server's key-state endpoint (GET /api/keys/{key}, keyStateUrl's default next to the
+// endpoint) and settles the operation from the answer.
+import { countKinds, expect, submit, test } from './real-server';
+
+const NAME = 'checkout:cart-9';
+const PAYLOAD = { cart: 'cart-9', amount: 4200, card: 'tok_visa' };
+/** One attempt, given up after 1 s: the outcome is unknown whenever that attempt is lost. */
+const ONE_SHOT = { maxAttempts: 1, attemptTimeoutMs: 1_000, jitter: false };
+
+const reconcile = (page: any, name: string) =>
+  page.evaluate((name: string) => (window as any).attempt((window as any).sdk.reconcile(name)), name);
+
+test('done: the work committed, the answer was lost; reconcile settles it with the saved answer', async ({ page, idem }) => {
+  await idem.open(page, { policy: ONE_SHOT });
+  // Committed, then held past the attempt's timeout: the SDK gives up not knowing.
+  await idem.arm([{ fault: 'hold-response', hold_ms: 5_000 }]);
+  const unknown = await submit(page, NAME, PAYLOAD);
+  expect(unknown).toMatchObject({ kind: 'unknown', attempts: 1, lastError: 'timed out' });
+  expect(await page.evaluate(() => (window as any).sdk.pending())).toEqual([
+    expect.objectContaining({ name: NAME, key: unknown.key, status: 'unknown' }),
+  ]);
+
+  const reconciled = await reconcile(page, NAME);
+  expect(reconciled).toMatchObject({
+    reconciled: 'done',
+    kind: 'replayed',
+    status: 201,
+    body: { status: 'paid', amount: 4200 },
+    key: unknown.key,
+    attempts: 1,
+  });
+  // Settled: no longer pending, its key kept for duplicates, and nothing was sent again.
+  expect(await page.evaluate(() => (window as any).sdk.pending())).toEqual([]);
+  expect(await page.evaluate(() => (window as any).sdk.settled())).toEqual([
+    expect.objectContaining({ name: NAME, key: unknown.key, status: 201 }),
+  ]);
+  expect(countKinds(await idem.events(), unknown.key)).toEqual({ claimed: 1, saved: 1 });
+  expect(await idem.chargesPerOrder()).toEqual({ [reconciled.body.order]: 1 });
+  expect(await reconcile(page, NAME)).toBeNull();
+});
+
+test('in flight: the worker still holds the claim; reconcile says so with the lease age, and later says done', async ({ page, idem }) => {
+  await idem.open(page, { policy: ONE_SHOT });
+  await idem.arm([{ fault: 'slow-worker', hold_ms: 2_500 }]);
+  const unknown = await submit(page, NAME, PAYLOAD);
+  expect(unknown).toMatchObject({ kind: 'unknown', attempts: 1 });
+
+  const busy = await reconcile(page, NAME);
+  expect(busy).toMatchObject({ reconciled: 'inFlight', kind: 'unknown', key: unknown.key, attempts: 1 });
+  expect(busy.leaseAgeMs).toBeGreaterThanOrEqual(900);
+  expect(busy.leaseAgeMs + busy.leaseLeftMs).toBe(3_000);
+  expect(busy.status).toBeUndefined();
+  // The record stays as it was.
+  expect(await page.evaluate(() => (window as any).sdk.pending())).toEqual([
+    expect.objectContaining({ name: NAME, key: unknown.key, status: 'unknown' }),
+  ]);
+
+  await expect
+    .poll(async () => (await reconcile(page, NAME))?.reconciled ?? 'settled', { timeout: 10_000 })
+    .toBe('settled');
+  expect(await page.evaluate(() => (window as any).sdk.settled())).toEqual([
+    expect.objectContaining({ name: NAME, key: unknown.key, status: 201 }),
+  ]);
+  expect(Object.values(await idem.chargesPerOrder())).toEqual([1]);
+});
+
+test('not found: nothing reached the server; the record stays and resume() sends it under its key', async ({ page, idem }) => {
+  await idem.open(page, { policy: ONE_SHOT });
+  await idem.arm([{ fault: 'unavailable' }]);
+  const unknown = await submit(page, NAME, PAYLOAD);
+  expect(unknown).toMatchObject({ kind: 'unknown', attempts: 1, lastError: 'status 503' });
+
+  const missing = await reconcile(page, NAME);
+  expect(missing).toMatchObject({ reconciled: 'notFound', kind: 'unknown', key: unknown.key, lastError: 'status 503' });
+  expect(await page.evaluate(() => (window as any).sdk.pending())).toEqual([
+    expect.objectContaining({ name: NAME, key: unknown.key, status: 'unknown' }),
+  ]);
+  // The SDK sent nothing on its own; within the window the page may send it again, same key.
+  expect(await idem.orders()).toEqual([]);
+  await idem.open(page, { policy: { initialBackoffMs: 200, jitter: false } });
+  const resumed = await page.evaluate((name) => (window as any).sdk.resume(name), NAME);
+  expect(resumed).toMatchObject({ kind: 'succeeded', status: 201, key: unknown.key, attempts: 2 });
+  expect(await idem.chargesPerOrder()).toEqual({ [resumed.body.order]: 1 });
+});
+
+test('an endpoint that cannot answer a key state is an error, and nothing changes', async ({ page, idem }) => {
+  // The checkout route itself is no key-state endpoint: GET there is 405.
+  await idem.open(page, { policy: ONE_SHOT, keyStateUrl: `${idem.endpoint}?key={key}` });
+  await idem.arm([{ fault: 'unavailable' }]);
+  const unknown = await submit(page, NAME, PAYLOAD);
+  expect(unknown).toMatchObject({ kind: 'unknown' });
+  const failed = await reconcile(page, NAME);
+  expect(failed).toMatchObject({ error: 'reconcileFailed' });
+  expect(failed.message).toContain('405');
+  expect(await page.evaluate(() => (window as any).sdk.pending())).toHaveLength(1);
+  expect(await reconcile(page, 'checkout:never')).toBeNull();
+  // A template without {key} is refused at construction.
+  const refused = await page.evaluate(async () => {
+    const { IdempotentClient } = await import('/pkg/idem_client.js' as string);
+    try {
+      new IdempotentClient({ endpoint: '/api/checkout', keyStateUrl: '/api/keys/' });
+      return null;
+    } catch (e: any) {
+      return e.code;
+    }
+  });
+  expect(refused).toBe('invalidOptions');
+});
