@@ -95,18 +95,19 @@ fn messages(world: &World, h: &History, c: CheckoutId) -> (Vec<Msg>, Vec<(u32, S
         let n = m.attempt;
         let (hop, label, wire) = match m.kind {
             MessageKind::Request { key, amount } => {
-                let full = key.map(|k| k.to_string());
-                let k = full.as_deref().map(short);
-                let mut headers = vec![("Content-Type".into(), "application/json".into())];
-                headers.extend(full.clone().map(|f| ("Idempotency-Key".into(), f)));
+                let full = key.map(|k| k.to_string()).unwrap_or_default();
                 let body = idem_sim::world::body_for(c, amount);
-                let body = String::from_utf8(body).unwrap_or_default();
-                let label = ["#", &n.to_string(), " POST ", k.unwrap_or("no key")].concat();
-                (
-                    Hop::Request,
-                    label,
-                    http_text("POST /api/checkout", &headers, &body),
-                )
+                let wire = [
+                    "POST /api/checkout\nContent-Type: application/json",
+                    if full.is_empty() { "" } else { "\nIdempotency-Key: " },
+                    &full,
+                    "\n\n",
+                    std::str::from_utf8(&body).unwrap_or_default(),
+                ]
+                .concat();
+                let k = if full.is_empty() { "no key" } else { short(&full) };
+                let label = ["#", &n.to_string(), " POST ", k].concat();
+                (Hop::Request, label, wire)
             }
             MessageKind::Response {
                 request,
