@@ -41,7 +41,7 @@ fn work_end(e: WorkEnd) -> (&'static str, String) {
     let (kind, text, status) = match e {
         WorkEnd::Saved { status } => ("saved", "saved ", status),
         WorkEnd::Released { status } => ("released", "released · ", status),
-        WorkEnd::Answered { status } => ("answered", "nothing saved · ", status),
+        WorkEnd::Answered { status } => ("answered", "answered, nothing saved · ", status),
         WorkEnd::Fenced => return ("fenced", "fenced: lease lost".into()),
         WorkEnd::Crashed => return ("crashed", "✝ crashed after the charge".into()),
     };
@@ -99,13 +99,21 @@ fn messages(world: &World, h: &History, c: CheckoutId) -> (Vec<Msg>, Vec<(u32, S
                 let body = idem_sim::world::body_for(c, amount);
                 let wire = [
                     "POST /api/checkout\nContent-Type: application/json",
-                    if full.is_empty() { "" } else { "\nIdempotency-Key: " },
+                    if full.is_empty() {
+                        ""
+                    } else {
+                        "\nIdempotency-Key: "
+                    },
                     &full,
                     "\n\n",
                     std::str::from_utf8(&body).unwrap_or_default(),
                 ]
                 .concat();
-                let k = if full.is_empty() { "no key" } else { short(&full) };
+                let k = if full.is_empty() {
+                    "no key"
+                } else {
+                    short(&full)
+                };
                 let label = ["#", &n.to_string(), " POST ", k].concat();
                 (Hop::Request, label, wire)
             }
