@@ -15,12 +15,14 @@ use crate::components::ledger::Ledger;
 use crate::components::network::Network;
 use crate::components::real_banner::real_banner;
 use crate::components::scenario_bar::ScenarioBar;
+use crate::components::sequence::Sequence;
 use crate::components::server::Server;
 use crate::components::share_bar::ShareBar;
 use crate::components::storage_record::StorageRecordPanel;
 use crate::components::timeline::Timeline;
+use crate::components::tour::Tour;
 use crate::model::clock::{Clock, ClockAction};
-use crate::model::keyboard::{Tab, Ui};
+use crate::model::keyboard::{Tab, Ui, UiAction};
 use crate::model::scenario::{ScenarioAction, ScenarioMenu};
 use crate::model::settings::Settings;
 use crate::model::view::View;
@@ -64,6 +66,19 @@ pub fn App() -> Html {
         use_effect_with(ui.projector, move |on| session.set_projector(*on));
     }
     {
+        // A link's tour step: shown at the moment the link was saved, or run afresh.
+        let (ui, tour) = (ui.clone(), session.boot_info().tour);
+        use_effect_with((), move |_| {
+            if let Some((step, run)) = tour {
+                ui.dispatch(crate::model::tour::go(step, run));
+            }
+        });
+    }
+    {
+        let session = session.clone();
+        use_effect_with(ui.tour, move |step| session.set_tour(*step));
+    }
+    {
         // The last tick may have advanced the world without a refresh (they are throttled):
         // show exactly where time stopped.
         let session = session.clone();
@@ -82,7 +97,7 @@ pub fn App() -> Html {
             m.dispatch(ScenarioAction::Run(i))
         })))
     };
-    use_scenarios(&session, &scenarios, &clock, &view);
+    use_scenarios(&session, &scenarios, &clock, &view, &ui);
     use_keyboard(&session, &clock, &ui, scenario_keys, real_on);
 
     use_first_snapshot_and_save_on_leave(&session);
@@ -108,6 +123,7 @@ pub fn App() -> Html {
                 if let Some(banner) = banner { { banner } } else {
                 <ContextProvider<UseReducerHandle<ScenarioMenu>> context={scenarios.clone()}>
                     <ScenarioBar />
+                    <Tour />
                 </ContextProvider<UseReducerHandle<ScenarioMenu>>>
                 }
                 <main class="layout">
@@ -120,6 +136,7 @@ pub fn App() -> Html {
                         <ShareBar />
                         { match if real_on { Tab::Server } else { ui.tab } {
                             Tab::Server => html! { <Server /> },
+                            Tab::Sequence => html! { <Sequence /> },
                             Tab::Timeline => html! { <Timeline /> },
                             Tab::Lab => html! { <LabView /> },
                         } }
@@ -139,20 +156,23 @@ pub fn App() -> Html {
     }
 }
 
-/// Run the picked scenario (and play); stop the clock at its pause; let time run again on play.
+/// Run the picked scenario (and play) on the sequence diagram; stop the clock at its pause;
+/// let time run again on play.
 #[hook]
 fn use_scenarios(
     session: &Session,
     menu: &UseReducerHandle<ScenarioMenu>,
     clock: &UseReducerHandle<Clock>,
     view: &UseReducerHandle<View>,
+    ui: &UseReducerHandle<Ui>,
 ) {
     {
-        let (session, clock, m) = (session.clone(), clock.clone(), **menu);
+        let (session, clock, m, ui) = (session.clone(), clock.clone(), **menu, ui.clone());
         use_effect_with(menu.rev, move |rev| {
             if let (true, Some(i)) = (*rev > 0, m.selected) {
                 session.start_scenario(i, m.fixed);
                 clock.dispatch(ClockAction::Play);
+                ui.dispatch(UiAction::Open(Tab::Sequence));
             }
         });
     }

@@ -98,6 +98,23 @@ test('503: refused before the claim, retried after Retry-After, paid once', asyn
   expect(Object.values(await views.chargesPerOrder())).toEqual([1]);
 });
 
+test('decline next charge: the next checkout pays with the declining test card, refused 402, nothing charged', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  await page.getByTestId('decline-next').click();
+  await expect(page.getByTestId('decline-next')).toHaveAttribute('data-armed', 'true');
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'refused', { timeout: 15_000 });
+  await expect(page.getByTestId('real-outcome')).toContainText('402');
+  await expect(page.getByTestId('decline-next')).toHaveAttribute('data-armed', 'false');
+  const views = real.views(tenant);
+  expect((await views.ledger()).map((r) => r.outcome)).toEqual(['declined']);
+  await expect(page.getByTestId('ledger')).toHaveAttribute('data-orders', '0');
+  // The next one pays with the usual card.
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  await expect(page.getByTestId('ledger')).toHaveAttribute('data-orders', '1');
+});
+
 test('a reload mid-checkout resumes from localStorage with the same key and the same tenant', async ({ page, real }) => {
   const tenant = await real.enter(page);
   const views = real.views(tenant);

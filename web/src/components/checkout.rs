@@ -86,7 +86,10 @@ pub fn Checkout() -> Html {
 
     html! {
         <section class="panel checkout" aria-labelledby="h-checkout">
-            <h2 id="h-checkout">{ "Checkout" } <span class="sub">{ &view.cart }</span></h2>
+            <h2 id="h-checkout">{ "Checkout" }
+                <span class="sub" data-testid="cart-checkout" data-checkout={view.cart.map(|c| c.0.to_string()).unwrap_or_default()}
+                    data-state={view.cart.map_or("", |c| c.1)}>
+                    { match view.cart { Some((c, state)) => format!("cart {c} · {state}"), None => "new cart".into() } }</span></h2>
             <table class="cart" data-testid="cart">
                 <tbody>
                     { for CART.iter().map(|(item, q, p)| html! {

@@ -8,6 +8,7 @@ use yew::prelude::*;
 
 use crate::model::clock::{Clock, ClockAction};
 use crate::model::keyboard::{is_typing_target, key_action, KeyAction, Ui, UiAction};
+use crate::model::tour;
 use crate::session::Session;
 
 /// Provided by the scenario picker so digit keys `1`–`9` start scenarios by index (0-based),
@@ -70,7 +71,21 @@ pub fn use_keyboard(
                     }
                 }
                 KeyAction::ToggleHelp => ui.dispatch(UiAction::ToggleHelp),
-                KeyAction::CloseHelp => ui.dispatch(UiAction::CloseHelp),
+                KeyAction::CloseHelp if ui.help => ui.dispatch(UiAction::CloseHelp),
+                KeyAction::CloseHelp | KeyAction::ToggleTour if ui.tour.is_some() => {
+                    ui.dispatch(UiAction::TourClose)
+                }
+                KeyAction::ToggleTour => ui.dispatch(tour::go(0, true)),
+                KeyAction::CloseHelp => {}
+                KeyAction::TourNext | KeyAction::TourBack => {
+                    let back = action == KeyAction::TourBack;
+                    let to = ui
+                        .tour
+                        .and_then(|i| if back { i.checked_sub(1) } else { Some(i + 1) });
+                    if let Some(step) = to {
+                        ui.dispatch(tour::go(step, true));
+                    }
+                }
                 KeyAction::ToggleProjector => ui.dispatch(UiAction::ToggleProjector),
             }
         });

@@ -62,7 +62,8 @@ pub fn ServerControls() -> Html {
         <div class="server-controls" role="group" aria-label="Server controls">
             <NumberField label="lock_ms" unit="ms" testid="lock-ms" text={lock_text}
                 error={s.lock_ms.error.clone().map(AttrValue::from)} on_edit={edit(FieldId::LockMs)} inputmode="numeric" off={off.clone()} />
-            <NumberField label="retention" unit="ms" testid="retention" text={s.retention_ms.text.clone()}
+            // Real mode: the server's retention is not the page's to show (nor the simulator's).
+            <NumberField label="retention" unit="ms" testid="retention" text={if real.is_some() { String::new() } else { s.retention_ms.text.clone() }}
                 error={s.retention_ms.error.clone().map(AttrValue::from)} on_edit={edit(FieldId::RetentionMs)} inputmode="numeric" off={off.clone()} />
             <label class="select-field" title="What the store does when PayCo declines and the work fails: release the claim (a retry runs again) or save the 402 (retries replay it).">
                 <span>{ "on error" }</span>

@@ -92,7 +92,9 @@ pub fn ShareBar() -> Html {
                     <button class="btn ghost" onclick={dismiss}>{ "Dismiss" }</button>
                 </p>
             }
-            <div class="tabs" role="tablist" aria-label="Views">
+            <div class="tabs">
+                // The tab list holds the tabs only; the classroom buttons sit beside it.
+                <div class="tablist" role="tablist" aria-label="Views">
                 { for Tab::ALL.iter().filter(|&&t| !real || t == Tab::Server).map(|&t| {
                     let ui = ui.clone();
                     let selected = real || ui.tab == t;
@@ -103,6 +105,7 @@ pub fn ShareBar() -> Html {
                             { t.label() }</button>
                     }
                 }) }
+                </div>
                 <span class="tabs-gap" />
                 if !real {
                 <span class="position mono" data-testid="position" data-events={events.clone()} data-ms={view.now.to_string()}

@@ -9,5 +9,7 @@ pub mod lab;
 pub mod real;
 pub mod run_log;
 pub mod scenario;
+pub mod sequence;
 pub mod settings;
+pub mod tour;
 pub mod view;

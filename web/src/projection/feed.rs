@@ -7,7 +7,7 @@ use idem_sim::World;
 use idem_store::{EventKind as StoreEvent, Rejection};
 
 use crate::model::cart::euros;
-use crate::model::view::{append_events, count_rejections, EventKind, EventRow, FEED_CAP};
+use crate::model::view::{append_events, EventKind, EventRow, FEED_CAP};
 
 /// First 8 characters of a key, for one-line messages.
 pub fn short(key: &str) -> &str {
@@ -21,7 +21,6 @@ pub struct Feed {
     charge_cursor: usize,
     seq: u64,
     lines: Rc<Vec<Rc<EventRow>>>,
-    rejections: (u32, u32),
 }
 
 impl Feed {
@@ -34,13 +33,8 @@ impl Feed {
         }
     }
 
-    /// The feed with what happened since the last call and the page's `notes`, and the running
-    /// 409 and 422 counts.
-    pub fn update(
-        &mut self,
-        world: &World,
-        notes: Vec<EventRow>,
-    ) -> (Rc<Vec<Rc<EventRow>>>, (u32, u32)) {
+    /// The feed with what happened since the last call and the page's `notes`.
+    pub fn update(&mut self, world: &World, notes: Vec<EventRow>) -> Rc<Vec<Rc<EventRow>>> {
         let mut new = self.store_lines(world);
         new.extend(notes);
         new.extend(self.charge_lines(world));
@@ -53,9 +47,8 @@ impl Feed {
         if new.len() > FEED_CAP {
             new.drain(..new.len() - FEED_CAP);
         }
-        self.rejections = count_rejections(self.rejections, &new);
         self.lines = append_events(&self.lines, new);
-        (self.lines.clone(), self.rejections)
+        self.lines.clone()
     }
 
     fn store_lines(&mut self, world: &World) -> Vec<EventRow> {
@@ -105,7 +98,8 @@ impl Feed {
                     (EventKind::Released, format!("lease #{token} released"))
                 }
                 StoreEvent::Pruned => (EventKind::Pruned, "pruned after retention".to_string()),
-                StoreEvent::Note { text } => (EventKind::Client, text.clone()),
+                // Written by the server around the store (a classic bug's own write).
+                StoreEvent::Note { text } => (EventKind::Server, text.clone()),
             };
             let label = if key.is_empty() {
                 String::new()

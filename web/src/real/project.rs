@@ -10,8 +10,8 @@ use idem_client::RecordState;
 use super::{key_text, wire, State};
 use crate::model::real::{CheckoutState, RealInfo};
 use crate::model::view::{
-    append_events, count_rejections, merge_claims, merge_ledger, EventRow, LedgerRow, ShownClaim,
-    Stats, StorageRecord, View,
+    append_events, merge_claims, merge_ledger, EventRow, LedgerRow, ShownClaim, Stats,
+    StorageRecord, View,
 };
 
 /// What the last view showed, kept so the next one reuses unchanged rows.
@@ -20,7 +20,6 @@ pub struct Projected {
     claims: Rc<Vec<Rc<ShownClaim>>>,
     ledger: Rc<Vec<Rc<LedgerRow>>>,
     feed: Rc<Vec<Rc<EventRow>>>,
-    rejections: (u32, u32),
     storage: Option<Rc<StorageRecord>>,
 }
 
@@ -30,7 +29,6 @@ impl State {
         let now = wire::now_ms().saturating_sub(self.t0);
         let lines = self.tables.take_lines();
         let shown = &mut self.shown;
-        shown.rejections = count_rejections(shown.rejections, &lines);
         shown.feed = append_events(&shown.feed, lines);
         shown.claims = merge_claims(&shown.claims, self.tables.rows(), now);
         shown.ledger = merge_ledger(&shown.ledger, self.ledger.clone());
@@ -53,8 +51,8 @@ impl State {
             checkouts: self.checkouts.len() as u32,
             pending: count("pending"),
             attempts: self.exchanges.len() as u32,
-            conflicts: shown.rejections.0,
-            mismatches: shown.rejections.1,
+            conflicts: self.tables.conflicts,
+            mismatches: self.tables.mismatches,
             takeovers: self.tables.takeovers,
             fenced: self.tables.fenced,
             unknown: count("unknown"),
@@ -66,10 +64,11 @@ impl State {
             claims: shown.claims.clone(),
             ledger: shown.ledger.clone(),
             events: shown.feed.clone(),
-            rejections: shown.rejections,
             storage: shown.storage.clone(),
             stats,
-            cart: ["cart co_", &(self.started + 1).to_string()].concat(),
+            // The cart line names the simulated world's checkouts; real mode's own line is
+            // `real-outcome`.
+            cart: None,
             paying: current.is_some_and(|c| c.state == CheckoutState::Pending),
             real: Some(Rc::new(RealInfo {
                 server: self.server.clone(),

@@ -18,7 +18,11 @@ pub struct Tables {
     claims: Vec<ClaimRow>,
     /// Feed lines not handed to the view yet.
     lines: Vec<EventRow>,
-    /// Takeovers and fenced writes seen (the 409 and 422 counts come from the feed's lines).
+    /// 409s and 422s answered (the feed shows the last lines only; these count them all).
+    pub conflicts: u32,
+    /// 422s answered.
+    pub mismatches: u32,
+    /// Stale claims taken over.
     pub takeovers: u32,
     /// Writes by lost leases refused.
     pub fenced: u32,
@@ -79,8 +83,14 @@ impl Tables {
             ),
             ServerEventKind::Rejected(status) => {
                 let kind = match status {
-                    409 => EventKind::Conflict,
-                    422 => EventKind::Mismatch,
+                    409 => {
+                        self.conflicts += 1;
+                        EventKind::Conflict
+                    }
+                    422 => {
+                        self.mismatches += 1;
+                        EventKind::Mismatch
+                    }
                     _ => EventKind::BadRequest,
                 };
                 (kind, "refused: ", u64::from(*status))
@@ -229,7 +239,7 @@ mod tests {
             (r.status, r.response.as_str(), r.token),
             (ClaimStatus::Done, "201 Created", None)
         );
-        assert_eq!(t.takeovers, 1);
+        assert_eq!((t.takeovers, t.conflicts), (1, 1));
         let kinds: Vec<EventKind> = t.take_lines().iter().map(|l| l.kind).collect();
         assert_eq!(
             kinds,
@@ -269,7 +279,7 @@ mod tests {
         t.apply(&ev(8, 80, "a", ServerEventKind::Replayed(201)), "s", 0, 100);
         t.apply(&ev(9, 90, "a", ServerEventKind::Rejected(422)), "s", 0, 100);
         assert_eq!(t.rows(), rows);
-        assert_eq!(t.fenced, 1);
+        assert_eq!((t.fenced, t.conflicts, t.mismatches), (1, 0, 1));
     }
 
     #[test]
