@@ -331,6 +331,16 @@ pub fn merge_claims(
     }
 }
 
+/// Ledger rows given oldest order first, in the order the ledger shows them: orders charged more
+/// than once first, then the newest first (a partition, not a sort: a sort's code per element
+/// type costs the bundle kilobytes). Both modes' ledgers go through it.
+pub fn ledger_order(oldest_first: Vec<LedgerRow>) -> Vec<LedgerRow> {
+    let (mut doubles, singles): (Vec<_>, Vec<_>) =
+        oldest_first.into_iter().rev().partition(|r| r.charges > 1);
+    doubles.extend(singles);
+    doubles
+}
+
 /// Ledger rows in the order given; reuse the `Rc` of every unchanged row.
 pub fn merge_ledger(prev: &Rc<Vec<Rc<LedgerRow>>>, rows: Vec<LedgerRow>) -> Rc<Vec<Rc<LedgerRow>>> {
     let old: HashMap<&str, &Rc<LedgerRow>> = prev.iter().map(|r| (r.order.as_str(), r)).collect();
@@ -492,6 +502,25 @@ mod tests {
         assert!(Rc::ptr_eq(&next[2], &a));
         assert_eq!((next[1].version, next[1].changed_at), (c.version + 1, 9));
         assert_eq!(next[0].version, 0);
+    }
+
+    #[test]
+    fn the_ledger_shows_double_charges_first_then_the_newest() {
+        let row = |order: &str, charges| LedgerRow {
+            order: order.into(),
+            amount: 1,
+            charges,
+            last_at: 0,
+        };
+        let rows = ledger_order(vec![
+            row("a", 1),
+            row("b", 2),
+            row("c", 1),
+            row("d", 3),
+            row("e", 1),
+        ]);
+        let got: Vec<(&str, u32)> = rows.iter().map(|r| (r.order.as_str(), r.charges)).collect();
+        assert_eq!(got, [("d", 3), ("b", 2), ("e", 1), ("c", 1), ("a", 1)]);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use idem_client::Json;
 
 use crate::model::real::{ServerEvent, ServerEventKind};
-use crate::model::view::LedgerRow;
+use crate::model::view::{ledger_order, LedgerRow};
 
 /// One event's `data:` line: `{"seq", "at", "scope", "key", "kind": {"type", ...}}`.
 pub fn event(data: &str) -> Option<ServerEvent> {
@@ -49,9 +49,8 @@ pub fn demo(body: &str, tenant: &str) -> Option<u64> {
 }
 
 /// `GET /api/demo/ledger`: PayCo's rows of the tenant's orders (oldest first, as the server
-/// sends them), as the ledger panel shows them: charges per order, double charges first, then
-/// the newest order first. Declines move no money: they are left out. (No sort: a sort's code
-/// per element type costs the bundle kilobytes; the server's order is enough.)
+/// sends them), as the ledger panel shows them (`ledger_order`): charges per order, double
+/// charges first, then the newest order first. Declines move no money: they are left out.
 pub fn ledger(body: &str) -> Option<Vec<LedgerRow>> {
     let Json::Array(rows) = Json::parse(body)? else {
         return None;
@@ -73,8 +72,7 @@ pub fn ledger(body: &str) -> Option<Vec<LedgerRow>> {
             }),
         }
     }
-    let (doubles, singles): (Vec<_>, Vec<_>) = by.into_iter().rev().partition(|r| r.charges > 1);
-    Some(doubles.into_iter().chain(singles).collect())
+    Some(ledger_order(by))
 }
 
 /// The fault a `fault: <name>: …` note says fired.
