@@ -6,19 +6,19 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use crate::browser;
-use crate::components::checkout::Checkout;
-use crate::components::header::Header;
-use crate::components::help::Help;
+use crate::components::checkout::checkout;
+use crate::components::header::header;
+use crate::components::help::help;
 use crate::components::keyboard::{use_keyboard, ScenarioKeys};
 use crate::components::lab_view::LabView;
 use crate::components::ledger::Ledger;
-use crate::components::network::Network;
+use crate::components::network::network;
 use crate::components::real_banner::real_banner;
-use crate::components::scenario_bar::ScenarioBar;
+use crate::components::scenario_bar::scenario_bar;
 use crate::components::sequence::Sequence;
-use crate::components::server::Server;
+use crate::components::server::server;
 use crate::components::share_bar::ShareBar;
-use crate::components::storage_record::StorageRecordPanel;
+use crate::components::storage_record::storage_record;
 use crate::components::timeline::Timeline;
 use crate::components::tour::Tour;
 use crate::model::clock::{Clock, ClockAction};
@@ -26,7 +26,7 @@ use crate::model::keyboard::{Tab, Ui, UiAction};
 use crate::model::scenario::{ScenarioAction, ScenarioMenu};
 use crate::model::settings::Settings;
 use crate::model::view::View;
-use crate::real::{use_real, Real};
+use crate::real::use_real;
 use crate::session::Session;
 
 /// Wall-clock milliseconds between driver ticks.
@@ -109,50 +109,37 @@ pub fn App() -> Html {
     }
     use_driver(&session, *clock, real_on);
     let fast = clock.factor() > 5.0;
+    let shown = if real_on { real_view } else { view };
 
     html! {
-        <ContextProvider<Session> context={session}>
-        <ContextProvider<Real> context={real.clone()}>
-        <ContextProvider<UseReducerHandle<View>> context={if real_on { real_view } else { view }}>
-        <ContextProvider<UseReducerHandle<Settings>> context={settings}>
-        <ContextProvider<UseReducerHandle<Clock>> context={clock}>
             // Above 5×, row flashes would only be noise (and style work every frame): off.
-            <ContextProvider<UseReducerHandle<Ui>> context={ui.clone()}>
             <div class={classes!("app", fast.then_some("fast"), ui.projector.then_some("projector"))}>
-                <Header />
+                { header(&shown, &clock, &session) }
                 if let Some(banner) = banner { { banner } } else {
-                <ContextProvider<UseReducerHandle<ScenarioMenu>> context={scenarios.clone()}>
-                    <ScenarioBar />
-                    <Tour />
-                </ContextProvider<UseReducerHandle<ScenarioMenu>>>
+                    { scenario_bar(&scenarios, &ui, &shown) }
+                    <Tour ui={ui.clone()} menu={scenarios.clone()} />
                 }
                 <main class="layout">
                     <div class="col left">
-                        <Checkout />
-                        <StorageRecordPanel />
-                        <Network />
+                        { checkout(&settings, &shown, &session, &real) }
+                        { storage_record(&shown) }
+                        { network(&settings, &session, &real, real_on) }
                     </div>
                     <div class="col mid">
-                        <ShareBar />
+                        <ShareBar session={session.clone()} ui={ui.clone()} view={shown.clone()} />
                         { match if real_on { Tab::Server } else { ui.tab } {
-                            Tab::Server => html! { <Server /> },
-                            Tab::Sequence => html! { <Sequence /> },
-                            Tab::Timeline => html! { <Timeline /> },
-                            Tab::Lab => html! { <LabView /> },
+                            Tab::Server => server(&shown, &settings, &session, &real),
+                            Tab::Sequence => html! { <Sequence view={shown.clone()} session={session.clone()} /> },
+                            Tab::Timeline => html! { <Timeline view={shown.clone()} session={session.clone()} /> },
+                            Tab::Lab => html! { <LabView session={session.clone()} ui={ui.clone()} /> },
                         } }
                     </div>
                     <div class="col right">
-                        <Ledger />
+                        <Ledger view={shown.clone()} session={session.clone()} clock={clock.clone()} />
                     </div>
                 </main>
-                if ui.help { <Help /> }
+                if ui.help { { help(&ui) } }
             </div>
-            </ContextProvider<UseReducerHandle<Ui>>>
-        </ContextProvider<UseReducerHandle<Clock>>>
-        </ContextProvider<UseReducerHandle<Settings>>>
-        </ContextProvider<UseReducerHandle<View>>>
-        </ContextProvider<Real>>
-        </ContextProvider<Session>>
     }
 }
 

@@ -15,16 +15,15 @@ use crate::model::view::View;
 use crate::real::Real;
 use crate::session::Session;
 
-/// The checkout panel.
-#[function_component]
-pub fn Checkout() -> Html {
-    let settings =
-        use_context::<UseReducerHandle<Settings>>().expect("Settings context is provided by App");
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
-    let session = use_context::<Session>().expect("Session context is provided by App");
+/// The checkout panel. A function, not a component: see `help`.
+pub fn checkout(
+    settings: &UseReducerHandle<Settings>,
+    view: &View,
+    session: &Session,
+    real: &Real,
+) -> Html {
     // Real mode runs idem-client against idem-server: one key per checkout (the server
     // requires a key), so the strategy is the same-key one there.
-    let real = use_context::<Real>().expect("Real context is provided by App");
     let real_on = view.real.is_some();
     let strategy = if real_on {
         Strategy::SameKey
@@ -73,7 +72,10 @@ pub fn Checkout() -> Html {
             }
         })
     };
-    let mismatch = Callback::from(move |_| session.reuse_key());
+    let mismatch = {
+        let session = session.clone();
+        Callback::from(move |_| session.reuse_key())
+    };
     let on_batch = {
         let settings = settings.clone();
         Callback::from(move |t| settings.dispatch(SettingsAction::Edit(FieldId::Batch, t)))
@@ -113,7 +115,7 @@ pub fn Checkout() -> Html {
                 <button class="btn" data-testid="reload-tab" onclick={reload}
                     title="Drop the page's memory; resume from localStorage with the stored key">{ "⟳ Reload tab" }</button>
             </div>
-            if let Some(info) = &view.real { { real_status(&real, info) } }
+            if let Some(info) = &view.real { { real_status(real, info) } }
             <details class="more">
                 <summary>{ "Many checkouts, and a buggy page" }</summary>
                 <div class="batch">

@@ -26,10 +26,18 @@ fn row_clock(c: &ShownClaim, now: u64) -> u64 {
 /// The clock a settled row is drawn at (see [`row_clock`]): never "recent".
 const SETTLED: u64 = u64::MAX;
 
+/// Props of [`ClaimTable`]: the handles it reads, as props rather than contexts (a context
+/// costs its provider's component machinery in the bundle; web/README.md "Bundle").
+#[derive(Properties, PartialEq)]
+pub struct ClaimTableProps {
+    /// What the panels show.
+    pub view: UseReducerHandle<View>,
+}
+
 /// The claim table.
 #[function_component]
-pub fn ClaimTable() -> Html {
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
+pub fn ClaimTable(props: &ClaimTableProps) -> Html {
+    let view = props.view.clone();
     let filter = use_state(String::new);
     let claims = view.claims.clone();
     let now = view.now;

@@ -31,10 +31,8 @@ fn EventLine(props: &EventLineProps) -> Html {
     }
 }
 
-/// The event feed, newest first.
-#[function_component]
-pub fn EventFeed() -> Html {
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
+/// The event feed, newest first. A function, not a component: see `help`.
+pub fn event_feed(view: &View) -> Html {
     // The run's totals (the world's counters), not what the feed happened to show.
     let (c409, c422) = (view.stats.conflicts, view.stats.mismatches);
     html! {

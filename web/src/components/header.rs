@@ -2,13 +2,13 @@
 
 use yew::prelude::*;
 
-use super::time_controls::TimeControls;
+use super::time_controls::time_controls;
+use crate::model::clock::Clock;
 use crate::model::view::View;
+use crate::session::Session;
 
-/// The page header.
-#[function_component]
-pub fn Header() -> Html {
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
+/// The page header (a function, not a component: see `help`).
+pub fn header(view: &View, clock: &UseReducerHandle<Clock>, session: &Session) -> Html {
     html! {
         <header class="topbar">
             <div class="brand">
@@ -18,7 +18,7 @@ pub fn Header() -> Html {
                     <p class="tagline">{ "Retry a card charge safely: one idempotency key per checkout, kept across every retry." }</p>
                 </div>
             </div>
-            <TimeControls />
+            { time_controls(clock, session, view.real.is_some()) }
             <dl class="vitals">
                 if view.real.is_some() {
                     <div><dt>{ "real time" }</dt><dd data-testid="real-time" data-ms={view.now.to_string()}>{ format_clock(view.now) }</dd></div>

@@ -2,22 +2,10 @@
 
 use yew::prelude::*;
 
-/// Props of [`Invariant`]: plain values, so the badge skips re-rendering while they hold.
-#[derive(Properties, PartialEq)]
-pub struct InvariantProps {
-    /// Orders charged more than once.
-    pub broken: u32,
-    /// Seed of the run.
-    pub seed: u64,
-    /// Real mode: the count is PayCo's real ledger for this session (no seed to name).
-    #[prop_or_default]
-    pub real: bool,
-}
-
-/// The badge.
-#[function_component]
-pub fn Invariant(props: &InvariantProps) -> Html {
-    let (broken, seed) = (props.broken, props.seed);
+/// The badge: `broken` orders charged more than once in the run of `seed`; in `real` mode the
+/// count is PayCo's real ledger for this session (no seed to name). A function, not a
+/// component (a component type costs Yew's machinery in the bundle); the ledger renders it.
+pub fn invariant(broken: u32, seed: u64, real: bool) -> Html {
     let ok = broken == 0;
     html! {
         <div class={classes!("invariant", if ok { "ok" } else { "broken" })} data-testid="invariant"
@@ -29,7 +17,7 @@ pub fn Invariant(props: &InvariantProps) -> Html {
                     <span>{ "holds" }</span>
                 } else {
                     <span>{ format!("broken: {broken} order{} charged twice", if broken == 1 { "" } else { "s" }) }
-                        if !props.real { { format!(" · seed {seed}") } }</span>
+                        if !real { { format!(" · seed {seed}") } }</span>
                 }
             </span>
         </div>

@@ -109,11 +109,21 @@ fn table(rows: &[(Strategy, RaceRow)]) -> Html {
     }
 }
 
+/// Props of [`LabView`]: the handles it reads, as props rather than contexts (a context
+/// costs its provider's component machinery in the bundle; web/README.md "Bundle").
+#[derive(Properties, PartialEq)]
+pub struct LabViewProps {
+    /// The page's session (the world and its run log).
+    pub session: Session,
+    /// The page's UI state.
+    pub ui: UseReducerHandle<Ui>,
+}
+
 /// The lab panel.
 #[function_component]
-pub fn LabView() -> Html {
-    let session = use_context::<Session>().expect("Session context is provided by App");
-    let ui = use_context::<UseReducerHandle<Ui>>().expect("Ui context is provided by App");
+pub fn LabView(props: &LabViewProps) -> Html {
+    let session = props.session.clone();
+    let ui = props.ui.clone();
     let lesson = ui.lab_lesson;
     let lab = use_reducer(Lab::default);
     let race = use_mut_ref(|| None::<Race>);

@@ -5,11 +5,13 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use super::invariant::Invariant;
-use super::properties::PropertyBadges;
+use super::invariant::invariant;
+use super::properties::property_badges;
 use super::window::use_window;
 use crate::model::cart::euros;
+use crate::model::clock::Clock;
 use crate::model::view::{LedgerRow, View};
+use crate::session::Session;
 
 /// Props of [`LedgerLine`].
 #[derive(Properties)]
@@ -43,10 +45,22 @@ fn LedgerLine(props: &LedgerLineProps) -> Html {
     }
 }
 
+/// Props of [`Ledger`]: the handles it reads, as props rather than contexts (a context costs
+/// its provider's component machinery in the bundle; web/README.md "Bundle").
+#[derive(Properties, PartialEq)]
+pub struct LedgerProps {
+    /// What the panels show.
+    pub view: UseReducerHandle<View>,
+    /// The page's session and clock, for the property badges (a badge seeks and pauses).
+    pub session: Session,
+    /// The page's clock.
+    pub clock: UseReducerHandle<Clock>,
+}
+
 /// The PayCo panel.
 #[function_component]
-pub fn Ledger() -> Html {
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
+pub fn Ledger(props: &LedgerProps) -> Html {
+    let view = &props.view;
     let s = &view.stats;
     let win = use_window(view.ledger.len(), ROW_PX);
     // Double charges sort first, so this walk stops at the first order charged once.
@@ -59,9 +73,9 @@ pub fn Ledger() -> Html {
     html! {
         <section class="panel ledger" aria-labelledby="h-ledger">
             <h2 id="h-ledger">{ "PayCo ledger" } <span class="sub">{ if view.real.is_some() { "this session's orders" } else { "the card network" } }</span></h2>
-            <Invariant broken={s.double_charged} seed={view.seed} real={view.real.is_some()} />
+            { invariant(s.double_charged, view.seed, view.real.is_some()) }
             // The live properties are the simulator's checker: no real-mode meaning.
-            if view.real.is_none() { <PropertyBadges properties={view.live.properties.clone()} /> }
+            if view.real.is_none() { { property_badges(&view.live.properties, &props.clock, &props.session) } }
             <dl class="stats">
                 <div><dt>{ "checkouts" }</dt><dd data-testid="stat-checkouts">{ s.checkouts }</dd></div>
                 <div><dt>{ "pending" }</dt><dd data-testid="stat-pending">{ s.pending }</dd></div>

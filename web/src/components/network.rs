@@ -10,16 +10,16 @@ use super::field::NumberField;
 use super::mode_switch::mode_switch;
 use super::real_faults::real_drops;
 use crate::model::settings::{FieldId, Settings, SettingsAction};
-use crate::model::view::View;
 use crate::real::Real;
 use crate::session::Session;
 
-/// The network panel.
-#[function_component]
-pub fn Network() -> Html {
-    let settings =
-        use_context::<UseReducerHandle<Settings>>().expect("Settings context is provided by App");
-    let session = use_context::<Session>().expect("Session context is provided by App");
+/// The network panel; `real`: real mode. A function, not a component: see `help`.
+pub fn network(
+    settings: &UseReducerHandle<Settings>,
+    session: &Session,
+    ctl: &Real,
+    real: bool,
+) -> Html {
     let edit = |id: FieldId| {
         let settings = settings.clone();
         Callback::from(move |t: String| settings.dispatch(SettingsAction::Edit(id, t)))
@@ -29,18 +29,16 @@ pub fn Network() -> Html {
         let session = session.clone();
         Callback::from(move |_| session.one_shot(Command::DropNextRequest))
     };
-    let drop_resp = Callback::from(move |_| session.one_shot(Command::DropNextResponse));
-    let s = &*settings;
-    let real = use_context::<UseReducerHandle<View>>()
-        .expect("View context is provided by App")
-        .real
-        .is_some();
-    let ctl = use_context::<Real>().expect("Real context is provided by App");
+    let drop_resp = {
+        let session = session.clone();
+        Callback::from(move |_| session.one_shot(Command::DropNextResponse))
+    };
+    let s = &**settings;
     let off = real.then_some(AttrValue::Static("Simulated mode only: see the note below"));
     html! {
         <section class="panel network" aria-labelledby="h-network">
             <h2 id="h-network">{ "Network" } <span class="sub">{ if real { "real, real time" } else { "simulated, virtual time" } }</span></h2>
-            { mode_switch(&ctl, real) }
+            { mode_switch(ctl, real) }
             <div class="grid3">
                 <NumberField label="Request loss" unit="%" testid="request-loss" text={s.request_loss.text.clone()}
                     error={err(&s.request_loss.error)} on_edit={edit(FieldId::RequestLoss)} off={off.clone()} />
@@ -59,7 +57,7 @@ pub fn Network() -> Html {
                 <p class="muted note" data-testid="real-network-note">
                     { "Real mode: response loss is idem-server dropping answers after its commit. A server cannot lose a request it never got; latency and seed are the simulator's." }
                 </p>
-                { real_drops(&ctl) }
+                { real_drops(ctl) }
             } else {
             <div class="row-buttons drops" role="group" aria-label="Drop the next message">
                 <span class="muted">{ "Drop next:" }</span>

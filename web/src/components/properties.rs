@@ -2,8 +2,6 @@
 //! first broke; clicking it pauses and seeks back to that event (the rest of the run stays
 //! recorded: `→` steps forward through it).
 
-use std::rc::Rc;
-
 use yew::prelude::*;
 
 use idem_sim::{CheckoutOutcome, Properties, Property, Violation};
@@ -45,26 +43,14 @@ fn what(v: &Violation) -> String {
     who + text
 }
 
-/// Props of [`PropertyBadges`]. The world keeps the same `Rc` while the properties stay the
-/// same, so the badges skip re-rendering on every refresh in between.
-#[derive(Properties)]
-pub struct PropertyBadgesProps {
-    /// The live properties.
-    pub properties: Rc<Properties>,
-}
-
-impl PartialEq for PropertyBadgesProps {
-    fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.properties, &other.properties) || self.properties == other.properties
-    }
-}
-
-/// The four badges.
-#[function_component]
-pub fn PropertyBadges(badges: &PropertyBadgesProps) -> Html {
-    let clock = use_context::<UseReducerHandle<Clock>>().expect("Clock context is provided by App");
-    let session = use_context::<Session>().expect("Session context is provided by App");
-    let props: &Properties = &badges.properties;
+/// The four badges; a click on a broken one pauses `clock` and seeks `session` to the moment
+/// it broke. A function, not a component (see `help`): four buttons cost less to rebuild with
+/// the ledger than a component type costs the bundle.
+pub fn property_badges(
+    props: &Properties,
+    clock: &UseReducerHandle<Clock>,
+    session: &Session,
+) -> Html {
     let badge = |i: usize, p: &Property| {
         let ok = p.ok();
         let (at, event, title) = match &p.broke {

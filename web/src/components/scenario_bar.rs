@@ -11,13 +11,14 @@ use crate::model::scenario::{ScenarioAction, ScenarioMenu};
 use crate::model::tour;
 use crate::model::view::View;
 
-/// One row under the header.
-#[function_component]
-pub fn ScenarioBar() -> Html {
-    let menu = use_context::<UseReducerHandle<ScenarioMenu>>().expect("ScenarioMenu context");
-    let ui = use_context::<UseReducerHandle<Ui>>().expect("Ui context is provided by App");
+/// One row under the header. A function, not a component: see `help`.
+pub fn scenario_bar(
+    menu: &UseReducerHandle<ScenarioMenu>,
+    ui: &UseReducerHandle<Ui>,
+    view: &View,
+) -> Html {
+    let ui = ui.clone();
     let open_tour = Callback::from(move |_: MouseEvent| ui.dispatch(tour::go(0, true)));
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
     let status = view.live.scenario;
     let selected = menu.selected.or(status.map(|s| s.index));
     let on_select = {

@@ -269,11 +269,21 @@ fn details(t: &Trace, i: usize) -> Html {
     )
 }
 
+/// Props of [`Sequence`]: the handles it reads, as props rather than contexts (a context
+/// costs its provider's component machinery in the bundle; web/README.md "Bundle").
+#[derive(Properties, PartialEq)]
+pub struct SequenceProps {
+    /// What the panels show.
+    pub view: UseReducerHandle<View>,
+    /// The page's session (the world and its run log).
+    pub session: Session,
+}
+
 /// The sequence diagram panel.
 #[function_component]
-pub fn Sequence() -> Html {
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
-    let session = use_context::<Session>().expect("Session context is provided by App");
+pub fn Sequence(props: &SequenceProps) -> Html {
+    let view = props.view.clone();
+    let session = props.session.clone();
     // The checkout picked (`None`: the one the cart shows) and the message clicked.
     let pick = use_state(|| (None::<u32>, None::<usize>));
     let total = session.with_run(|r| r.world().checkouts().len()) as u32;

@@ -3,14 +3,20 @@
 use yew::prelude::*;
 
 use super::claim_table::ClaimTable;
-use super::event_feed::EventFeed;
-use super::server_controls::ServerControls;
+use super::event_feed::event_feed;
+use super::server_controls::server_controls;
+use crate::model::settings::Settings;
 use crate::model::view::View;
+use crate::real::Real;
+use crate::session::Session;
 
-/// The server panel.
-#[function_component]
-pub fn Server() -> Html {
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
+/// The server panel (a function, not a component: see `help`).
+pub fn server(
+    view: &UseReducerHandle<View>,
+    settings: &UseReducerHandle<Settings>,
+    session: &Session,
+    ctl: &Real,
+) -> Html {
     let sub = if view.real.is_some() {
         "idem-server (SQLite), live"
     } else {
@@ -19,9 +25,9 @@ pub fn Server() -> Html {
     html! {
         <section class="panel server" aria-labelledby="h-server">
             <h2 id="h-server">{ "Server" } <span class="sub">{ sub }</span></h2>
-            <ServerControls />
-            <ClaimTable />
-            <EventFeed />
+            { server_controls(settings, view, session, ctl) }
+            <ClaimTable view={view.clone()} />
+            { event_feed(view) }
         </section>
     }
 }

@@ -13,11 +13,13 @@ use crate::model::view::View;
 use crate::real::Real;
 use crate::session::Session;
 
-/// Controls above the claim table.
-#[function_component]
-pub fn ServerControls() -> Html {
-    let settings =
-        use_context::<UseReducerHandle<Settings>>().expect("Settings context is provided by App");
+/// Controls above the claim table. A function, not a component: see `help`.
+pub fn server_controls(
+    settings: &UseReducerHandle<Settings>,
+    view: &View,
+    session: &Session,
+    ctl: &Real,
+) -> Html {
     let edit = |id: FieldId| {
         let settings = settings.clone();
         Callback::from(move |t: String| settings.dispatch(SettingsAction::Edit(id, t)))
@@ -35,11 +37,9 @@ pub fn ServerControls() -> Html {
         let settings = settings.clone();
         Callback::from(move |_: Event| settings.dispatch(make(!on)))
     };
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
     let real = view.real.clone();
     let decline = {
-        let session = use_context::<Session>().expect("Session context is provided by App");
-        let ctl = use_context::<Real>().expect("Real context is provided by App");
+        let (session, ctl) = (session.clone(), ctl.clone());
         let real_on = real.is_some();
         Callback::from(move |_: MouseEvent| {
             if real_on {
@@ -49,7 +49,7 @@ pub fn ServerControls() -> Html {
             }
         })
     };
-    let s = &*settings;
+    let s = &**settings;
     let off = real
         .is_some()
         .then_some(AttrValue::Static("Set when idem-server starts"));

@@ -34,13 +34,25 @@ fn download(name: &str, json: &str) {
     let _ = web_sys::Url::revoke_object_url(&url);
 }
 
+/// Props of [`ShareBar`]: the handles it reads, as props rather than contexts (a context
+/// costs its provider's component machinery in the bundle; web/README.md "Bundle").
+#[derive(Properties, PartialEq)]
+pub struct ShareBarProps {
+    /// The page's session (the world and its run log).
+    pub session: Session,
+    /// The page's UI state.
+    pub ui: UseReducerHandle<Ui>,
+    /// What the panels show.
+    pub view: UseReducerHandle<View>,
+}
+
 /// Tabs and classroom buttons.
 #[function_component]
-pub fn ShareBar() -> Html {
-    let session = use_context::<Session>().expect("Session context is provided by App");
-    let ui = use_context::<UseReducerHandle<Ui>>().expect("Ui context is provided by App");
+pub fn ShareBar(props: &ShareBarProps) -> Html {
+    let session = props.session.clone();
+    let ui = props.ui.clone();
     // Subscribed to the view so the position below follows every refresh.
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
+    let view = props.view.clone();
     let events = session.with_run(|r| r.world().events_run()).to_string();
     // Real mode has the server view only, and no run to link or export.
     let real = view.real.is_some();

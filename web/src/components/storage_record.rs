@@ -5,10 +5,8 @@ use yew::prelude::*;
 
 use crate::model::view::View;
 
-/// The storage record panel.
-#[function_component]
-pub fn StorageRecordPanel() -> Html {
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
+/// The storage record panel (a function, not a component: see `help`).
+pub fn storage_record(view: &View) -> Html {
     let body = match &view.storage {
         None => html! {
             <p class="empty" data-testid="storage-empty">

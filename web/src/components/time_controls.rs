@@ -5,14 +5,10 @@ use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::model::clock::{speed_value, Clock, ClockAction, SPEEDS};
-use crate::model::view::View;
 use crate::session::Session;
 
-/// The time controls, in the header.
-#[function_component]
-pub fn TimeControls() -> Html {
-    let clock = use_context::<UseReducerHandle<Clock>>().expect("Clock context is provided by App");
-    let session = use_context::<Session>().expect("Session context is provided by App");
+/// The time controls, in the header; `real`: real mode, where speed is off. A function, not a component: see `help`.
+pub fn time_controls(clock: &UseReducerHandle<Clock>, session: &Session, real: bool) -> Html {
     let play = {
         let clock = clock.clone();
         Callback::from(move |_| clock.dispatch(ClockAction::Play))
@@ -37,11 +33,7 @@ pub fn TimeControls() -> Html {
             }
         })
     };
-    if use_context::<UseReducerHandle<View>>()
-        .expect("View context is provided by App")
-        .real
-        .is_some()
-    {
+    if real {
         return html! {
             <div class="time" role="group" aria-label="Time controls">
                 <span class="play-state" data-testid="real-time-note">{ "real time: speed is off" }</span>

@@ -88,11 +88,21 @@ fn lane_html(
     }
 }
 
+/// Props of [`Timeline`]: the handles it reads, as props rather than contexts (a context
+/// costs its provider's component machinery in the bundle; web/README.md "Bundle").
+#[derive(Properties, PartialEq)]
+pub struct TimelineProps {
+    /// What the panels show.
+    pub view: UseReducerHandle<View>,
+    /// The page's session (the world and its run log).
+    pub session: Session,
+}
+
 /// The timeline panel.
 #[function_component]
-pub fn Timeline() -> Html {
-    let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
-    let session = use_context::<Session>().expect("Session context is provided by App");
+pub fn Timeline(props: &TimelineProps) -> Html {
+    let view = props.view.clone();
+    let session = props.session.clone();
     let selected = use_state(|| None::<(u32, u32)>);
     let total = session.with_run(|r| r.world().checkouts().len());
     let win = use_window(total, LANE_PX);

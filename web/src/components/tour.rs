@@ -8,11 +8,20 @@ use crate::model::keyboard::{Ui, UiAction};
 use crate::model::scenario::{ScenarioAction, ScenarioMenu};
 use crate::model::tour::{go, STEPS};
 
+/// Props of [`Tour`]: the handles it reads and dispatches to (props rather than contexts: a
+/// context type with one reader costs its provider's component machinery in the bundle).
+#[derive(Properties, PartialEq)]
+pub struct TourProps {
+    /// The page's UI state (the tour's step).
+    pub ui: UseReducerHandle<Ui>,
+    /// The scenario menu a step runs its scenario through.
+    pub menu: UseReducerHandle<ScenarioMenu>,
+}
+
 /// The tour's panel, under the scenario bar while the tour is open.
 #[function_component]
-pub fn Tour() -> Html {
-    let ui = use_context::<UseReducerHandle<Ui>>().expect("Ui context is provided by App");
-    let menu = use_context::<UseReducerHandle<ScenarioMenu>>().expect("ScenarioMenu context");
+pub fn Tour(props: &TourProps) -> Html {
+    let (ui, menu) = (&props.ui, &props.menu);
     {
         let (menu, step) = (menu.clone(), ui.tour);
         use_effect_with(ui.tour_rev, move |rev| {
