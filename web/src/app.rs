@@ -1,4 +1,5 @@
-//! The page: reducers, contexts, effects and the layout. Panels live in `components/`.
+//! The page: reducers, effects and the layout. Panels live in `components/`; they get the
+//! reducers' handles as props or arguments (no contexts: each costs the bundle a provider).
 
 use gloo_timers::callback::Interval;
 use wasm_bindgen::closure::Closure;

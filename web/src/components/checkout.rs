@@ -5,7 +5,7 @@ use idem_sim::Strategy;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use super::field::NumberField;
+use super::field::{number_field, NumberFieldProps};
 use super::real_status::real_status;
 use crate::model::cart::{self, euros, CART};
 use crate::model::settings::{
@@ -119,8 +119,7 @@ pub fn checkout(
             <details class="more">
                 <summary>{ "Many checkouts, and a buggy page" }</summary>
                 <div class="batch">
-                    <NumberField label="Checkouts" testid="batch-count" text={settings.batch.text.clone()}
-                        error={settings.batch.error.clone().map(AttrValue::from)} on_edit={on_batch} inputmode="numeric" />
+                    { number_field(yew::props!(NumberFieldProps { label: "Checkouts", testid: "batch-count", text: settings.batch.text.clone(), error: settings.batch.error.clone().map(AttrValue::from), on_edit: on_batch, inputmode: "numeric" })) }
                     <button class="btn" data-testid="batch-run" onclick={batch} disabled={!batch_ok || real_on}
                         title={real_off.clone()}>{ format!("Start {batch_n}") }</button>
                 </div>

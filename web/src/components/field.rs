@@ -3,7 +3,7 @@
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-/// Props of [`NumberField`].
+/// What [`number_field`] shows, built with `yew::props!` (defaults as below).
 #[derive(Properties, PartialEq)]
 pub struct NumberFieldProps {
     /// Visible label.
@@ -29,9 +29,9 @@ pub struct NumberFieldProps {
 }
 
 /// A number box. It is a text input on purpose: the browser's number input silently drops what
-/// it cannot parse, and we want to show the user why their text is refused.
-#[function_component]
-pub fn NumberField(props: &NumberFieldProps) -> Html {
+/// it cannot parse, and we want to show the user why their text is refused. A function, not a
+/// component (see `help`): its panel renders it with the values it shows.
+pub fn number_field(props: NumberFieldProps) -> Html {
     let oninput = {
         let on_edit = props.on_edit.clone();
         Callback::from(move |e: InputEvent| {

@@ -6,7 +6,7 @@ use yew::prelude::*;
 
 use idem_sim::Command;
 
-use super::field::NumberField;
+use super::field::{number_field, NumberFieldProps};
 use super::mode_switch::mode_switch;
 use super::real_faults::real_drops;
 use crate::model::settings::{FieldId, Settings, SettingsAction};
@@ -40,18 +40,12 @@ pub fn network(
             <h2 id="h-network">{ "Network" } <span class="sub">{ if real { "real, real time" } else { "simulated, virtual time" } }</span></h2>
             { mode_switch(ctl, real) }
             <div class="grid3">
-                <NumberField label="Request loss" unit="%" testid="request-loss" text={s.request_loss.text.clone()}
-                    error={err(&s.request_loss.error)} on_edit={edit(FieldId::RequestLoss)} off={off.clone()} />
-                <NumberField label="Response loss" unit="%" testid="response-loss" text={s.response_loss.text.clone()}
-                    error={err(&s.response_loss.error)} on_edit={edit(FieldId::ResponseLoss)} />
-                <NumberField label="Duplicate" unit="%" testid="duplicate" text={s.duplicate.text.clone()}
-                    error={err(&s.duplicate.error)} on_edit={edit(FieldId::Duplicate)} off={off.clone()} />
-                <NumberField label="Latency min" unit="ms" testid="latency-min" text={s.latency_min.text.clone()}
-                    error={err(&s.latency_min.error)} on_edit={edit(FieldId::LatencyMin)} inputmode="numeric" off={off.clone()} />
-                <NumberField label="Latency max" unit="ms" testid="latency-max" text={s.latency_max.text.clone()}
-                    error={err(&s.latency_max.error)} on_edit={edit(FieldId::LatencyMax)} inputmode="numeric" off={off.clone()} />
-                <NumberField label="Seed" testid="seed" text={s.seed.text.clone()}
-                    error={err(&s.seed.error)} on_edit={edit(FieldId::Seed)} inputmode="numeric" {off} />
+                { number_field(yew::props!(NumberFieldProps { label: "Request loss", unit: "%", testid: "request-loss", text: s.request_loss.text.clone(), error: err(&s.request_loss.error), on_edit: edit(FieldId::RequestLoss), off: off.clone() })) }
+                { number_field(yew::props!(NumberFieldProps { label: "Response loss", unit: "%", testid: "response-loss", text: s.response_loss.text.clone(), error: err(&s.response_loss.error), on_edit: edit(FieldId::ResponseLoss) })) }
+                { number_field(yew::props!(NumberFieldProps { label: "Duplicate", unit: "%", testid: "duplicate", text: s.duplicate.text.clone(), error: err(&s.duplicate.error), on_edit: edit(FieldId::Duplicate), off: off.clone() })) }
+                { number_field(yew::props!(NumberFieldProps { label: "Latency min", unit: "ms", testid: "latency-min", text: s.latency_min.text.clone(), error: err(&s.latency_min.error), on_edit: edit(FieldId::LatencyMin), inputmode: "numeric", off: off.clone() })) }
+                { number_field(yew::props!(NumberFieldProps { label: "Latency max", unit: "ms", testid: "latency-max", text: s.latency_max.text.clone(), error: err(&s.latency_max.error), on_edit: edit(FieldId::LatencyMax), inputmode: "numeric", off: off.clone() })) }
+                { number_field(yew::props!(NumberFieldProps { label: "Seed", testid: "seed", text: s.seed.text.clone(), error: err(&s.seed.error), on_edit: edit(FieldId::Seed), inputmode: "numeric", off })) }
             </div>
             if real {
                 <p class="muted note" data-testid="real-network-note">

@@ -7,7 +7,7 @@ use idem_store::ErrorPolicy;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use super::field::NumberField;
+use super::field::{number_field, NumberFieldProps};
 use crate::model::settings::{FieldId, Settings, SettingsAction};
 use crate::model::view::View;
 use crate::real::Real;
@@ -60,11 +60,9 @@ pub fn server_controls(
     };
     html! {
         <div class="server-controls" role="group" aria-label="Server controls">
-            <NumberField label="lock_ms" unit="ms" testid="lock-ms" text={lock_text}
-                error={s.lock_ms.error.clone().map(AttrValue::from)} on_edit={edit(FieldId::LockMs)} inputmode="numeric" off={off.clone()} />
+            { number_field(yew::props!(NumberFieldProps { label: "lock_ms", unit: "ms", testid: "lock-ms", text: lock_text, error: s.lock_ms.error.clone().map(AttrValue::from), on_edit: edit(FieldId::LockMs), inputmode: "numeric", off: off.clone() })) }
             // Real mode: the server's retention is not the page's to show (nor the simulator's).
-            <NumberField label="retention" unit="ms" testid="retention" text={if real.is_some() { String::new() } else { s.retention_ms.text.clone() }}
-                error={s.retention_ms.error.clone().map(AttrValue::from)} on_edit={edit(FieldId::RetentionMs)} inputmode="numeric" off={off.clone()} />
+            { number_field(yew::props!(NumberFieldProps { label: "retention", unit: "ms", testid: "retention", text: if real.is_some() { String::new() } else { s.retention_ms.text.clone() }, error: s.retention_ms.error.clone().map(AttrValue::from), on_edit: edit(FieldId::RetentionMs), inputmode: "numeric", off: off.clone() })) }
             <label class="select-field" title="What the store does when PayCo declines and the work fails: release the claim (a retry runs again) or save the 402 (retries replay it).">
                 <span>{ "on error" }</span>
                 <select data-testid="error-policy" onchange={on_policy} disabled={real.is_some()} title={off}>

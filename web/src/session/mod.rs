@@ -4,7 +4,7 @@
 //! world and the run log, `run.rs`) at the world's current virtual time; the driver's ticks only
 //! advance time. After each change the session builds the next view with the projection
 //! (`projection/`) and hands it to the `View` reducer. The run lives behind `RefCell` in a
-//! shared context (not in a reducer) because it is large, mutable and not `Clone`. Saving the
+//! shared handle (not in a reducer) because it is large, mutable and not `Clone`. Saving the
 //! run (sessionStorage, the URL hash), restarting it, opening a link and stepping back and
 //! forth through its history happen here too.
 
