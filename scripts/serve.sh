@@ -3,7 +3,8 @@
 # PayCo and idem-server's checkout, all on 127.0.0.1, until Ctrl-C stops all three.
 #
 #   http://127.0.0.1:8080   the demo (trunk serve --release)
-#   http://127.0.0.1:8000   idem-server serve: demo faults on, CORS for the demo's origin
+#   http://127.0.0.1:8000   idem-server serve: demo faults on, CORS for the demo's origin, as
+#                           http://127.0.0.1:8080 or http://localhost:8080 (both open the page)
 #   http://127.0.0.1:9090   PayCo
 #
 # Both servers are built with the `server` profile and keep their SQLite files in target/serve/,
@@ -42,7 +43,8 @@ trap 'exit 130' INT TERM
 pids+=($!)
 "$BIN" serve --listen "127.0.0.1:$CHECKOUT_PORT" --database "sqlite:$DATA/checkout.db" \
   --payco "http://127.0.0.1:$PAYCO_PORT" --demo-faults \
-  --cors-origin "http://127.0.0.1:$DEMO_PORT" --drain-ms 1000 &
+  --cors-origin "http://127.0.0.1:$DEMO_PORT" --cors-origin "http://localhost:$DEMO_PORT" \
+  --drain-ms 1000 &
 pids+=($!)
 trunk serve --release --port "$DEMO_PORT" &
 pids+=($!)

@@ -134,9 +134,10 @@ pub fn App() -> Html {
                     </div>
                     <div class="col mid">
                         <ShareBar />
-                        { match if real_on { Tab::Server } else { ui.tab } {
+                        { match ui.tab.shown(real_on) {
                             Tab::Server => html! { <Server /> },
-                            Tab::Sequence => html! { <Sequence /> },
+                            // Keyed by the mode: switching keeps nothing of the other's picks.
+                            Tab::Sequence => html! { <Sequence key={if real_on { "real" } else { "sim" }} /> },
                             Tab::Timeline => html! { <Timeline /> },
                             Tab::Lab => html! { <LabView /> },
                         } }
