@@ -46,7 +46,7 @@ use std::{
 use idem_server::{
     app::ServiceConfig,
     checkout::{self, orders, params::CheckoutRequest, CheckoutConfig},
-    db::{Begin, Db, Request},
+    db::{Begin, BeginWith, Db, Request},
     ops::OpsConfig,
     request::{BearerTenants, BodyLimits},
     serve::ConnLimits,
@@ -298,8 +298,8 @@ async fn measure(
     })
 }
 
-/// The checkout's storage calls without HTTP, through `idem_server::db`: claim + order +
-/// recovery point, commit; the fenced commit with the order's settlement.
+/// The checkout's storage calls without HTTP, through `idem_server::db`: the claim with the
+/// order and its recovery point; the fenced commit with the order's settlement.
 async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json::Value {
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -321,22 +321,19 @@ async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json:
                     route: &route,
                 };
                 let now = idem_server::sql::now_ms();
-                let Begin::Execute(mut claim) = db.begin(now, request).await.expect("begin") else {
-                    panic!("new key");
-                };
                 let order_request = CheckoutRequest {
                     cart: format!("cart-{i}"),
                     amount: 1000,
                     card: "tok_visa".into(),
                 };
-                let order = orders::create(claim.tx(), TENANT, &key, &order_request)
-                    .await
-                    .expect("order");
-                claim
-                    .set_recovery(order.id.to_string().as_bytes())
-                    .await
-                    .expect("recovery");
-                let claim = claim.commit().await.expect("commit claim");
+                let created_at = i64::try_from(now).expect("now");
+                let first = orders::insert(TENANT, &key, &order_request, created_at);
+                let BeginWith::Created { claim, id } =
+                    db.begin_with(now, request, &first).await.expect("begin")
+                else {
+                    panic!("new key");
+                };
+                let order = orders::Order::pending(id, &key, &order_request, created_at);
                 let settled = orders::settlement(order.id, "paid", Some("ch_1"));
                 db.commit_with(
                     now,

@@ -38,12 +38,14 @@ pub enum Bind {
     Point,
 }
 
-/// What a statement's first column gives the later ones.
+/// What a statement's first columns give the later ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Returns {
     Nothing,
     Token,
     OrderId,
+    /// The token, then the order id (the claim with the order, on PostgreSQL).
+    TokenAndOrderId,
 }
 
 #[derive(Debug, Clone)]
@@ -132,21 +134,20 @@ impl Plan {
             })
         };
         let groups = match backend {
-            // read; BEGIN, claim, order, recovery point, COMMIT; fenced commit + settlement.
+            // read; the claim with the order and the recovery point (one statement);
+            // fenced commit + settlement.
             "postgres" => {
-                if sent.len() != 6 || sent[4] != "COMMIT" {
+                if sent.len() != 3 {
                     return Err(format!("unexpected statements on PostgreSQL: {sent:#?}"));
                 }
+                let mut claim_with_order = order;
+                claim_with_order.extend(claim);
                 let mut commit = settle;
                 commit.extend(fence);
                 vec![
                     Group::Alone(st(0, read(false), Returns::Nothing)?),
-                    Group::Transaction(vec![
-                        st(1, claim, Returns::Token)?,
-                        st(2, order, Returns::OrderId)?,
-                        st(3, recovery, Returns::Nothing)?,
-                    ]),
-                    Group::Alone(st(5, commit, Returns::Nothing)?),
+                    Group::Alone(st(1, claim_with_order, Returns::TokenAndOrderId)?),
+                    Group::Alone(st(2, commit, Returns::Nothing)?),
                 ]
             }
             // read; BEGIN IMMEDIATE, token bump, claim, order, recovery point, COMMIT;
@@ -212,7 +213,7 @@ impl Plan {
             // `\gset` ends the command in place of the semicolon.
             let end = match s.returns {
                 Returns::Nothing => ";",
-                Returns::Token | Returns::OrderId => " \\gset",
+                Returns::Token | Returns::OrderId | Returns::TokenAndOrderId => " \\gset",
             };
             format!("{sql}{end}\n")
         };
@@ -275,14 +276,17 @@ macro_rules! run_statement {
             Returns::Nothing => {
                 query.execute($conn).await.expect("statement");
             }
-            Returns::Token | Returns::OrderId => {
+            Returns::Token | Returns::OrderId | Returns::TokenAndOrderId => {
                 use sqlx::Row;
                 let row = query.fetch_one($conn).await.expect("statement");
                 let first: i64 = row.try_get(0).expect("a number");
-                if s.returns == Returns::Token {
-                    $v.token = first;
-                } else {
-                    $v.order = first;
+                match s.returns {
+                    Returns::Token => $v.token = first,
+                    Returns::OrderId => $v.order = first,
+                    _ => {
+                        $v.token = first;
+                        $v.order = row.try_get(1).expect("a number");
+                    }
                 }
             }
         }

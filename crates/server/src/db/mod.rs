@@ -115,6 +115,22 @@ macro_rules! on_pool {
     };
 }
 
+/// Run the same code on where a request's statements go ([`Link`]): `$exec` is the
+/// PostgreSQL connection the request holds, or the pool. It is used once (an executor is
+/// taken by value).
+macro_rules! on_link {
+    ($db:expr, $link:expr, |$exec:ident| $body:expr) => {
+        match (&$db.inner.pool, $link) {
+            ($crate::db::Pool::Sqlite($exec), _) => $body,
+            ($crate::db::Pool::Postgres(_), $crate::db::Link::Postgres(conn)) => {
+                let $exec: &mut ::sqlx::PgConnection = &mut **conn;
+                $body
+            }
+            ($crate::db::Pool::Postgres($exec), $crate::db::Link::Pool) => $body,
+        }
+    };
+}
+
 mod begin;
 mod error;
 mod finish;
@@ -144,8 +160,8 @@ use tokio::sync::broadcast;
 use crate::with_tx;
 
 pub use error::DbError;
-pub use tx::Tx;
-pub use write::{Param, RouteUpdate};
+pub use tx::{PgTx, Tx};
+pub use write::{Param, RouteInsert, RouteUpdate};
 
 /// Which clock measures lease age and retention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -228,6 +244,21 @@ struct Inner {
     writers: Arc<tokio::sync::Mutex<()>>,
 }
 
+/// Where a request's statements go before its claim's transaction opens.
+///
+/// On PostgreSQL, one connection from the read to the claim's `COMMIT`: one acquisition,
+/// and one ping as it goes back to the pool (sqlx pings every connection it takes back),
+/// instead of one of each per step. On SQLite, the pool: a writer waits for its turn
+/// ([`Db::writer_turn`]) before its transaction, and one waiting while it holds a connection
+/// could starve the writer whose turn it is of the connection it needs.
+#[derive(Debug)]
+enum Link {
+    /// Each statement takes a connection of the pool.
+    Pool,
+    /// The request's own PostgreSQL connection.
+    Postgres(sqlx::pool::PoolConnection<sqlx::Postgres>),
+}
+
 /// A writer's turn at a SQLite file (held until its transaction ends); `None` on
 /// PostgreSQL, where writers to different rows run in parallel.
 type WriterTurn = Option<tokio::sync::OwnedMutexGuard<()>>;
@@ -256,6 +287,28 @@ pub enum Begin {
     /// Answer without running the work: an [`idem_store::Begin`] that is `Replay`,
     /// `InFlight`, `Mismatch` or `Invalid` (never `Execute` or `Unkeyed`), so
     /// `idem_store::http::response_for` gives the response.
+    Answer(idem_store::Begin),
+}
+
+/// What to do with a request, decided by [`Db::begin_with`].
+#[must_use]
+#[derive(Debug)]
+pub enum BeginWith {
+    /// The key is ours and the route's first row was created with the claim, committed
+    /// together: `id` is that row's, and the recovery point. Run the rest of the work.
+    Created {
+        /// The committed claim.
+        claim: Claim,
+        /// The id the route's [`RouteInsert`] returned.
+        id: i64,
+    },
+    /// The key is ours over an earlier worker's recovery point of this same request (a
+    /// takeover, or a claim after a release): nothing was created, the claim's transaction
+    /// is open. Resume from [`ClaimTx::recovery`], then [`ClaimTx::commit`].
+    Resume(ClaimTx),
+    /// No key on an optional-key route: run the work unprotected. Nothing was recorded.
+    Unkeyed,
+    /// Answer without running the work, as [`Begin::Answer`].
     Answer(idem_store::Begin),
 }
 
@@ -375,6 +428,24 @@ impl ClaimTx {
         })?;
         self.recovery = Some(point.to_vec());
         Ok(())
+    }
+
+    /// Create the route's first row in this transaction and save its id as the recovery
+    /// point ([`RouteInsert::point`]); the id. For a claim whose recovery point names
+    /// nothing the route can use (an order deleted by hand): the work starts again from a
+    /// new row, which the next worker then resumes.
+    pub async fn create(&mut self, first: &RouteInsert<'_>) -> Result<i64, DbError> {
+        let statement = first.plain_sql();
+        let id: i64 = with_tx!(&mut self.tx, |conn| {
+            write::bind_params!(
+                sqlx::query_scalar(sqlx::AssertSqlSafe(statement)),
+                &first.params
+            )
+            .fetch_one(conn)
+            .await
+        })?;
+        self.set_recovery(&RouteInsert::point(id)).await?;
+        Ok(id)
     }
 
     /// Commit the claim with the route's writes. Only now do other requests see it.
@@ -515,12 +586,27 @@ impl Db {
     /// A write transaction (SQLite: `BEGIN IMMEDIATE`, after this process's writer turn),
     /// and the turn, to hold until the transaction ends.
     async fn write_tx(&self) -> Result<(Tx, WriterTurn), DbError> {
+        self.write_tx_on(Link::Pool).await
+    }
+
+    /// [`write_tx`](Self::write_tx) on the connection `link` holds, if it holds one.
+    async fn write_tx_on(&self, link: Link) -> Result<(Tx, WriterTurn), DbError> {
         let turn = self.writer_turn().await;
-        let tx = match &self.inner.pool {
-            Pool::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
-            Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+        let tx = match (&self.inner.pool, link) {
+            (Pool::Sqlite(p), _) => Tx::begin_sqlite(p).await?,
+            (Pool::Postgres(_), Link::Postgres(conn)) => Tx::Postgres(PgTx::begin(conn).await?),
+            (Pool::Postgres(p), Link::Pool) => Tx::begin_postgres(p).await?,
         };
         Ok((tx, turn))
+    }
+
+    /// Where a request's statements go until its claim's transaction opens: on PostgreSQL
+    /// one connection, held from the read to the claim's `COMMIT`; on SQLite the pool.
+    async fn link(&self) -> Result<Link, DbError> {
+        Ok(match &self.inner.pool {
+            Pool::Sqlite(_) => Link::Pool,
+            Pool::Postgres(p) => Link::Postgres(p.acquire().await?),
+        })
     }
 
     /// SQLite: wait for this process's turn to write. SQLite has one write lock per file,

@@ -5,7 +5,7 @@
 //! Every fenced write names the caller's token in its `WHERE`: zero rows changed is how a
 //! zombie learns it lost its lease.
 
-use super::Clock;
+use super::{Clock, RouteInsert};
 
 /// The columns of a claim, in the order [`super::row`] reads them.
 const COLUMNS: &str = "c.fingerprint, c.on_error, c.status, c.token, c.locked_at, \
@@ -35,6 +35,8 @@ pub(crate) struct Dialect {
     pub take_over: String,
     /// The database clock, in milliseconds.
     pub now: String,
+    /// The next fencing token, as an SQL expression.
+    pub token: &'static str,
 }
 
 impl Dialect {
@@ -56,7 +58,12 @@ impl Dialect {
         )
     }
 
-    fn new(clock: Clock, token: &str, bump_token: Option<&'static str>, db_now: &str) -> Self {
+    fn new(
+        clock: Clock,
+        token: &'static str,
+        bump_token: Option<&'static str>,
+        db_now: &str,
+    ) -> Self {
         let now = match clock {
             Clock::Caller => "CAST($3 AS BIGINT)",
             Clock::Database => db_now,
@@ -80,8 +87,43 @@ impl Dialect {
                  RETURNING token, {RECOVERY_POINT}"
             ),
             now: format!("SELECT {db_now}"),
+            token,
         }
     }
+}
+
+/// PostgreSQL: a fresh claim, the route's first row and its id as the recovery point, in
+/// one statement ([`Db::begin_with`](super::Db::begin_with)). The route's parameters come
+/// first, `$1` to `$k`; then scope, key, fingerprint, on_error, now, expires_at and
+/// retention_ms. The claim is inserted only if the key is free and this request (scope,
+/// key, fingerprint) has no recovery point to resume; the route's row only if the claim was;
+/// the recovery point only if the row was. Returns `token` and the row's `id`, or no row if
+/// nothing was written.
+pub(crate) fn claim_creating(token: &str, first: &RouteInsert<'_>) -> String {
+    let p = |i: usize| format!("${}", first.params.len() + i);
+    let (scope, key, fp, on_error, now, expires_at, retention) =
+        (p(1), p(2), p(3), p(4), p(5), p(6), p(7));
+    format!(
+        "WITH idem AS (INSERT INTO idem_claims (scope, key, fingerprint, on_error, status, \
+         token, locked_at, created_at, expires_at, retention_ms) \
+         SELECT {scope}, {key}, {fp}, {on_error}, 'in_flight', {token}, {now}, {now}, \
+         {expires_at}, {retention} \
+         WHERE NOT EXISTS (SELECT 1 FROM idem_recovery AS r \
+            WHERE r.scope = {scope} AND r.key = {key} AND r.fingerprint = {fp}) \
+         ON CONFLICT (scope, key) DO NOTHING RETURNING token), \
+         route AS (INSERT INTO {table} ({columns}) SELECT {values} FROM idem \
+            RETURNING {id} AS id), \
+         point AS (INSERT INTO idem_recovery (scope, key, fingerprint, point, expires_at) \
+            SELECT {scope}, {key}, {fp}, convert_to(CAST(route.id AS TEXT), 'UTF8'), \
+            {expires_at} FROM route \
+            ON CONFLICT (scope, key, fingerprint) \
+            DO UPDATE SET point = excluded.point, expires_at = excluded.expires_at) \
+         SELECT idem.token, route.id FROM idem, route",
+        table = first.table,
+        columns = first.columns,
+        values = first.values,
+        id = first.id,
+    )
 }
 
 /// Deletes the row of ($1, $2) if it is past retention at $3 and no live claim under
