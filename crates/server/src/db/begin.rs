@@ -1,6 +1,6 @@
 //! [`Db::begin`]: one read, the rule core's decision, and the one conditional write it asks for.
 
-use std::time::Instant;
+use std::{sync::Arc, time::Instant};
 
 use idem_store::{
     rules::{self, Answer, Step, Write},
@@ -231,7 +231,7 @@ impl Db {
         let sql = &self.inner.sql;
         let now_i = to_i64("now", now)?;
         let decoded = on_link!(self, link, |pool| {
-            let query = sqlx::query(sqlx::AssertSqlSafe(sql.read.as_str()))
+            let query = sqlx::query(sqlx::AssertSqlSafe(Arc::clone(&sql.read)))
                 .bind(id.scope)
                 .bind(id.key);
             let query = if sql.read_binds_now {
@@ -308,14 +308,12 @@ impl Db {
         let fp_bytes: &[u8] = &fp.0;
         let (mut tx, turn) = self.write_tx_on(link).await?;
         if let (Some(bump), Tx::Sqlite(t)) = (sql.bump_token, &mut tx) {
-            sqlx::query(sqlx::AssertSqlSafe(bump))
-                .execute(&mut **t)
-                .await?;
+            sqlx::query(bump).execute(&mut **t).await?;
         }
         // One statement: the conditional write, and the recovery point in its RETURNING.
         let written: Option<(i64, Option<Vec<u8>>)> = match seen {
             None => with_tx!(&mut tx, |conn| {
-                sqlx::query_as(sqlx::AssertSqlSafe(sql.claim.as_str()))
+                sqlx::query_as(sqlx::AssertSqlSafe(Arc::clone(&sql.claim)))
                     .bind(id.scope)
                     .bind(id.key)
                     .bind(fp_bytes)
@@ -329,7 +327,7 @@ impl Db {
             Some(seen) => {
                 let seen_token = to_i64("token", seen.token)?;
                 with_tx!(&mut tx, |conn| {
-                    sqlx::query_as(sqlx::AssertSqlSafe(sql.take_over.as_str()))
+                    sqlx::query_as(sqlx::AssertSqlSafe(Arc::clone(&sql.take_over)))
                         .bind(id.scope)
                         .bind(id.key)
                         .bind(fp_bytes)
@@ -371,7 +369,16 @@ impl Db {
     ) -> Result<Option<Decided>, DbError> {
         let now = fresh.clock.at;
         let expires_at = rules::expires_at(now, fresh.retention_ms);
-        let statement = sql::claim_creating(self.inner.sql.token, first);
+        let shape = (
+            "claim_creating",
+            [first.table, first.columns, first.values, first.id],
+            first.params.len(),
+        );
+        let token = self.inner.sql.token;
+        let statement = self
+            .inner
+            .composed
+            .get(shape, || sql::claim_creating(token, first));
         let query = sqlx::query_as(sqlx::AssertSqlSafe(statement));
         let written: Option<(i64, i64)> = bind_params!(query, &first.params)
             .bind(id.scope)

@@ -237,6 +237,8 @@ struct Inner {
     pool: Pool,
     options: DbOptions,
     sql: sql::Dialect,
+    /// Statements composed from a route's parts, built once each.
+    composed: sql::Composed,
     log: Mutex<EventLog>,
     events: broadcast::Sender<Event>,
     /// SQLite: this process's writers take turns here before they ask SQLite for its write
@@ -435,7 +437,12 @@ impl ClaimTx {
     /// nothing the route can use (an order deleted by hand): the work starts again from a
     /// new row, which the next worker then resumes.
     pub async fn create(&mut self, first: &RouteInsert<'_>) -> Result<i64, DbError> {
-        let statement = first.plain_sql();
+        let shape = (
+            "insert",
+            [first.table, first.columns, first.values, first.id],
+            0,
+        );
+        let statement = self.db.inner.composed.get(shape, || first.plain_sql());
         let id: i64 = with_tx!(&mut self.tx, |conn| {
             write::bind_params!(
                 sqlx::query_scalar(sqlx::AssertSqlSafe(statement)),
@@ -535,6 +542,7 @@ impl Db {
                 log: Mutex::new(EventLog::new(options.store.event_capacity)),
                 options,
                 sql,
+                composed: sql::Composed::default(),
                 events,
                 writers: Arc::new(tokio::sync::Mutex::new(())),
             }),

@@ -4,6 +4,14 @@
 //!
 //! Every fenced write names the caller's token in its `WHERE`: zero rows changed is how a
 //! zombie learns it lost its lease.
+//!
+//! Texts are kept as `Arc<str>` and handed to sqlx as clones: a `&str` that is not
+//! `'static` would be copied into a new allocation for every statement sent.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
 
 use super::{Clock, RouteInsert};
 
@@ -18,7 +26,7 @@ pub(crate) struct Dialect {
     /// One round trip: the row of ($1 scope, $2 key), if any, and `now_ms` (the caller's
     /// $3, or the database clock, which binds no $3). A row is always returned; an absent
     /// claim reads as NULLs.
-    pub read: String,
+    pub read: Arc<str>,
     /// Whether [`read`](Self::read) takes the caller's clock as $3.
     pub read_binds_now: bool,
     /// Bumps the SQLite token counter inside the write transaction (`None`: the token
@@ -28,13 +36,13 @@ pub(crate) struct Dialect {
     /// expires_at, $7 retention_ms. Returns the new `token` and, read in the same statement,
     /// the recovery `point` of ($1, $2, $3) if an earlier worker of this request left one;
     /// no row if the key was claimed meanwhile.
-    pub claim: String,
+    pub claim: Arc<str>,
     /// Compare-and-set takeover: $1 scope, $2 key, $3 fingerprint, $4 seen token, $5 now,
     /// $6 expires_at. Returns `token` and `point` as [`claim`](Self::claim) does; no row if
     /// the lease changed meanwhile.
-    pub take_over: String,
+    pub take_over: Arc<str>,
     /// The database clock, in milliseconds.
-    pub now: String,
+    pub now: Arc<str>,
     /// The next fencing token, as an SQL expression.
     pub token: &'static str,
 }
@@ -72,7 +80,8 @@ impl Dialect {
             read: format!(
                 "SELECT {COLUMNS}, {now} AS now_ms FROM (SELECT 1 AS one) AS o \
                  LEFT JOIN idem_claims AS c ON c.scope = $1 AND c.key = $2"
-            ),
+            )
+            .into(),
             read_binds_now: clock == Clock::Caller,
             bump_token,
             claim: format!(
@@ -80,13 +89,15 @@ impl Dialect {
                  locked_at, created_at, expires_at, retention_ms) \
                  VALUES ($1, $2, $3, $4, 'in_flight', {token}, $5, $5, $6, $7) \
                  ON CONFLICT (scope, key) DO NOTHING RETURNING token, {RECOVERY_POINT}"
-            ),
+            )
+            .into(),
             take_over: format!(
                 "UPDATE idem_claims SET token = {token}, locked_at = $5, expires_at = $6 \
                  WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $4 \
                  RETURNING token, {RECOVERY_POINT}"
-            ),
-            now: format!("SELECT {db_now}"),
+            )
+            .into(),
+            now: format!("SELECT {db_now}").into(),
             token,
         }
     }
@@ -204,3 +215,26 @@ pub(crate) const ROWS: &str = "SELECT c.scope, c.key, c.fingerprint, c.on_error,
      c.token, c.locked_at, c.created_at, c.expires_at, c.retention_ms, c.response_status, \
      c.response_content_type, c.response_headers, c.response_body \
      FROM idem_claims AS c WHERE c.scope = $1 AND c.key > $2 ORDER BY c.key LIMIT $3";
+
+/// Statements composed from a route's parts ([`claim_creating`], the fenced commit with a
+/// route's update), built once per shape and shared: every request of a route sends the
+/// same text, and composing it again for each would be an allocation and a copy per request.
+#[derive(Debug, Default)]
+pub(crate) struct Composed(Mutex<HashMap<Shape, Arc<str>>>);
+
+/// What a composed statement's text depends on: which statement, the route's `'static`
+/// parts, and how many parameters the route binds before idem's.
+pub(crate) type Shape = (&'static str, [&'static str; 4], usize);
+
+impl Composed {
+    /// The text of `shape`, built by `build` the first time.
+    pub(crate) fn get(&self, shape: Shape, build: impl FnOnce() -> String) -> Arc<str> {
+        // A poisoned lock only means a panic elsewhere while it was held; the map is still
+        // whole (an insert either happened or not).
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(map.entry(shape).or_insert_with(|| build().into()))
+    }
+}
