@@ -9,6 +9,7 @@ use axum::{
 use idem_store::http::{lease_lost, HttpResponse};
 
 use super::{
+    demo::{AfterCharge, Checkpoints},
     orders::{self, Order},
     params::{self, CheckoutRequest},
     payco_client::{ChargeOutcome, ChargeUnknown},
@@ -16,7 +17,6 @@ use super::{
 };
 use crate::{
     db::{BeginWith, Claim, ClaimTx, DbError, RouteInsert},
-    demo::{AfterCharge, Checkpoints},
     failpoint::Step,
     payco::wire::ChargeRequest,
     request::IdempotentRequest,

@@ -18,9 +18,9 @@ use tokio::{net::TcpListener, sync::watch};
 use tower_http::cors::CorsLayer;
 
 use crate::{
-    app::with_common_layers,
     consumer::Consumer,
     db::Db,
+    layers::with_common_layers,
     retention::pruner::{self, PrunerConfig},
     serve::{serve_until, ConnLimits},
 };
