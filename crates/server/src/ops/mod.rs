@@ -1,6 +1,7 @@
 //! Running a service in production: probes ([`health`]: `/healthz`, `/readyz`), metrics in
-//! Prometheus text format ([`metrics`]: `/metrics`, from the claim table's events), request
-//! logs with scope and key on every line ([`trace`]), the background pruner
+//! Prometheus text format ([`metrics`]: `/metrics`, from the claim table's events), the
+//! problem types' descriptions (`/problems/{name}`, [`crate::problems`]), request logs with
+//! scope and key on every line ([`trace`]), the background pruner
 //! ([`crate::retention::pruner`]) and graceful shutdown ([`shutdown`]).
 //!
 //! [`serve_service`] wires them around a service's routes; the checkout and PayCo both run
@@ -79,12 +80,14 @@ pub struct Service {
     pub ops: OpsConfig,
 }
 
-/// The probe and metrics routes.
+/// The probe and metrics routes, and the problem types' descriptions
+/// ([`crate::problems`]: `GET /problems/{name}`).
 pub fn routes(health: Health, metrics: Metrics) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz).with_state(health))
         .route("/metrics", get(metrics::metrics).with_state(metrics))
+        .merge(crate::problems::routes())
 }
 
 /// Serve `service` on `listener` with the probes, metrics, request logs and pruner, until
