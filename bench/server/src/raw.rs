@@ -296,14 +296,19 @@ macro_rules! run_statement {
 /// `n` requests' statements by `c` tasks on `pool`; requests/s. With `$turns`, the write
 /// transactions take turns on an async mutex first (as idem-server does on SQLite).
 macro_rules! run_loop {
-    ($pool:expr, $plan:expr, $n:expr, $c:expr, $begin:expr, $turns:expr) => {{
+    ($pool:expr, $plan:expr, $n:expr, $c:expr, $tag:expr, $begin:expr, $turns:expr) => {{
         let next = Arc::new(AtomicUsize::new(0));
         let turns = Arc::new(tokio::sync::Mutex::new(()));
         let started = Instant::now();
         let mut tasks = Vec::new();
         for _ in 0..$c {
-            let (pool, plan, next, turns) =
-                ($pool.clone(), $plan.clone(), next.clone(), turns.clone());
+            let (pool, plan, next, turns, tag) = (
+                $pool.clone(),
+                $plan.clone(),
+                next.clone(),
+                turns.clone(),
+                $tag.to_owned(),
+            );
             tasks.push(tokio::spawn(async move {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
@@ -311,7 +316,7 @@ macro_rules! run_loop {
                         return;
                     }
                     let mut v = Values {
-                        key: format!("raw-{}-{i}", if $turns { "turns" } else { "busy" }),
+                        key: format!("raw-{tag}-{}-{i}", if $turns { "turns" } else { "busy" }),
                         now: i64::try_from(idem_server::sql::now_ms()).expect("now"),
                         token: 0,
                         order: 0,
@@ -357,18 +362,30 @@ async fn begin_postgres(
 
 /// The plan through sqlx on SQLite, twice: the write transactions taking turns on an async
 /// mutex first (as idem-server does), and straight to SQLite's lock and its busy handler.
-/// The faster is the limit.
-pub async fn sqlite(pool: &sqlx::SqlitePool, plan: &Plan, n: usize, c: usize) -> serde_json::Value {
-    let turns = run_loop!(pool, plan, n, c, begin_sqlite, true);
-    let busy = run_loop!(pool, plan, n, c, begin_sqlite, false);
+/// The faster is the limit. `tag` keeps each call's keys apart.
+pub async fn sqlite(
+    pool: &sqlx::SqlitePool,
+    plan: &Plan,
+    n: usize,
+    c: usize,
+    tag: &str,
+) -> serde_json::Value {
+    let turns = run_loop!(pool, plan, n, c, tag, begin_sqlite, true);
+    let busy = run_loop!(pool, plan, n, c, tag, begin_sqlite, false);
     json!({
         "rps": turns.max(busy), "taking_turns_rps": turns, "busy_handler_rps": busy,
         "statements_per_request": plan.statements(),
     })
 }
 
-/// The plan through sqlx on PostgreSQL.
-pub async fn postgres(pool: &sqlx::PgPool, plan: &Plan, n: usize, c: usize) -> serde_json::Value {
-    let rps = run_loop!(pool, plan, n, c, begin_postgres, false);
+/// The plan through sqlx on PostgreSQL. `tag` keeps each call's keys apart.
+pub async fn postgres(
+    pool: &sqlx::PgPool,
+    plan: &Plan,
+    n: usize,
+    c: usize,
+    tag: &str,
+) -> serde_json::Value {
+    let rps = run_loop!(pool, plan, n, c, tag, begin_postgres, false);
     json!({ "rps": rps, "statements_per_request": plan.statements() })
 }

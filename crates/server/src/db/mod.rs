@@ -10,14 +10,14 @@
 //!
 //! # How a route uses it
 //!
-//! The checkout runs in atomic phases (brandur's rocket-rides): the claim's transaction
-//! also writes a recovery point (the order); the foreign call (PayCo) is made outside any
-//! transaction under a key derived from that point; a final fenced transaction records the
-//! result and the response together.
+//! The checkout runs in atomic phases (brandur's rocket-rides): the claim is written with the
+//! route's first row (the order), whose id is the recovery point ([`Db::begin_with`]: one
+//! statement on PostgreSQL); the foreign call (PayCo) is made outside any transaction under a
+//! key derived from that point; a final fenced write records the result and the response
+//! together ([`Db::commit_with`]: one statement on PostgreSQL).
 //!
 //! ```no_run
-//! use idem_server::db::{Begin, Db, DbError, DbOptions, Request};
-//! use idem_server::with_tx;
+//! use idem_server::db::{BeginWith, Db, DbError, DbOptions, Param, Request, RouteInsert, RouteUpdate};
 //! use idem_store::{http, ErrorPolicy, RouteConfig, SavedResponse};
 //!
 //! const CHECKOUT: RouteConfig = RouteConfig::required("POST /api/checkout", ErrorPolicy::ReleaseClaim);
@@ -27,48 +27,47 @@
 //!     -> Result<http::HttpResponse, DbError>
 //! {
 //!     let request = Request { scope: tenant, key, body, route: &CHECKOUT };
-//!     let mut claim = match db.begin(now, request).await? {
-//!         // Replay, 409 (+ Retry-After), 422, 400 or 413: the store's own value and wire.
-//!         Begin::Answer(decision) => return Ok(http::response_for(&decision).expect("an answer")),
-//!         Begin::Unkeyed => unreachable!("the route requires a key"),
-//!         Begin::Execute(claim) => claim,
+//!     // Phase 1: the claim and the order, together or not at all.
+//!     let first = RouteInsert {
+//!         table: "orders",
+//!         columns: "body, paid",
+//!         values: "$1, 0",
+//!         id: "id",
+//!         params: vec![Param::Bytes(body)],
 //!     };
-//!     // Phase 1, in the claim's transaction: resume the recovery point (a takeover, or a
-//!     // claim after a release, with the same request) or create it.
-//!     let order: i64 = match claim.recovery() {
-//!         Some(point) => std::str::from_utf8(point).ok().and_then(|s| s.parse().ok()).unwrap_or(0),
-//!         None => {
-//!             let id: i64 = with_tx!(claim.tx(), |conn| {
-//!                 sqlx::query_scalar("INSERT INTO orders (body) VALUES ($1) RETURNING id")
-//!                     .bind(body)
-//!                     .fetch_one(conn)
-//!                     .await
-//!             })?;
-//!             claim.set_recovery(id.to_string().as_bytes()).await?;
-//!             id
+//!     let (claim, order) = match db.begin_with(now, request, &first).await? {
+//!         BeginWith::Created { claim, id } => (claim, id),
+//!         // A takeover, or a claim after a release, of this same request: resume the order
+//!         // its recovery point names (or create it anew in the claim's transaction).
+//!         BeginWith::Resume(mut claim) => {
+//!             let order = match claim.recovery().and_then(RouteInsert::id_of) {
+//!                 Some(order) => order,
+//!                 None => claim.create(&first).await?,
+//!             };
+//!             (claim.commit().await?, order)
 //!         }
+//!         // Replay, 409 (+ Retry-After), 422, 400 or 413: the store's own value and wire.
+//!         BeginWith::Answer(decision) => return Ok(http::response_for(&decision).expect("an answer")),
+//!         BeginWith::Unkeyed => unreachable!("the route requires a key"),
 //!     };
-//!     let claim = claim.commit().await?; // the claim and the order, together
 //!
 //!     // Phase 2, outside any transaction: the foreign call, under a key derived from the
 //!     // recovery point, so every worker of this operation uses the same one.
 //!     let charged = charge(&format!("charge:{order}")).await;
 //!
-//!     // Phase 3: one fenced transaction for the business change and the saved response.
+//!     // Phase 3: the business change and the saved response, fenced, together.
+//!     let paid = RouteUpdate {
+//!         table: "orders",
+//!         set: "paid = $1",
+//!         filter: "id = $2",
+//!         params: vec![Param::Int(1), Param::Int(order)],
+//!     };
 //!     match charged {
 //!         Ok(()) => {
-//!             let mut done = db.commit_tx(&claim).await?;
-//!             with_tx!(done.tx(), |conn| {
-//!                 sqlx::query("UPDATE orders SET paid = 1 WHERE id = $1")
-//!                     .bind(order)
-//!                     .execute(conn)
-//!                     .await
-//!                     .map(|_| ()) // the backends' query results differ in type
-//!             })?;
 //!             let response = SavedResponse::json(201, format!(r#"{{"order":{order}}}"#).into_bytes());
-//!             match done.commit(now, response.clone()).await {
+//!             match db.commit_with(now, &claim, response.clone(), &paid).await {
 //!                 Ok(()) => Ok(http::HttpResponse::original(response)),
-//!                 // Taken over meanwhile: the order update was rolled back with it.
+//!                 // Taken over meanwhile: the order update did not happen either.
 //!                 Err(DbError::Fenced) => Ok(http::lease_lost()),
 //!                 Err(e) => Err(e),
 //!             }
@@ -84,6 +83,10 @@
 //! }
 //! # let _ = DbOptions::default();
 //! ```
+//!
+//! A route whose first writes are more than one row uses [`Db::begin`]: the claim's
+//! transaction stays open ([`ClaimTx`]) for them and commits with them; [`Db::commit_tx`]
+//! opens the fenced transaction for any number of business writes.
 //!
 //! Read-only views for the HTTP side: [`Db::rows`] (one scope, paged by key), [`Db::row`]
 //! (one key), [`Db::events_since`] and [`Db::subscribe`] (the store's [`Event`]s: claimed,
