@@ -2,7 +2,8 @@
 //
 // Projects, each against its own servers on 127.0.0.1:
 // - demo:   the Yew demo, from `trunk build --release` output in dist/
-// - timing: the demo's long-task measurement (not part of `make test`; see below)
+// - timing: the demo's long-task measurement and its real-server mode's figures (not part of
+//           `make test`; see below)
 // - client: the idem-client JS package on plain HTML pages, against a real idem-server and PayCo
 //           started per test on free ports with fresh SQLite files (tests/e2e/client/real-server.ts),
 //           page and API on one origin; the Retry-After answers no real server gives come from a
@@ -37,8 +38,8 @@ export default defineConfig<RealServerOptions>({
     // and depends on how busy the machine is, so `make test` leaves it out (the project's rule:
     // speed targets are met in benchmarks); `npx playwright test --project timing` runs it, and
     // `make bench`'s ui step measures long tasks too.
-    { name: 'demo', testDir: 'tests/e2e/demo', testIgnore: /longtask\.spec\.ts$/, use: { baseURL: `http://127.0.0.1:${DEMO_PORT}` } },
-    { name: 'timing', testDir: 'tests/e2e/demo', testMatch: /longtask\.spec\.ts$/, use: { baseURL: `http://127.0.0.1:${DEMO_PORT}` } },
+    { name: 'demo', testDir: 'tests/e2e/demo', testIgnore: /(longtask|real-measure)\.spec\.ts$/, use: { baseURL: `http://127.0.0.1:${DEMO_PORT}` } },
+    { name: 'timing', testDir: 'tests/e2e/demo', testMatch: /(longtask|real-measure)\.spec\.ts$/, use: { baseURL: `http://127.0.0.1:${DEMO_PORT}` } },
     { name: 'client', testDir: 'tests/e2e/client', testIgnore: /measure\.spec\.ts$/, use: { baseURL: `http://127.0.0.1:${CLIENT_PORT}` } },
     {
       name: 'client-cross-origin',

@@ -13,16 +13,20 @@ use crate::components::keyboard::{use_keyboard, ScenarioKeys};
 use crate::components::lab_view::LabView;
 use crate::components::ledger::Ledger;
 use crate::components::network::Network;
+use crate::components::real_banner::real_banner;
 use crate::components::scenario_bar::ScenarioBar;
+use crate::components::sequence::Sequence;
 use crate::components::server::Server;
 use crate::components::share_bar::ShareBar;
 use crate::components::storage_record::StorageRecordPanel;
 use crate::components::timeline::Timeline;
+use crate::components::tour::Tour;
 use crate::model::clock::{Clock, ClockAction};
-use crate::model::keyboard::{Tab, Ui};
+use crate::model::keyboard::{Tab, Ui, UiAction};
 use crate::model::scenario::{ScenarioAction, ScenarioMenu};
 use crate::model::settings::Settings;
 use crate::model::view::View;
+use crate::real::{use_real, Real};
 use crate::session::Session;
 
 /// Wall-clock milliseconds between driver ticks.
@@ -40,6 +44,13 @@ pub fn App() -> Html {
         let session = session.clone();
         use_reducer(move || session.initial_settings())
     };
+    // Real-server mode (`real/`): while it is on, the panels show its view, not the world's.
+    let (real, real_view) = use_real(&settings);
+    let real_on = real_view.real.is_some();
+    let banner = real_view
+        .real
+        .as_deref()
+        .map(|info| real_banner(&real, info));
     // A link opens paused at its moment; a fresh run plays.
     let from_link = session.boot_info().from_link;
     let clock = use_reducer(move || Clock {
@@ -53,6 +64,19 @@ pub fn App() -> Html {
     {
         let session = session.clone();
         use_effect_with(ui.projector, move |on| session.set_projector(*on));
+    }
+    {
+        // A link's tour step: shown at the moment the link was saved, or run afresh.
+        let (ui, tour) = (ui.clone(), session.boot_info().tour);
+        use_effect_with((), move |_| {
+            if let Some((step, run)) = tour {
+                ui.dispatch(crate::model::tour::go(step, run));
+            }
+        });
+    }
+    {
+        let session = session.clone();
+        use_effect_with(ui.tour, move |step| session.set_tour(*step));
     }
     {
         // The last tick may have advanced the world without a refresh (they are throttled):
@@ -73,8 +97,8 @@ pub fn App() -> Html {
             m.dispatch(ScenarioAction::Run(i))
         })))
     };
-    use_scenarios(&session, &scenarios, &clock, &view);
-    use_keyboard(&session, &clock, &ui, scenario_keys);
+    use_scenarios(&session, &scenarios, &clock, &view, &ui);
+    use_keyboard(&session, &clock, &ui, scenario_keys, real_on);
 
     use_first_snapshot_and_save_on_leave(&session);
     let save_soon = use_save_soon(&session);
@@ -83,21 +107,25 @@ pub fn App() -> Html {
         let save_soon = save_soon.clone();
         use_effect_with(view.log_rev, move |_| save_soon.emit(()));
     }
-    use_driver(&session, *clock);
+    use_driver(&session, *clock, real_on);
     let fast = clock.factor() > 5.0;
 
     html! {
         <ContextProvider<Session> context={session}>
-        <ContextProvider<UseReducerHandle<View>> context={view}>
+        <ContextProvider<Real> context={real.clone()}>
+        <ContextProvider<UseReducerHandle<View>> context={if real_on { real_view } else { view }}>
         <ContextProvider<UseReducerHandle<Settings>> context={settings}>
         <ContextProvider<UseReducerHandle<Clock>> context={clock}>
             // Above 5×, row flashes would only be noise (and style work every frame): off.
             <ContextProvider<UseReducerHandle<Ui>> context={ui.clone()}>
             <div class={classes!("app", fast.then_some("fast"), ui.projector.then_some("projector"))}>
                 <Header />
+                if let Some(banner) = banner { { banner } } else {
                 <ContextProvider<UseReducerHandle<ScenarioMenu>> context={scenarios.clone()}>
                     <ScenarioBar />
+                    <Tour />
                 </ContextProvider<UseReducerHandle<ScenarioMenu>>>
+                }
                 <main class="layout">
                     <div class="col left">
                         <Checkout />
@@ -106,8 +134,9 @@ pub fn App() -> Html {
                     </div>
                     <div class="col mid">
                         <ShareBar />
-                        { match ui.tab {
+                        { match if real_on { Tab::Server } else { ui.tab } {
                             Tab::Server => html! { <Server /> },
+                            Tab::Sequence => html! { <Sequence /> },
                             Tab::Timeline => html! { <Timeline /> },
                             Tab::Lab => html! { <LabView /> },
                         } }
@@ -122,24 +151,28 @@ pub fn App() -> Html {
         </ContextProvider<UseReducerHandle<Clock>>>
         </ContextProvider<UseReducerHandle<Settings>>>
         </ContextProvider<UseReducerHandle<View>>>
+        </ContextProvider<Real>>
         </ContextProvider<Session>>
     }
 }
 
-/// Run the picked scenario (and play); stop the clock at its pause; let time run again on play.
+/// Run the picked scenario (and play) on the sequence diagram; stop the clock at its pause;
+/// let time run again on play.
 #[hook]
 fn use_scenarios(
     session: &Session,
     menu: &UseReducerHandle<ScenarioMenu>,
     clock: &UseReducerHandle<Clock>,
     view: &UseReducerHandle<View>,
+    ui: &UseReducerHandle<Ui>,
 ) {
     {
-        let (session, clock, m) = (session.clone(), clock.clone(), **menu);
+        let (session, clock, m, ui) = (session.clone(), clock.clone(), **menu, ui.clone());
         use_effect_with(menu.rev, move |rev| {
             if let (true, Some(i)) = (*rev > 0, m.selected) {
                 session.start_scenario(i, m.fixed);
                 clock.dispatch(ClockAction::Play);
+                ui.dispatch(UiAction::Open(Tab::Sequence));
             }
         });
     }
@@ -243,13 +276,14 @@ fn use_settings_sync(
     }
 }
 
-/// While playing, ask the world to advance on every tick by the wall time elapsed × speed.
+/// While playing, ask the world to advance on every tick by the wall time elapsed × speed
+/// (never in real mode: the world holds still while the page talks to the real server).
 #[hook]
-fn use_driver(session: &Session, clock: Clock) {
+fn use_driver(session: &Session, clock: Clock, real_on: bool) {
     let session = session.clone();
-    use_effect_with(clock, move |clock| {
+    use_effect_with((clock, real_on), move |(clock, real_on)| {
         let clock = *clock;
-        let interval = clock.playing.then(|| {
+        let interval = (clock.playing && !*real_on).then(|| {
             let mut last = browser::wall_ms();
             Interval::new(TICK_MS, move || {
                 let t = browser::wall_ms();

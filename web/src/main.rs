@@ -9,6 +9,7 @@ mod components;
 mod journal;
 mod model;
 mod projection;
+mod real;
 mod session;
 
 fn main() {

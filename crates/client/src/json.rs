@@ -1,4 +1,6 @@
-//! A small JSON reader and writer for the journal's records and problem details.
+//! A small JSON reader and writer for the journal's records and problem details; the reader is
+//! public ([`Json`]) for Rust pages that read a server's JSON next to the SDK (the demo's
+//! real-server mode reads idem-server's events and views with it).
 //!
 //! Why not serde_json here: these are the only JSON texts the state machine and the journal
 //! read or write, and in the browser package serde_json (with its float parsing and
@@ -9,15 +11,20 @@
 //! serde_json does, so records are byte-for-byte what `serde_json::to_string` wrote before
 //! (the native tests compare both on tricky input).
 
-/// A parsed JSON value.
+/// A parsed JSON value (public so that a Rust page driving the SDK, the demo's real-server mode,
+/// reads a server's JSON with the reader the crate already carries, not a second parser).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Json {
+pub enum Json {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
     /// A number: `Some` for a non-negative integer literal (no fraction, no exponent) that fits a
     /// `u64` (what serde_json's `as_u64` returns), `None` for any other valid number.
     Number(Option<u64>),
+    /// A string, unescaped.
     String(String),
+    /// An array.
     Array(Vec<Json>),
     /// Members in text order; duplicates are kept and [`Json::get`] returns the last one.
     Object(Vec<(String, Json)>),
@@ -28,7 +35,7 @@ const MAX_DEPTH: usize = 128;
 
 impl Json {
     /// Parses `text` as one JSON value (surrounding whitespace allowed); `None` if it is not.
-    pub(crate) fn parse(text: &str) -> Option<Json> {
+    pub fn parse(text: &str) -> Option<Json> {
         let mut parser = Parser {
             bytes: text.as_bytes(),
             pos: 0,
@@ -39,28 +46,31 @@ impl Json {
     }
 
     /// The member `name` of an object (the last one if repeated).
-    pub(crate) fn get(&self, name: &str) -> Option<&Json> {
+    pub fn get(&self, name: &str) -> Option<&Json> {
         match self {
             Json::Object(members) => members.iter().rev().find(|(k, _)| k == name).map(|m| &m.1),
             _ => None,
         }
     }
 
-    pub(crate) fn as_str(&self) -> Option<&str> {
+    /// The text of a string.
+    pub fn as_str(&self) -> Option<&str> {
         match self {
             Json::String(s) => Some(s),
             _ => None,
         }
     }
 
-    pub(crate) fn as_u64(&self) -> Option<u64> {
+    /// A non-negative integer that fits a `u64` (see [`Json::Number`]).
+    pub fn as_u64(&self) -> Option<u64> {
         match self {
             Json::Number(n) => *n,
             _ => None,
         }
     }
 
-    pub(crate) fn is_object(&self) -> bool {
+    /// Whether this is an object.
+    pub fn is_object(&self) -> bool {
         matches!(self, Json::Object(_))
     }
 }

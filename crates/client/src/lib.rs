@@ -35,6 +35,16 @@
 //! lock and shares no promise: serialising two tabs (Web Locks) and joining two calls of one
 //! page are the bindings' job, on top of the journal rules here. How it sits among the other
 //! crates, and where each rule lives: `ARCHITECTURE.md` at the repository's root.
+//!
+//! # Features
+//!
+//! - `js-api` (default): on wasm32, the JavaScript package (`IdempotentClient`) and what it
+//!   needs; turns on `fetch-driver`.
+//! - `fetch-driver`: on wasm32, the `driver` module alone (attempts over `fetch`, waits, the
+//!   key-state question), for a Rust page that drives [`Operation`] itself: the demo's
+//!   real-server mode. The JS package's `#[wasm_bindgen]` exports stay in any binary that links
+//!   them, so a Rust page leaves `js-api` off.
+//! - `package-allocator`: the npm package's allocator (talc).
 #![warn(missing_docs)]
 
 mod backoff;
@@ -52,11 +62,12 @@ mod policy;
 mod reconcile;
 mod reply;
 
-// The JS package: payload canonicalisation in JS terms, the fetch driver and the bindings. Behind
-// the default `js-api` feature so a Rust-only wasm user (the demo) does not carry their exports.
+// The JS package: payload canonicalisation in JS terms and the bindings, behind the default
+// `js-api` feature so a Rust-only wasm user (the demo) does not carry their exports; the fetch
+// driver alone is the `fetch-driver` feature (which `js-api` turns on).
 #[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 mod canonical_js;
-#[cfg(all(target_arch = "wasm32", feature = "js-api"))]
+#[cfg(all(target_arch = "wasm32", feature = "fetch-driver"))]
 pub mod driver;
 #[cfg(all(target_arch = "wasm32", feature = "js-api"))]
 mod js;
@@ -76,6 +87,7 @@ pub use error::StartError;
 pub use journal::{
     Entry, Journal, JournalError, MemoryJournal, Record, RecordState, SettledRecord,
 };
+pub use json::Json;
 pub use key::{KeyMinter, RandomKeys, RngKeys};
 pub use method::{KeyUse, Method};
 pub use operation::{

@@ -42,6 +42,9 @@ pub struct Counters {
     /// PayCo calls that timed out for the worker (PayCo may or may not have charged).
     #[serde(default)]
     pub payco_timeouts: u64,
+    /// Attempts whose page timed out waiting for an answer.
+    #[serde(default)]
+    pub timeouts: u64,
 }
 
 impl Counters {
@@ -65,6 +68,7 @@ impl Counters {
             declines,
             deduped,
             payco_timeouts,
+            timeouts,
         } = *other;
         self.checkouts += checkouts;
         self.attempts += attempts;
@@ -83,5 +87,6 @@ impl Counters {
         self.declines += declines;
         self.deduped += deduped;
         self.payco_timeouts += payco_timeouts;
+        self.timeouts += timeouts;
     }
 }

@@ -163,3 +163,100 @@ fn a_scenario_run_with_extra_inputs_replays_through_the_same_apply() {
         "script and page inputs, in order"
     );
 }
+
+/// A world with no faults and no jitter: the first request is still on its way at 5 ms.
+fn calm() -> World {
+    let mut config = quiet(1);
+    config.faults = Faults {
+        jitter_ms: 0,
+        ..Faults::default()
+    };
+    World::new(config)
+}
+
+/// Pay pressed again while the checkout is pending: a naive page (no key, a key per attempt)
+/// sends the cart again as its next attempt of the same checkout, so PayCo charges that
+/// checkout twice; a same-key page resumes its pending operation and sends nothing.
+#[test]
+fn pay_again_sends_the_cart_again_unless_the_page_keeps_one_key() {
+    for strategy in Strategy::ALL {
+        let mut w = calm();
+        let c = w.start_checkout(strategy).unwrap();
+        w.run_until(5);
+        w.pay_again_for(c).unwrap();
+        w.finish();
+        let h = w.history();
+        let keys: Vec<Option<uuid::Uuid>> = h
+            .messages
+            .iter()
+            .filter_map(|m| match m.kind {
+                idem_sim::MessageKind::Request { key, .. } if m.checkout == c => Some(key),
+                _ => None,
+            })
+            .collect();
+        let charged = w.payco().charge_count(c);
+        let naive = strategy != Strategy::SameKey;
+        assert_eq!(
+            keys.len(),
+            if naive { 2 } else { 1 },
+            "{strategy:?}: {keys:?}"
+        );
+        assert_eq!(charged, if naive { 2 } else { 1 }, "{strategy:?}");
+        assert_eq!(
+            w.payco().charges().len() as u32,
+            charged,
+            "one checkout, one ledger row"
+        );
+        match strategy {
+            Strategy::NoKey => assert!(keys.iter().all(Option::is_none)),
+            Strategy::KeyPerAttempt => assert!(keys[0].is_some() && keys[0] != keys[1]),
+            Strategy::SameKey => {}
+        }
+        if naive {
+            // The first attempt was given up for the second; its answer came back late.
+            let first = w.attempts_of(c)[0].result;
+            assert_eq!(
+                first,
+                idem_sim::AttemptResult::Info {
+                    cause: idem_sim::InfoCause::Abandoned
+                }
+            );
+            let late = h
+                .messages
+                .iter()
+                .any(|m| m.late && matches!(m.kind, idem_sim::MessageKind::Response { .. }));
+            assert!(late, "{strategy:?}: the first answer arrives late");
+            assert_eq!(w.checkout(c).unwrap().attempts, 2);
+        }
+        assert!(matches!(
+            w.checkout(c).unwrap().outcome,
+            CheckoutOutcome::Paid { .. }
+        ));
+        assert!(matches!(
+            w.inputs()[1].command,
+            Command::PayAgain { checkout } if checkout == c
+        ));
+        let again = World::replay(&w.export()).unwrap();
+        assert_eq!(again.history_hash(), w.history_hash(), "{strategy:?}");
+    }
+}
+
+#[test]
+fn pay_again_on_an_ended_checkout_or_none_changes_nothing() {
+    let mut w = calm();
+    let c = w.start_checkout(Strategy::NoKey).unwrap();
+    w.run_until(1_000);
+    assert!(matches!(
+        w.checkout(c).unwrap().outcome,
+        CheckoutOutcome::Paid { .. }
+    ));
+    let attempts = w.counters().attempts;
+    w.pay_again_for(c).unwrap();
+    w.run_until(2_000);
+    assert_eq!(w.counters().attempts, attempts);
+    assert_eq!(w.payco().charge_count(c), 1);
+    assert!(matches!(
+        w.pay_again_for(CheckoutId(9)),
+        Err(SimError::NoSuchCheckout(9))
+    ));
+}

@@ -256,3 +256,55 @@ fn a_lost_request_is_cut_at_the_network_and_nothing_decides_it() {
     let (retry, _) = requests(h, c)[1];
     assert_eq!(decisions_for(h, retry), [Decision::Unkeyed]);
 }
+
+/// Each response's HTTP is kept as the server wrote it, by the response's message id: the
+/// 409 with its Retry-After, the first 201 with the receipt, the replay with
+/// Idempotent-Replayed and the same body.
+#[test]
+fn each_response_keeps_the_http_the_server_wrote() {
+    let mut w = quiet();
+    w.slow_next_worker();
+    let c = w.start_checkout(Strategy::SameKey).unwrap();
+    w.run_until(10_000);
+    // The page sends the request again once the answer is saved: the store replays it.
+    w.resend_same_cart(c).unwrap();
+    w.finish();
+    let h = w.history();
+    let mut seen = Vec::new();
+    for (i, m) in h.messages.iter().enumerate() {
+        let MessageKind::Response {
+            status, replayed, ..
+        } = m.kind
+        else {
+            assert!(
+                h.response_http(i as u32).is_none(),
+                "only responses have HTTP"
+            );
+            continue;
+        };
+        let http = h.response_http(i as u32).expect("every response is kept");
+        assert_eq!(http.status, status);
+        let header = |n| http.header(n).map(str::to_owned);
+        assert_eq!(
+            header(idem_store::http::IDEMPOTENT_REPLAYED).is_some(),
+            replayed
+        );
+        if status == 409 {
+            let wait: u64 = header("Retry-After").unwrap().parse().unwrap();
+            assert!(wait >= 1, "{http:?}");
+        }
+        seen.push((status, replayed, http.body.clone()));
+    }
+    assert!(seen.iter().any(|s| s.0 == 409), "{seen:?}");
+    let first = seen
+        .iter()
+        .find(|s| s.0 == 201 && !s.1)
+        .expect("the first 201");
+    let replay = seen.iter().find(|s| s.0 == 201 && s.1).expect("a replay");
+    assert_eq!(
+        first.2, replay.2,
+        "a replay is the saved body, byte for byte"
+    );
+    let receipt = idem_sim::Receipt::from_body(&first.2).expect("a receipt");
+    assert_eq!(receipt.amount, w.checkout(c).unwrap().amount);
+}

@@ -55,7 +55,7 @@ export type RealServer = {
   open(page: Page, options?: object, path?: string): Promise<void>;
 };
 
-type Running = { child: ChildProcess; url: string };
+export type Running = { child: ChildProcess; url: string };
 
 /** Starts `command args`, which prints `... http://ADDR...` on its first stdout line. */
 async function start(command: string, args: string[], what: string): Promise<Running> {
@@ -80,7 +80,7 @@ async function start(command: string, args: string[], what: string): Promise<Run
   return { child, url };
 }
 
-async function stop(running: Running | undefined) {
+export async function stop(running: Running | undefined) {
   if (!running || running.child.exitCode !== null) return;
   const exited = new Promise((resolve) => running.child.once('exit', resolve));
   running.child.kill('SIGKILL');
@@ -110,6 +110,51 @@ async function readEvents(response: Response, quietMs = 400, maxMs = 5_000): Pro
     .map((line) => JSON.parse(line.slice('data: '.length)));
 }
 
+/** PayCo and idem-server (demo faults on, `lockMs` leases, CORS for `corsOrigins`) on free ports
+ * of 127.0.0.1, each on a fresh SQLite file in `dir`; `running` gets both, to stop. */
+export async function startIdem(dir: string, lockMs: number, corsOrigins: string[], running: Running[]): Promise<Running> {
+  const payco = await start(SERVER_BIN, ['payco', '--listen', '127.0.0.1:0', '--database', `sqlite:${join(dir, 'payco.db')}`], 'payco');
+  running.push(payco);
+  const api = await start(
+    SERVER_BIN,
+    [
+      'serve', '--listen', '127.0.0.1:0', '--database', `sqlite:${join(dir, 'checkout.db')}`,
+      '--payco', payco.url, '--demo-faults', '--lock-ms', String(lockMs),
+      ...corsOrigins.flatMap((origin) => ['--cors-origin', origin]),
+    ],
+    'idem-server',
+  );
+  running.push(api);
+  return api;
+}
+
+/** What a tenant can read of idem-server (as `token`): its PayCo ledger, orders and events. */
+export function tenantViews(api: string, token: string) {
+  const headers = { Authorization: `Bearer ${token}` };
+  const get = async (path: string) => {
+    const response = await fetch(`${api}${path}`, { headers });
+    expect(response.status, `GET ${path}`).toBe(200);
+    return response.json();
+  };
+  return {
+    ledger: (): Promise<LedgerRow[]> => get('/api/demo/ledger'),
+    async chargesPerOrder(): Promise<Record<number, number>> {
+      const counts: Record<number, number> = {};
+      for (const row of await get('/api/demo/ledger')) {
+        if (row.outcome === 'charged') counts[row.order] = (counts[row.order] ?? 0) + 1;
+      }
+      return counts;
+    },
+    orders: (): Promise<Array<{ id: number; key: string; status: string }>> => get('/api/orders'),
+    faults: (): Promise<object[]> => get('/api/demo/faults'),
+    async events(): Promise<StoreEvent[]> {
+      const response = await fetch(`${api}/api/events`, { headers });
+      expect(response.status).toBe(200);
+      return readEvents(response);
+    },
+  };
+}
+
 /** The options a project sets (`use: { crossOrigin: true }`). */
 export type RealServerOptions = { crossOrigin: boolean; lockMs: number };
 
@@ -121,17 +166,7 @@ export const test = base.extend<RealServerOptions & { idem: RealServer }>({
     const dir = mkdtempSync(join(tmpdir(), 'idem-e2e-'));
     const running: Running[] = [];
     try {
-      const payco = await start(SERVER_BIN, ['payco', '--listen', '127.0.0.1:0', '--database', `sqlite:${join(dir, 'payco.db')}`], 'payco');
-      running.push(payco);
-      const serve = (cors: string[]) =>
-        start(
-          SERVER_BIN,
-          [
-            'serve', '--listen', '127.0.0.1:0', '--database', `sqlite:${join(dir, 'checkout.db')}`,
-            '--payco', payco.url, '--demo-faults', '--lock-ms', String(lockMs), ...cors,
-          ],
-          'idem-server',
-        );
+      const serve = (cors: string[]) => startIdem(dir, lockMs, cors, running);
       const pages = (extra: string[]) =>
         start('node', ['tests/e2e/serve.mjs', '0', '/pkg=target/sdk-pkg', '/examples/checkout/idem-client=target/sdk-pkg', '/examples=examples', '/=tests/e2e/pages', ...extra], 'page server');
       let api: Running;
@@ -139,21 +174,15 @@ export const test = base.extend<RealServerOptions & { idem: RealServer }>({
       if (crossOrigin) {
         site = await pages([]);
         running.push(site);
-        api = await serve(['--cors-origin', site.url]);
-        running.push(api);
+        api = await serve([site.url]);
       } else {
         api = await serve([]);
-        running.push(api);
         site = await pages([`/api=${api.url}`]);
         running.push(site);
       }
       const token = `demo-${randomUUID()}`;
       const headers = { Authorization: `Bearer ${token}` };
-      const get = async (path: string) => {
-        const response = await fetch(`${api.url}${path}`, { headers });
-        expect(response.status, `GET ${path}`).toBe(200);
-        return response.json();
-      };
+      const views = tenantViews(api.url, token);
       const idem: RealServer = {
         pageOrigin: site.url,
         api: api.url,
@@ -168,20 +197,10 @@ export const test = base.extend<RealServerOptions & { idem: RealServer }>({
           });
           expect(response.status, await response.clone().text()).toBe(200);
         },
-        ledger: () => get('/api/demo/ledger'),
-        async chargesPerOrder() {
-          const counts: Record<number, number> = {};
-          for (const row of await idem.ledger()) {
-            if (row.outcome === 'charged') counts[row.order] = (counts[row.order] ?? 0) + 1;
-          }
-          return counts;
-        },
-        orders: () => get('/api/orders'),
-        async events() {
-          const response = await fetch(`${api.url}/api/events`, { headers });
-          expect(response.status).toBe(200);
-          return readEvents(response);
-        },
+        ledger: views.ledger,
+        chargesPerOrder: views.chargesPerOrder,
+        orders: views.orders,
+        events: views.events,
         async open(page, options = {}, path = '/client/') {
           await page.goto(`${site.url}${path}`);
           await page.waitForFunction(() => (window as any).idemReady === true);

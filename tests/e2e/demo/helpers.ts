@@ -61,3 +61,27 @@ export async function shot(page: Page, testInfo: TestInfo, name: string): Promis
   await page.screenshot({ path });
   await testInfo.attach(name, { path, contentType: 'image/png' });
 }
+
+/** axe-core's violations on the page as it is now (rule id, impact, the nodes' selectors). */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  return page.evaluate(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const result = await (window as any).axe.run(document);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return result.violations.map((v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(' | ')}`);
+  });
+}
+
+/** Run a classroom scenario (`fixed`: its fixed run) and wait for its pause. */
+export async function runScenario(page: Page, id: string, fixed = false): Promise<void> {
+  if (fixed) {
+    await page.getByTestId('scenario-fix').click();
+  } else {
+    await page.getByTestId(`scenario-${id}`).click();
+  }
+  const caption = page.getByTestId('scenario-caption');
+  await expect(caption).toHaveAttribute('data-scenario', id);
+  await expect(caption).toHaveAttribute('data-fixed', String(fixed));
+  await expect(caption).toHaveAttribute('data-paused', 'true', { timeout: 30_000 });
+}

@@ -59,8 +59,11 @@ const SCENARIOS: { id: string; shows: Check; fixed?: Check }[] = [
     },
   },
   {
+    // Changed with issue 15 (honest double clicks): the first run is a page without keys,
+    // charged twice; the fix is one key per checkout, whose second request meets a 409.
     id: 'double-click',
-    shows: async (p) => {
+    shows: chargedTwice,
+    fixed: async (p) => {
       await expect(eventOf(p, '409')).toBeVisible();
       await expect(stat(p, 'stat-double')).toHaveText('0');
       await expect(p.getByTestId('claim-row')).toHaveCount(1);
@@ -136,6 +139,32 @@ const SCENARIOS: { id: string; shows: Check; fixed?: Check }[] = [
     },
   },
   {
+    id: 'bug-two-step-write',
+    shows: async (p) => {
+      await chargedTwice(p);
+      expect(await count(p, 'count-takeover')).toBeGreaterThanOrEqual(1);
+    },
+    fixed: async (p) => {
+      await oneCharge(p);
+      expect(await count(p, 'count-takeover')).toBeGreaterThanOrEqual(1);
+    },
+  },
+  {
+    id: 'ambiguous-timeout',
+    shows: async (p) => {
+      await oneCharge(p);
+      await expect(stat(p, 'stat-pending')).toHaveText('1');
+    },
+  },
+  {
+    id: 'no-key-retry',
+    shows: chargedTwice,
+    fixed: async (p) => {
+      await oneCharge(p);
+      await expect(eventOf(p, 'replayed')).toBeVisible();
+    },
+  },
+  {
     id: 'bug-no-fingerprint-check',
     shows: async (p) => {
       await wrongAnswer(p);
@@ -167,6 +196,8 @@ async function runTo(page: Page, id: string, fixed: boolean): Promise<void> {
   }
   // Paused: the clock stopped and the world holds still.
   await expect(page.getByTestId('pause')).toHaveClass(/active/);
+  // A scenario opens the sequence diagram (issue 15); these checks read the Server tab.
+  await page.getByTestId('tab-server').click();
 }
 
 const pageErrors: string[] = [];

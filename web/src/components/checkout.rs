@@ -6,11 +6,13 @@ use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use super::field::NumberField;
+use super::real_status::real_status;
 use crate::model::cart::{self, euros, CART};
 use crate::model::settings::{
     strategy_from_value, strategy_label, FieldId, Settings, SettingsAction, STRATEGIES,
 };
 use crate::model::view::View;
+use crate::real::Real;
 use crate::session::Session;
 
 /// The checkout panel.
@@ -20,7 +22,16 @@ pub fn Checkout() -> Html {
         use_context::<UseReducerHandle<Settings>>().expect("Settings context is provided by App");
     let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
     let session = use_context::<Session>().expect("Session context is provided by App");
-    let strategy = settings.strategy;
+    // Real mode runs idem-client against idem-server: one key per checkout (the server
+    // requires a key), so the strategy is the same-key one there.
+    let real = use_context::<Real>().expect("Real context is provided by App");
+    let real_on = view.real.is_some();
+    let strategy = if real_on {
+        Strategy::SameKey
+    } else {
+        settings.strategy
+    };
+    let real_off = real_on.then_some(AttrValue::Static("Simulated mode only"));
 
     let on_strategy = {
         let settings = settings.clone();
@@ -32,12 +43,25 @@ pub fn Checkout() -> Html {
         })
     };
     let pay = {
-        let session = session.clone();
-        Callback::from(move |_| session.pay(strategy))
+        let (session, real) = (session.clone(), real.clone());
+        Callback::from(move |_| {
+            if real_on {
+                real.pay()
+            } else {
+                session.pay(strategy)
+            }
+        })
     };
     let reload = {
         let session = session.clone();
-        Callback::from(move |_| session.reload_tab())
+        Callback::from(move |_| {
+            if real_on {
+                // Real mode's tab memory is the page itself: reload it for real.
+                let _ = web_sys::window().map(|w| w.location().reload());
+            } else {
+                session.reload_tab()
+            }
+        })
     };
     let batch_n = settings.batch.value;
     let batch_ok = settings.batch.error.is_none();
@@ -62,7 +86,10 @@ pub fn Checkout() -> Html {
 
     html! {
         <section class="panel checkout" aria-labelledby="h-checkout">
-            <h2 id="h-checkout">{ "Checkout" } <span class="sub">{ &view.cart }</span></h2>
+            <h2 id="h-checkout">{ "Checkout" }
+                <span class="sub" data-testid="cart-checkout" data-checkout={view.cart.map(|c| c.0.to_string()).unwrap_or_default()}
+                    data-state={view.cart.map_or("", |c| c.1)}>
+                    { match view.cart { Some((c, state)) => format!("cart {c} · {state}"), None => "new cart".into() } }</span></h2>
             <table class="cart" data-testid="cart">
                 <tbody>
                     { for CART.iter().map(|(item, q, p)| html! {
@@ -73,26 +100,30 @@ pub fn Checkout() -> Html {
             </table>
             <label class="select-field">
                 <span>{ "Strategy" }</span>
-                <select data-testid="strategy" onchange={on_strategy}>
+                <select data-testid="strategy" onchange={on_strategy} disabled={real_on}
+                    title={real_on.then_some("Real mode: idem-client, one key per checkout")}>
                     { for STRATEGIES.iter().map(|s| html! {
                         <option value={s.name()} selected={*s == strategy}>{ strategy_label(*s) }</option>
                     }) }
                 </select>
             </label>
             <div class="row-buttons">
-                <button class="btn primary pay" data-testid="pay" onclick={pay} data-paying={view.paying.to_string()}>{ pay_label }</button>
+                <button class="btn primary pay" data-testid="pay" onclick={pay} data-paying={view.paying.to_string()}
+                    disabled={view.real.as_ref().is_some_and(|r| r.link != crate::model::real::Link::Up)}>{ pay_label }</button>
                 <button class="btn" data-testid="reload-tab" onclick={reload}
                     title="Drop the page's memory; resume from localStorage with the stored key">{ "⟳ Reload tab" }</button>
             </div>
+            if let Some(info) = &view.real { { real_status(&real, info) } }
             <details class="more">
                 <summary>{ "Many checkouts, and a buggy page" }</summary>
                 <div class="batch">
                     <NumberField label="Checkouts" testid="batch-count" text={settings.batch.text.clone()}
                         error={settings.batch.error.clone().map(AttrValue::from)} on_edit={on_batch} inputmode="numeric" />
-                    <button class="btn" data-testid="batch-run" onclick={batch} disabled={!batch_ok}>{ format!("Start {batch_n}") }</button>
+                    <button class="btn" data-testid="batch-run" onclick={batch} disabled={!batch_ok || real_on}
+                        title={real_off.clone()}>{ format!("Start {batch_n}") }</button>
                 </div>
-                <button class="btn ghost" data-testid="reuse-key" onclick={mismatch}
-                    title="A buggy page pays, then sends a different cart under the same key: the store answers 422">
+                <button class="btn ghost" data-testid="reuse-key" onclick={mismatch} disabled={real_on}
+                    title={real_off.unwrap_or(AttrValue::Static("A buggy page pays, then sends a different cart under the same key: the store answers 422"))}>
                     { "Send another cart under this key (422)" }</button>
             </details>
         </section>

@@ -65,9 +65,13 @@ pub fn ClaimRowView(props: &ClaimRowProps) -> Html {
         _ => html! { <span class="muted">{ "—" }</span> },
     };
     let opt = |v: Option<u64>| v.map_or("—".to_string(), |v| v.to_string());
+    let left = r
+        .lease_until
+        .map(|u| u.saturating_sub(props.now).to_string());
     html! {
         <div role="row" class={classes!("crow", status, flash)} data-testid="claim-row" style={format!("top:{}px", props.top)}
-            data-key={r.key.clone()} data-status={status} data-scope={r.scope.clone()} data-version={c.version.to_string()}>
+            data-key={r.key.clone()} data-status={status} data-scope={r.scope.clone()} data-version={c.version.to_string()}
+            data-token={r.token.map(|t| t.to_string())} data-lease-left={left}>
             <span role="cell" class="c-scope">{ &r.scope }</span>
             <span role="cell" class="c-key mono" title={r.key.clone()}>{ &r.key }</span>
             <span role="cell" class="c-fp mono" title="SHA-256 of the canonical request, first digits">{ &r.fingerprint }</span>

@@ -68,6 +68,9 @@ pub fn ClaimTable() -> Html {
                         oninput={on_filter} spellcheck="false" autocomplete="off" />
                 </label>
             </div>
+            if shown.is_empty() {
+                <p class="empty">{ if total == 0 { "No records yet. Press Pay: a same-key checkout claims its key here." } else { "No key matches." } }</p>
+            }
             <div class="ctable" role="table" aria-label="Claim table" aria-rowcount={total.to_string()}
                 data-testid="claim-table" data-rows={total.to_string()}>
                 <div role="row" class="crow head">
@@ -80,11 +83,10 @@ pub fn ClaimTable() -> Html {
                     <span role="columnheader" class="c-num">{ "lease" }</span>
                     <span role="columnheader">{ "lease left" }</span>
                 </div>
-                <div class="cscroll" ref={win.node.clone()} onscroll={win.onscroll.clone()} tabindex="0" aria-label="Claim rows (scroll)">
-                    if shown.is_empty() {
-                        <p class="empty">{ if total == 0 { "No records yet. Press Pay: a same-key checkout claims its key here." } else { "No key matches." } }</p>
-                    }
-                    <div role="rowgroup" class="cbody" style={format!("height:{}px", win.height)}>
+                // The scroller is the row group (a table's children are rows and row groups); the
+                // empty-table message sits outside the table.
+                <div class="cscroll" role="rowgroup" ref={win.node.clone()} onscroll={win.onscroll.clone()} tabindex="0" aria-label="Claim rows (scroll)">
+                    <div class="cbody" style={format!("height:{}px", win.height)}>
                         { for win.range.clone().map(|i| {
                             let c = shown[i];
                             html! { <ClaimRowView key={c.row.key.as_str()} claim={c.clone()} now={row_clock(c, now)} top={i * ROW_PX} /> }

@@ -35,7 +35,8 @@ fn EventLine(props: &EventLineProps) -> Html {
 #[function_component]
 pub fn EventFeed() -> Html {
     let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
-    let (c409, c422) = view.rejections;
+    // The run's totals (the world's counters), not what the feed happened to show.
+    let (c409, c422) = (view.stats.conflicts, view.stats.mismatches);
     html! {
         <div class="feed">
             <div class="feed-head">

@@ -23,6 +23,9 @@ pub struct NumberFieldProps {
     /// Input mode hint for on-screen keyboards.
     #[prop_or(AttrValue::Static("decimal"))]
     pub inputmode: AttrValue,
+    /// Why the field has no meaning now (real mode): then it is disabled, with this as its title.
+    #[prop_or_default]
+    pub off: Option<AttrValue>,
 }
 
 /// A number box. It is a text input on purpose: the browser's number input silently drops what
@@ -44,7 +47,8 @@ pub fn NumberField(props: &NumberFieldProps) -> Html {
             <div class="field-box">
                 <input id={id} type="text" inputmode={&props.inputmode} autocomplete="off" spellcheck="false"
                     data-testid={&props.testid} value={&props.text} {oninput}
-                    aria-invalid={invalid.to_string()} aria-describedby={err_id.clone()} />
+                    aria-invalid={invalid.to_string()} aria-describedby={err_id.clone()}
+                    disabled={props.off.is_some()} title={props.off.clone()} />
                 if !props.unit.is_empty() { <span class="unit">{ &props.unit }</span> }
             </div>
             if let Some(error) = &props.error {

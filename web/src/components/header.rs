@@ -20,8 +20,12 @@ pub fn Header() -> Html {
             </div>
             <TimeControls />
             <dl class="vitals">
+                if view.real.is_some() {
+                    <div><dt>{ "real time" }</dt><dd data-testid="real-time" data-ms={view.now.to_string()}>{ format_clock(view.now) }</dd></div>
+                } else {
                 <div><dt>{ "virtual time" }</dt><dd data-testid="virtual-time" data-ms={view.now.to_string()}>{ format_clock(view.now) }</dd></div>
                 <div><dt>{ "seed" }</dt><dd data-testid="run-seed">{ view.seed }</dd></div>
+                }
             </dl>
         </header>
     }

@@ -5,7 +5,7 @@ use yew::prelude::*;
 use crate::model::keyboard::{Ui, UiAction};
 
 /// The shortcuts, as fixed HTML (no node or callback per line).
-const KEYS: &str = "<dl class=\"keys\"><dt><kbd>Space</kbd></dt><dd>play / pause</dd><dt><kbd>.</kbd></dt><dd>next event (presenter clickers send it)</dd><dt><kbd>←</kbd></dt><dd>one event back through the recorded history</dd><dt><kbd>→</kbd></dt><dd>one event forward through the recorded history</dd><dt><kbd>1 – 9</kbd></dt><dd>pick a scenario</dd><dt><kbd>p</kbd></dt><dd>projector mode: larger type, fewer panels</dd><dt><kbd>?</kbd></dt><dd>this help</dd><dt><kbd>Esc</kbd></dt><dd>close this help</dd></dl>";
+const KEYS: &str = "<dl class=\"keys\"><dt><kbd>Space</kbd></dt><dd>play / pause</dd><dt><kbd>.</kbd></dt><dd>next event (presenter clickers send it)</dd><dt><kbd>←</kbd></dt><dd>one event back through the recorded history</dd><dt><kbd>→</kbd></dt><dd>one event forward through the recorded history</dd><dt><kbd>1 – 9</kbd></dt><dd>pick a scenario</dd><dt><kbd>p</kbd></dt><dd>projector mode: larger type, fewer panels</dd><dt><kbd>t</kbd></dt><dd>the guided tour (open / close)</dd><dt><kbd>n</kbd> <kbd>b</kbd></dt><dd>the tour's next / previous step (PageDown / PageUp too)</dd><dt><kbd>?</kbd></dt><dd>this help</dd><dt><kbd>Esc</kbd></dt><dd>close this help, or the tour</dd></dl>";
 
 /// The overlay (rendered only while open).
 #[function_component]

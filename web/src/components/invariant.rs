@@ -9,6 +9,9 @@ pub struct InvariantProps {
     pub broken: u32,
     /// Seed of the run.
     pub seed: u64,
+    /// Real mode: the count is PayCo's real ledger for this session (no seed to name).
+    #[prop_or_default]
+    pub real: bool,
 }
 
 /// The badge.
@@ -25,7 +28,8 @@ pub fn Invariant(props: &InvariantProps) -> Html {
                 if ok {
                     <span>{ "holds" }</span>
                 } else {
-                    <span>{ format!("broken: {broken} order{} charged twice · seed {}", if broken == 1 { "" } else { "s" }, seed) }</span>
+                    <span>{ format!("broken: {broken} order{} charged twice", if broken == 1 { "" } else { "s" }) }
+                        if !props.real { { format!(" · seed {seed}") } }</span>
                 }
             </span>
         </div>

@@ -8,6 +8,7 @@ use yew::prelude::*;
 
 use crate::model::clock::{Clock, ClockAction};
 use crate::model::keyboard::{is_typing_target, key_action, KeyAction, Ui, UiAction};
+use crate::model::tour;
 use crate::session::Session;
 
 /// Provided by the scenario picker so digit keys `1`–`9` start scenarios by index (0-based),
@@ -15,16 +16,18 @@ use crate::session::Session;
 #[derive(Clone, PartialEq)]
 pub struct ScenarioKeys(pub Callback<usize>);
 
-/// Listen for the shortcuts while the page is mounted.
+/// Listen for the shortcuts while the page is mounted. In real mode only help and projector
+/// answer: the others move the simulated world, which real mode does not show.
 #[hook]
 pub fn use_keyboard(
     session: &Session,
     clock: &UseReducerHandle<Clock>,
     ui: &UseReducerHandle<Ui>,
     scenarios: Option<ScenarioKeys>,
+    real: bool,
 ) {
     let (session, clock, ui) = (session.clone(), clock.clone(), ui.clone());
-    let deps = (clock.playing, *ui);
+    let deps = (clock.playing, *ui, real);
     use_effect_with(deps, move |_| {
         let listener = Closure::<dyn Fn(KeyboardEvent)>::new(move |e: KeyboardEvent| {
             let target = e.target().and_then(|t| t.dyn_into::<HtmlElement>().ok());
@@ -40,6 +43,13 @@ pub fn use_keyboard(
             let Some(action) = key_action(&key, is_typing_target(&tag, editable), modifier) else {
                 return;
             };
+            let simulated = !matches!(
+                action,
+                KeyAction::ToggleHelp | KeyAction::CloseHelp | KeyAction::ToggleProjector
+            );
+            if real && simulated {
+                return;
+            }
             e.prevent_default();
             match action {
                 KeyAction::TogglePlay => clock.dispatch(if clock.playing {
@@ -61,7 +71,21 @@ pub fn use_keyboard(
                     }
                 }
                 KeyAction::ToggleHelp => ui.dispatch(UiAction::ToggleHelp),
-                KeyAction::CloseHelp => ui.dispatch(UiAction::CloseHelp),
+                KeyAction::CloseHelp if ui.help => ui.dispatch(UiAction::CloseHelp),
+                KeyAction::CloseHelp | KeyAction::ToggleTour if ui.tour.is_some() => {
+                    ui.dispatch(UiAction::TourClose)
+                }
+                KeyAction::ToggleTour => ui.dispatch(tour::go(0, true)),
+                KeyAction::CloseHelp => {}
+                KeyAction::TourNext | KeyAction::TourBack => {
+                    let back = action == KeyAction::TourBack;
+                    let to = ui
+                        .tour
+                        .and_then(|i| if back { i.checked_sub(1) } else { Some(i + 1) });
+                    if let Some(step) = to {
+                        ui.dispatch(tour::go(step, true));
+                    }
+                }
                 KeyAction::ToggleProjector => ui.dispatch(UiAction::ToggleProjector),
             }
         });

@@ -17,6 +17,7 @@ use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 use crate::browser;
+use crate::model::keyboard::{Ui, UiAction};
 use crate::model::lab::{Lab, LabAction, Race, RaceRow};
 use crate::session::Session;
 
@@ -112,13 +113,18 @@ fn table(rows: &[(Strategy, RaceRow)]) -> Html {
 #[function_component]
 pub fn LabView() -> Html {
     let session = use_context::<Session>().expect("Session context is provided by App");
+    let ui = use_context::<UseReducerHandle<Ui>>().expect("Ui context is provided by App");
+    let lesson = ui.lab_lesson;
     let lab = use_reducer(Lab::default);
     let race = use_mut_ref(|| None::<Race>);
 
     let start = {
         let (session, race, lab) = (session.clone(), race.clone(), lab.clone());
         Callback::from(move |_: ()| {
-            let config = session.lab_config(lab.orders);
+            let mut config = session.lab_config(lab.orders);
+            if let (true, Ok(preset)) = (lesson, idem_sim::presets::preset("lesson")) {
+                config.faults = preset.faults;
+            }
             let r = Race::new(&config);
             let json = serde_json::to_string(&config).unwrap_or_default();
             lab.dispatch(LabAction::Started(json, r.rows()));
@@ -127,8 +133,16 @@ pub fn LabView() -> Html {
     };
     {
         let start = start.clone();
-        use_effect_with((), move |_| start.emit(()));
+        use_effect_with(lesson, move |_| start.emit(()));
     }
+    // Without faults no retry happens, so the three strategies cannot differ: say so, and
+    // offer the lesson's faults.
+    let quiet = !lesson
+        && session.with_run(|r| {
+            let f = r.lab_config(1).faults;
+            f.calm() == f
+        });
+    let use_lesson = Callback::from(move |_| ui.dispatch(UiAction::LabLesson(true)));
     use_race_driver(race, &lab);
 
     let on_orders = {
@@ -152,6 +166,13 @@ pub fn LabView() -> Html {
                 <span class="lab-state" data-testid="lab-state">{ if lab.done { "✓ finished" } else { "running…" } }</span>
                 <span class="muted lab-cmd mono">{ "native: idem-lab --config <data-config> --json" }</span>
             </div>
+            if quiet {
+                <p class="lab-quiet" data-testid="lab-no-faults" role="note">
+                    { "Every fault is off in the current settings: nothing is lost, nothing crashes, so no page ever retries and keys cannot make a difference. " }
+                    <button class="btn primary" data-testid="lab-lesson" onclick={use_lesson}>{ "Run it with the lesson's faults" }</button>
+                </p>
+            }
+            if lesson { <p class="muted" data-testid="lab-preset">{ "Faults: the lesson preset (idem-lab --preset lesson)." }</p> }
             { chart(&lab.rows, lab.orders) }
             { table(&lab.rows) }
         </section>

@@ -58,9 +58,10 @@ pub fn Ledger() -> Html {
         .collect();
     html! {
         <section class="panel ledger" aria-labelledby="h-ledger">
-            <h2 id="h-ledger">{ "PayCo ledger" } <span class="sub">{ "the card network" }</span></h2>
-            <Invariant broken={s.double_charged} seed={view.seed} />
-            <PropertyBadges properties={view.live.properties.clone()} />
+            <h2 id="h-ledger">{ "PayCo ledger" } <span class="sub">{ if view.real.is_some() { "this session's orders" } else { "the card network" } }</span></h2>
+            <Invariant broken={s.double_charged} seed={view.seed} real={view.real.is_some()} />
+            // The live properties are the simulator's checker: no real-mode meaning.
+            if view.real.is_none() { <PropertyBadges properties={view.live.properties.clone()} /> }
             <dl class="stats">
                 <div><dt>{ "checkouts" }</dt><dd data-testid="stat-checkouts">{ s.checkouts }</dd></div>
                 <div><dt>{ "pending" }</dt><dd data-testid="stat-pending">{ s.pending }</dd></div>

@@ -6,13 +6,17 @@ use yew::prelude::*;
 
 use idem_sim::SCENARIOS;
 
+use crate::model::keyboard::Ui;
 use crate::model::scenario::{ScenarioAction, ScenarioMenu};
+use crate::model::tour;
 use crate::model::view::View;
 
 /// One row under the header.
 #[function_component]
 pub fn ScenarioBar() -> Html {
     let menu = use_context::<UseReducerHandle<ScenarioMenu>>().expect("ScenarioMenu context");
+    let ui = use_context::<UseReducerHandle<Ui>>().expect("Ui context is provided by App");
+    let open_tour = Callback::from(move |_: MouseEvent| ui.dispatch(tour::go(0, true)));
     let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
     let status = view.live.scenario;
     let selected = menu.selected.or(status.map(|s| s.index));
@@ -49,6 +53,7 @@ pub fn ScenarioBar() -> Html {
     let paused_at = status.and_then(|s| s.paused_at);
     html! {
         <section class="scenario-bar" aria-label="Scenarios">
+            <button class="btn primary" data-testid="tour-open" onclick={open_tour} title="A guided tour of the lesson, step by step (t)">{ "Tour" }</button>
             <label class="select-field scn-select">
                 <span>{ "Scenario" }</span>
                 <select data-testid="scenario-select" onchange={on_select}>

@@ -42,6 +42,8 @@ pub fn ShareBar() -> Html {
     // Subscribed to the view so the position below follows every refresh.
     let view = use_context::<UseReducerHandle<View>>().expect("View context is provided by App");
     let events = session.with_run(|r| r.world().events_run()).to_string();
+    // Real mode has the server view only, and no run to link or export.
+    let real = view.real.is_some();
     let link = use_state(|| None::<String>);
     let error = use_state(|| session.boot_info().error);
     let copy = {
@@ -90,10 +92,12 @@ pub fn ShareBar() -> Html {
                     <button class="btn ghost" onclick={dismiss}>{ "Dismiss" }</button>
                 </p>
             }
-            <div class="tabs" role="tablist" aria-label="Views">
-                { for Tab::ALL.iter().map(|&t| {
+            <div class="tabs">
+                // The tab list holds the tabs only; the classroom buttons sit beside it.
+                <div class="tablist" role="tablist" aria-label="Views">
+                { for Tab::ALL.iter().filter(|&&t| !real || t == Tab::Server).map(|&t| {
                     let ui = ui.clone();
-                    let selected = ui.tab == t;
+                    let selected = real || ui.tab == t;
                     let onclick = Callback::from(move |_| ui.dispatch(UiAction::Open(t)));
                     html! {
                         <button role="tab" class={classes!("tab", selected.then_some("active"))}
@@ -101,11 +105,14 @@ pub fn ShareBar() -> Html {
                             { t.label() }</button>
                     }
                 }) }
+                </div>
                 <span class="tabs-gap" />
+                if !real {
                 <span class="position mono" data-testid="position" data-events={events.clone()} data-ms={view.now.to_string()}
                     title="Events run so far (← → step through them)">{ "event " }{ events }</span>
                 <button class="btn" data-testid="copy-link" onclick={copy} title="Copy a link that reproduces this run at this moment">{ "Copy link" }</button>
                 <button class="btn" data-testid="export" onclick={export} title="Download the history; idem-lab replay <file> re-runs it">{ "Export history" }</button>
+                }
                 <button class={classes!("btn", ui.projector.then_some("active"))} data-testid="projector" onclick={projector}
                     aria-pressed={ui.projector.to_string()} title="Projector mode (p)">{ "Projector" }</button>
                 <button class="btn" data-testid="help-open" onclick={help} title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts">{ "?" }</button>

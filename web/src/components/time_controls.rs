@@ -5,6 +5,7 @@ use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::model::clock::{speed_value, Clock, ClockAction, SPEEDS};
+use crate::model::view::View;
 use crate::session::Session;
 
 /// The time controls, in the header.
@@ -36,6 +37,17 @@ pub fn TimeControls() -> Html {
             }
         })
     };
+    if use_context::<UseReducerHandle<View>>()
+        .expect("View context is provided by App")
+        .real
+        .is_some()
+    {
+        return html! {
+            <div class="time" role="group" aria-label="Time controls">
+                <span class="play-state" data-testid="real-time-note">{ "real time: speed is off" }</span>
+            </div>
+        };
+    }
     html! {
         <div class="time" role="group" aria-label="Time controls">
             <button class={classes!("btn", "icon", clock.playing.then_some("active"))} data-testid="play"

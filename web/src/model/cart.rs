@@ -45,4 +45,10 @@ mod tests {
         assert_eq!(super::euros(5), "€0.05");
         assert_eq!(super::euros(100), "€1.00");
     }
+
+    /// The scenarios pay for this cart: the cart shown is the amount PayCo charges.
+    #[test]
+    fn the_scenarios_cart_is_this_cart() {
+        assert_eq!(super::AMOUNT, idem_sim::scenario::CART_CENTS);
+    }
 }

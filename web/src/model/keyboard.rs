@@ -25,6 +25,12 @@ pub enum KeyAction {
     CloseHelp,
     /// `p`: projector mode on or off.
     ToggleProjector,
+    /// `t`: open the guided tour (or close it).
+    ToggleTour,
+    /// `n` or PageDown: the tour's next step.
+    TourNext,
+    /// `b` or PageUp: the tour's previous step.
+    TourBack,
 }
 
 /// What `key` (a `KeyboardEvent.key`) does, or `None`. Nothing fires while the user types in a
@@ -41,6 +47,9 @@ pub fn key_action(key: &str, typing: bool, modifier: bool) -> Option<KeyAction> 
         "?" => KeyAction::ToggleHelp,
         "Escape" => KeyAction::CloseHelp,
         "p" | "P" => KeyAction::ToggleProjector,
+        "t" | "T" => KeyAction::ToggleTour,
+        "n" | "N" | "PageDown" => KeyAction::TourNext,
+        "b" | "B" | "PageUp" => KeyAction::TourBack,
         d if d.len() == 1 && ("1"..="9").contains(&d) => {
             KeyAction::Scenario(usize::from(d.as_bytes()[0] - b'1'))
         }
@@ -58,6 +67,8 @@ pub fn is_typing_target(tag: &str, editable: bool) -> bool {
 pub enum Tab {
     /// Claim table and event feed.
     Server,
+    /// One checkout's messages between browser, network, server and PayCo.
+    Sequence,
     /// One lane per checkout.
     Timeline,
     /// The three strategies side by side.
@@ -66,12 +77,13 @@ pub enum Tab {
 
 impl Tab {
     /// In the tab bar's order.
-    pub const ALL: [Tab; 3] = [Tab::Server, Tab::Timeline, Tab::Lab];
+    pub const ALL: [Tab; 4] = [Tab::Server, Tab::Sequence, Tab::Timeline, Tab::Lab];
 
     /// The `tab-<name>` hook's name.
     pub fn name(self) -> &'static str {
         match self {
             Tab::Server => "server",
+            Tab::Sequence => "sequence",
             Tab::Timeline => "timeline",
             Tab::Lab => "lab",
         }
@@ -81,6 +93,7 @@ impl Tab {
     pub fn label(self) -> &'static str {
         match self {
             Tab::Server => "Server",
+            Tab::Sequence => "Sequence",
             Tab::Timeline => "Timeline",
             Tab::Lab => "Lab",
         }
@@ -96,6 +109,12 @@ pub struct Ui {
     pub help: bool,
     /// Larger type, high contrast, fewer panels.
     pub projector: bool,
+    /// The lab runs the lesson preset's faults instead of the page's settings.
+    pub lab_lesson: bool,
+    /// The guided tour's step (0-based), while the tour is open.
+    pub tour: Option<usize>,
+    /// Bumped when the reader moves through the tour (the page then runs the step).
+    pub tour_rev: u32,
 }
 
 impl Ui {
@@ -105,6 +124,9 @@ impl Ui {
             tab: Tab::Server,
             help: false,
             projector,
+            lab_lesson: false,
+            tour: None,
+            tour_rev: 0,
         }
     }
 }
@@ -120,6 +142,22 @@ pub enum UiAction {
     CloseHelp,
     /// Projector mode on or off.
     ToggleProjector,
+    /// The lab uses the lesson preset's faults (or the page's settings again).
+    LabLesson(bool),
+    /// Open the tour at `step` and run it: its tab opens, and a step without a scenario (the
+    /// lab) uses the lesson's faults (`model::tour::go` builds it from the step).
+    TourGo {
+        /// 0-based.
+        step: usize,
+        /// The tab the step shows.
+        tab: Tab,
+        /// The lab uses the lesson preset.
+        lesson: bool,
+        /// Run the step (a reader moved); without, only show it (a link opened at its moment).
+        run: bool,
+    },
+    /// Close the tour.
+    TourClose,
 }
 
 impl Reducible for Ui {
@@ -132,6 +170,20 @@ impl Reducible for Ui {
             UiAction::ToggleHelp => next.help = !next.help,
             UiAction::CloseHelp => next.help = false,
             UiAction::ToggleProjector => next.projector = !next.projector,
+            UiAction::LabLesson(on) => next.lab_lesson = on,
+            UiAction::TourGo {
+                step,
+                tab,
+                lesson,
+                run,
+            } => {
+                next.tour = Some(step);
+                next.tour_rev += u32::from(run);
+                next.tab = tab;
+                next.lab_lesson |= lesson;
+                next.help = false;
+            }
+            UiAction::TourClose => next.tour = None,
         }
         if next == *self {
             self
@@ -165,6 +217,12 @@ mod tests {
         );
         assert_eq!(key_action("1", false, false), Some(KeyAction::Scenario(0)));
         assert_eq!(key_action("9", false, false), Some(KeyAction::Scenario(8)));
+        assert_eq!(key_action("t", false, false), Some(KeyAction::ToggleTour));
+        assert_eq!(
+            key_action("PageDown", false, false),
+            Some(KeyAction::TourNext)
+        );
+        assert_eq!(key_action("b", false, false), Some(KeyAction::TourBack));
         for none in ["0", "a", "Enter", "12", "", "ArrowUp"] {
             assert_eq!(key_action(none, false, false), None, "{none:?}");
         }

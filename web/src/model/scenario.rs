@@ -74,6 +74,8 @@ pub enum ScenarioAction {
     Run(usize),
     /// Run the selected scenario again with its fix.
     RunFixed,
+    /// Run this scenario's run (by index; `true`: the fixed one, when it has one).
+    Pick(usize, bool),
 }
 
 impl Reducible for ScenarioMenu {
@@ -85,6 +87,11 @@ impl Reducible for ScenarioMenu {
             ScenarioAction::Run(i) if i < SCENARIOS.len() => {
                 next.selected = Some(i);
                 next.fixed = false;
+                next.rev += 1;
+            }
+            ScenarioAction::Pick(i, fixed) if i < SCENARIOS.len() => {
+                next.selected = Some(i);
+                next.fixed = fixed && SCENARIOS[i].fix.is_some();
                 next.rev += 1;
             }
             ScenarioAction::RunFixed => {

@@ -105,6 +105,8 @@ pub enum EventKind {
     Fault,
     /// Something the client did (send, retry, reload, outcome).
     Client,
+    /// Something the server did outside the store's own rules (a classic bug's write).
+    Server,
 }
 
 impl EventKind {
@@ -124,6 +126,7 @@ impl EventKind {
             EventKind::Charged => "charged",
             EventKind::Fault => "fault",
             EventKind::Client => "client",
+            EventKind::Server => "server",
         }
     }
 
@@ -143,6 +146,7 @@ impl EventKind {
             EventKind::Charged => "charged",
             EventKind::Fault => "fault",
             EventKind::Client => "client",
+            EventKind::Server => "server",
         }
     }
 }
@@ -220,20 +224,20 @@ pub struct View {
     pub ledger: Rc<Vec<Rc<LedgerRow>>>,
     /// Newest events last, at most [`FEED_CAP`].
     pub events: Rc<Vec<Rc<EventRow>>>,
-    /// Every 409 and 422 seen in this run (the feed may have scrolled past them).
-    pub rejections: (u32, u32),
     /// The localStorage record; the same `Rc` while it does not change.
     pub storage: Option<Rc<StorageRecord>>,
     /// Counters.
     pub stats: Stats,
-    /// Current cart.
-    pub cart: String,
+    /// The checkout the cart panel shows (Pay's last, or the scenario's) and its state.
+    pub cart: Option<(idem_sim::CheckoutId, &'static str)>,
     /// Pay would resume rather than start.
     pub paying: bool,
     /// Bumped whenever the run log gains an input (the page saves it then).
     pub log_rev: u32,
     /// The scenario's state and the property badges.
     pub live: super::scenario::Live,
+    /// Real-server mode's own part: `Some` exactly while the page shows real mode.
+    pub real: Option<Rc<super::real::RealInfo>>,
 }
 
 /// What the session reports.
@@ -262,16 +266,6 @@ pub fn append_events(feed: &Rc<Vec<Rc<EventRow>>>, new: Vec<EventRow>) -> Rc<Vec
     all.extend(new.into_iter().map(Rc::new));
     let skip = all.len().saturating_sub(FEED_CAP);
     Rc::new(all.split_off(skip))
-}
-
-/// The 409 and 422 counts after `new` events.
-pub fn count_rejections((conflicts, mismatches): (u32, u32), new: &[EventRow]) -> (u32, u32) {
-    new.iter()
-        .fold((conflicts, mismatches), |(c, m), e| match e.kind {
-            EventKind::Conflict => (c + 1, m),
-            EventKind::Mismatch => (c, m + 1),
-            _ => (c, m),
-        })
 }
 
 /// The claim table's order: newest record first, then scope, then key.
@@ -335,6 +329,16 @@ pub fn merge_claims(
     } else {
         Rc::new(merged)
     }
+}
+
+/// Ledger rows given oldest order first, in the order the ledger shows them: orders charged more
+/// than once first, then the newest first (a partition, not a sort: a sort's code per element
+/// type costs the bundle kilobytes). Both modes' ledgers go through it.
+pub fn ledger_order(oldest_first: Vec<LedgerRow>) -> Vec<LedgerRow> {
+    let (mut doubles, singles): (Vec<_>, Vec<_>) =
+        oldest_first.into_iter().rev().partition(|r| r.charges > 1);
+    doubles.extend(singles);
+    doubles
 }
 
 /// Ledger rows in the order given; reuse the `Rc` of every unchanged row.
@@ -449,9 +453,8 @@ mod tests {
     }
 
     #[test]
-    fn the_feed_is_capped_and_counts_rejections() {
+    fn the_feed_is_capped() {
         let mut feed = Rc::new(Vec::new());
-        let mut counts = (0, 0);
         for seq in 0..(FEED_CAP as u64 + 50) {
             let kind = if seq % 2 == 0 {
                 EventKind::Conflict
@@ -465,13 +468,10 @@ mod tests {
                 key: "k".into(),
                 detail: String::new(),
             };
-            counts = count_rejections(counts, std::slice::from_ref(&e));
             feed = append_events(&feed, vec![e]);
         }
         assert_eq!(feed.len(), FEED_CAP);
         assert_eq!(feed.last().unwrap().seq, FEED_CAP as u64 + 49);
-        let n = FEED_CAP as u32 + 50;
-        assert_eq!(counts, (n.div_ceil(2), n / 2), "counted past the cap");
         assert!(Rc::ptr_eq(&feed, &append_events(&feed, Vec::new())));
     }
 
@@ -502,6 +502,25 @@ mod tests {
         assert!(Rc::ptr_eq(&next[2], &a));
         assert_eq!((next[1].version, next[1].changed_at), (c.version + 1, 9));
         assert_eq!(next[0].version, 0);
+    }
+
+    #[test]
+    fn the_ledger_shows_double_charges_first_then_the_newest() {
+        let row = |order: &str, charges| LedgerRow {
+            order: order.into(),
+            amount: 1,
+            charges,
+            last_at: 0,
+        };
+        let rows = ledger_order(vec![
+            row("a", 1),
+            row("b", 2),
+            row("c", 1),
+            row("d", 3),
+            row("e", 1),
+        ]);
+        let got: Vec<(&str, u32)> = rows.iter().map(|r| (r.order.as_str(), r.charges)).collect();
+        assert_eq!(got, [("d", 3), ("b", 2), ("e", 1), ("c", 1), ("a", 1)]);
     }
 
     #[test]

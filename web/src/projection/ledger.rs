@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use idem_sim::World;
 
-use crate::model::view::{merge_ledger, LedgerRow};
+use crate::model::view::{ledger_order, merge_ledger, LedgerRow};
 
 /// The ledger rows, rebuilt only when PayCo moved money.
 pub struct Ledger {
@@ -40,9 +40,9 @@ impl Ledger {
             row.charges += 1;
             row.last_at = ch.at;
         }
-        let mut rows: Vec<(u32, LedgerRow)> = by.into_iter().collect();
-        rows.sort_by(|(a, ra), (b, rb)| (rb.charges > 1).cmp(&(ra.charges > 1)).then(b.cmp(a)));
-        self.rows = merge_ledger(&self.rows, rows.into_iter().map(|(_, r)| r).collect());
+        // Checkouts in id order, oldest first.
+        let rows = ledger_order(by.into_values().collect());
+        self.rows = merge_ledger(&self.rows, rows);
         self.built = charges.len();
         self.rows.clone()
     }

@@ -8,6 +8,7 @@
 pub mod claims;
 pub mod feed;
 pub mod ledger;
+pub mod sequence;
 pub mod storage;
 pub mod timeline;
 
@@ -18,6 +19,23 @@ use idem_sim::{CheckoutId, CheckoutOutcome, Properties, World};
 use crate::journal::PageJournal;
 use crate::model::scenario::{Live, ScenarioStatus};
 use crate::model::view::{EventRow, Stats, View};
+
+/// The checkout the cart panel shows: Pay's last one, or the scenario's (its first), with its
+/// state: the cart whose total PayCo charges.
+fn shown_checkout(
+    world: &World,
+    current: Option<CheckoutId>,
+    scenario: bool,
+) -> Option<(CheckoutId, &'static str)> {
+    let c = current.or(scenario.then_some(CheckoutId(0)))?;
+    let state = match world.checkout(c)?.outcome {
+        CheckoutOutcome::Pending => "pending",
+        CheckoutOutcome::Paid { .. } => "paid",
+        CheckoutOutcome::Rejected { .. } => "refused",
+        CheckoutOutcome::Unknown => "unknown",
+    };
+    Some((c, state))
+}
 
 /// What the page knows beside the world.
 pub struct PageState<'a> {
@@ -72,16 +90,13 @@ impl Projector {
             charges: world.charges() as u32,
             double_charged: world.double_charged() as u32,
         };
-        let (events, rejections) = self.feed.update(world, page.notes);
+        let events = self.feed.update(world, page.notes);
         let paying = page.current.is_some_and(|c| {
             world
                 .checkout(c)
                 .is_some_and(|r| r.outcome == CheckoutOutcome::Pending)
         });
-        let cart = match page.current {
-            Some(c) if paying => format!("cart {c}"),
-            _ => format!("cart co_{}", world.checkouts().len()),
-        };
+        let cart = shown_checkout(world, page.current, page.scenario.is_some());
         let properties = world.properties();
         if *self.properties != properties {
             self.properties = Rc::new(properties);
@@ -92,7 +107,6 @@ impl Projector {
             claims: self.claims.rows(world),
             ledger: self.ledger.rows(world),
             events,
-            rejections,
             storage: self.storage.record(world, page.journal, page.current),
             stats,
             cart,
@@ -102,6 +116,7 @@ impl Projector {
                 scenario: page.scenario,
                 properties: self.properties.clone(),
             },
+            real: None,
         }
     }
 }

@@ -58,6 +58,9 @@ pub struct Boot {
     pub error: Option<&'static str>,
     /// Projector mode from the link.
     pub projector: bool,
+    /// The tour's step the link was on, and whether to run it afresh (the link holds no
+    /// scenario run to rebuild: `#tr=3`, or the lab's step).
+    pub tour: Option<(usize, bool)>,
 }
 
 /// Shared handle to the session (cheap to clone; equal when it is the same session).
@@ -97,12 +100,14 @@ impl Session {
             (Some(log), _) => {
                 boot.from_link = true;
                 boot.projector = log.projector;
+                boot.tour = log.tour.map(|t| (usize::from(t), log.scenario.is_none()));
                 let mut run = Run::rebuild(log);
                 run.clear_storage();
                 run
             }
             (None, Some(log)) => {
                 boot.projector = log.projector;
+                boot.tour = log.tour.map(|t| (usize::from(t), false));
                 let mut run = Run::rebuild(log);
                 // The page went away and came back: the tab's memory is gone, localStorage is not.
                 run.reload_tab();
@@ -248,6 +253,7 @@ impl Session {
             let mut log = RunLog::new(s.seed, old.strategy, network, server);
             log.scenario = Some(crate::model::scenario::pick_text(s, fixed));
             log.projector = old.projector;
+            log.tour = old.tour;
             log
         };
         self.0.run.borrow_mut().clear_storage();
@@ -334,6 +340,19 @@ impl Session {
             let mut run = self.0.run.borrow_mut();
             let log = run.log_now();
             std::mem::replace(&mut log.projector, on) != on
+        };
+        if changed {
+            self.save_log();
+        }
+    }
+
+    /// The tour's step (or none), kept in the link.
+    pub fn set_tour(&self, step: Option<usize>) {
+        let step = step.and_then(|s| u8::try_from(s).ok());
+        let changed = {
+            let mut run = self.0.run.borrow_mut();
+            let log = run.log_now();
+            std::mem::replace(&mut log.tour, step) != step
         };
         if changed {
             self.save_log();

@@ -170,14 +170,28 @@ impl Run {
             .is_some_and(|r| r.outcome == CheckoutOutcome::Pending)
     }
 
-    /// Pay for the cart. While the last checkout is pending, Pay starts nothing: a same-key
-    /// page finds its pending record in localStorage and resumes it (double clicks included).
+    /// Pay for the cart. While the last checkout is pending, Pay starts no new checkout: a
+    /// same-key page finds its pending record in localStorage and resumes it (double clicks
+    /// included); a page with no key or a key per attempt sends the cart again for the same
+    /// checkout (`Command::PayAgain`), as a naive page does, and that checkout may be charged
+    /// twice.
     pub fn pay(&mut self, strategy: Strategy) {
         if let Some(c) = self.current {
             let stored = self.journal.load(&op_name(c)).ok().flatten();
             let stored_pending = stored
                 .as_ref()
                 .is_some_and(|r| r.state == RecordState::Pending);
+            let naive = self
+                .world
+                .checkout(c)
+                .is_some_and(|r| r.strategy != Strategy::SameKey);
+            if naive && self.pending(c) {
+                // A page without one key per checkout sends the cart again: same checkout.
+                self.apply(Command::PayAgain { checkout: c });
+                let detail = format!("Pay again: {c} is pending; the page sends the cart again");
+                self.note(EventKind::Client, detail);
+                return;
+            }
             if stored_pending || self.pending(c) {
                 let detail = match stored {
                     Some(r) if stored_pending => format!(
@@ -547,6 +561,31 @@ mod tests {
         r.pay(Strategy::SameKey);
         assert_eq!(r.world.checkouts().len(), 1);
         assert_eq!(r.log.inputs.len(), 2, "the settings and one start");
+    }
+
+    #[test]
+    fn pay_while_a_naive_checkout_is_pending_sends_the_cart_again_for_it() {
+        for strategy in [Strategy::NoKey, Strategy::KeyPerAttempt] {
+            let mut r = run(3);
+            r.pay(strategy);
+            r.pay(strategy);
+            advance(&mut r, 500, 10, 0);
+            assert_eq!(r.world.checkouts().len(), 1, "{strategy:?}: one checkout");
+            let again = Command::PayAgain {
+                checkout: CheckoutId(0),
+            };
+            assert_eq!(r.log.inputs.last().map(|i| &i.command), Some(&again));
+            let s = view(&mut r, &mut Projector::default());
+            assert_eq!(
+                (s.stats.charges, s.stats.double_charged),
+                (2, 1),
+                "{strategy:?}"
+            );
+            assert_eq!(s.ledger.len(), 1, "one ledger row");
+            assert_eq!(s.ledger[0].charges, 2);
+            let mut again = Run::rebuild(r.log_now().clone());
+            assert_eq!(summary(&mut again), summary(&mut r));
+        }
     }
 
     #[test]

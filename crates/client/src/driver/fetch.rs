@@ -28,21 +28,66 @@ enum Lost {
     Network(String),
 }
 
+/// What [`run_with`] reports as it drives an operation, each with the time it happened (ms,
+/// `Date.now()`): what the page sent and what it got back, attempt by attempt.
+#[derive(Debug)]
+pub enum Exchange<'a> {
+    /// This attempt leaves now (`fetch` is called right after).
+    Sent(&'a Attempt),
+    /// The reply to the attempt that is out, whatever its status (`Retry-After` and
+    /// `Idempotent-Replayed` as [`Reply::from_http`] read them).
+    Answered(&'a Reply),
+    /// The attempt that is out was aborted at its deadline.
+    TimedOut,
+    /// `fetch` rejected (the connection closed unanswered, CORS, ...): the browser's message.
+    Failed(&'a str),
+    /// Nothing to send before this time (a backoff or a `Retry-After`).
+    Waiting(u64),
+}
+
 /// Drives `op` until it finishes: sends each attempt to `endpoint`, sleeps through waits and
 /// reports replies, timeouts and network errors back. Never returns early: the outcome is the
 /// operation's.
 pub async fn run(op: &mut Operation, endpoint: &Endpoint, journal: &mut dyn Journal) -> Outcome {
+    run_with(op, endpoint, journal, &mut |_, _| {}).await
+}
+
+/// [`run`], telling `observe` each step (see [`Exchange`]) as it happens: the one loop, for a
+/// page that shows its attempts.
+pub async fn run_with(
+    op: &mut Operation,
+    endpoint: &Endpoint,
+    journal: &mut dyn Journal,
+    observe: &mut dyn FnMut(u64, Exchange<'_>),
+) -> Outcome {
     let mut rng = MathRandom;
     loop {
         let now = now_ms();
         match op.poll(now, journal, &mut rng) {
             Action::Finished(outcome) => return outcome,
-            Action::WaitUntil(at) => sleep_until(at).await,
-            Action::Send(attempt) => match send(endpoint, &attempt).await {
-                Ok(reply) => op.handle_reply(now_ms(), reply),
-                Err(Lost::TimedOut) => op.handle_timeout(now_ms()),
-                Err(Lost::Network(message)) => op.handle_network_error(now_ms(), message),
-            },
+            Action::WaitUntil(at) => {
+                observe(now, Exchange::Waiting(at));
+                sleep_until(at).await
+            }
+            Action::Send(attempt) => {
+                observe(now, Exchange::Sent(&attempt));
+                let result = send(endpoint, &attempt).await;
+                let at = now_ms();
+                match result {
+                    Ok(reply) => {
+                        observe(at, Exchange::Answered(&reply));
+                        op.handle_reply(at, reply)
+                    }
+                    Err(Lost::TimedOut) => {
+                        observe(at, Exchange::TimedOut);
+                        op.handle_timeout(at)
+                    }
+                    Err(Lost::Network(message)) => {
+                        observe(at, Exchange::Failed(&message));
+                        op.handle_network_error(at, message)
+                    }
+                }
+            }
         }
     }
 }
@@ -60,9 +105,11 @@ async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
         }
         if attempt.method.has_body() {
             headers.set("Content-Type", "application/json")?;
-            // The canonical bytes are UTF-8 JSON text; sending them as a string keeps them exact.
-            let body = String::from_utf8_lossy(&attempt.body);
-            init.set_body(&JsValue::from_str(&body));
+            // The canonical bytes are UTF-8 JSON text (a `CanonicalPayload` is a `String`), so
+            // sending them as a string keeps them exact (a lossy conversion would add code, never
+            // change a byte).
+            let body = core::str::from_utf8(&attempt.body).unwrap_or_default();
+            init.set_body(&JsValue::from_str(body));
         }
         Ok(init)
     };
@@ -73,7 +120,25 @@ async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
 /// One `GET url` with `headers` (a key-state question), aborted at `deadline`: its reply, or
 /// why there was none, in words.
 pub async fn get(url: &str, headers: &[(String, String)], deadline: u64) -> Result<Reply, String> {
-    let (init, _) = request_init("GET", headers).map_err(|e| text(&e))?;
+    request("GET", url, headers, None, deadline).await
+}
+
+/// One request without an idempotency key (a question, or a switch such as demo mode's
+/// `PUT /api/demo/faults`) with `headers` and, if given, a JSON `body`, aborted at `deadline`:
+/// its reply, or why there was none, in words.
+pub async fn request(
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: Option<&str>,
+    deadline: u64,
+) -> Result<Reply, String> {
+    let (init, all) = request_init(method, headers).map_err(|e| text(&e))?;
+    if let Some(body) = body {
+        all.set("Content-Type", "application/json")
+            .map_err(|e| text(&e))?;
+        init.set_body(&JsValue::from_str(body));
+    }
     match exchange(url, init, deadline).await {
         Ok(reply) => Ok(reply),
         Err(Lost::TimedOut) => Err("timed out".into()),

@@ -3,13 +3,17 @@
 //! [`fetch::run`] loops over [`Operation::poll`](crate::Operation::poll): it sends attempts with
 //! `fetch` (aborting each with an `AbortController` at its deadline), sleeps through backoffs
 //! with gloo-timers ([`timer`] keeps waits past `setTimeout`'s 24.8-day limit from firing at
-//! once), and feeds replies back, `Retry-After` dates read against `Date.now()`. [`lock::with_lock`] keeps two tabs of the same origin
-//! from running the same operation at once. Time is `Date.now()` (wall clock, since records
+//! once), and feeds replies back, `Retry-After` dates read against `Date.now()`
+//! ([`fetch::run_with`] also reports each step, for a page that shows its attempts).
+//! [`reconcile::reconcile`] asks the key-state endpoint about an open operation and settles it.
+//! [`lock::with_lock`] keeps two tabs of the same origin from running the same operation at
+//! once. Time is `Date.now()` (wall clock, since records
 //! outlive the page); jitter comes from `Math.random()` ([`MathRandom`]), which is fine here:
 //! nothing replays a browser run.
 
 pub mod fetch;
 pub mod lock;
+pub mod reconcile;
 pub mod timer;
 
 /// Milliseconds since the epoch, from `Date.now()`.

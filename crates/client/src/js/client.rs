@@ -19,10 +19,10 @@ use super::convert::{
 };
 use super::in_flight::{Found, InFlight};
 use super::options::{check_endpoint, read_options, Config};
-use crate::driver::{fetch, lock, now_ms, timer, MathRandom};
+use crate::driver::{fetch, lock, now_ms, reconcile, timer};
 use crate::journal::{self, Journal};
 use crate::operation::key_string;
-use crate::{CanonicalPayload, KeyState, Operation, OperationSpec, RandomKeys, StartError};
+use crate::{CanonicalPayload, Operation, OperationSpec, RandomKeys, StartError};
 
 /// A client for one endpoint: submits operations with one idempotency key each, persisted in
 /// localStorage before the first send.
@@ -292,38 +292,22 @@ async fn reconcile(config: Rc<Config>, name: String) -> Result<JsValue, JsValue>
     };
     let key = op.key().map(key_string).unwrap_or_default();
     let deadline = now_ms().saturating_add(policy.attempt_timeout_ms);
-    let failed = |why: &str| {
-        error(
-            "reconcileFailed",
-            &["key state of ", &key, ": ", why].concat(),
-        )
-    };
-    let reply = fetch::get(
+    let state = reconcile::reconcile(
+        &mut op,
         &config.key_state_url(&key),
         &config.endpoint.headers,
+        &mut journal,
         deadline,
     )
     .await
-    .map_err(|why| failed(&why))?;
-    let state = KeyState::from_reply(reply.status, &reply.body).ok_or_else(|| {
-        failed(
-            &[
-                "answered ",
-                &crate::json::u64_string(u64::from(reply.status)),
-            ]
-            .concat(),
+    .map_err(|why| {
+        error(
+            "reconcileFailed",
+            &["key state of ", &key, ": ", &why].concat(),
         )
     })?;
-    let now = now_ms();
-    if op.handle_key_state(now, &state) {
-        // Settle the journal (the next poll does) only if the record we asked about still
-        // stands: another tab or a running call may have settled or discarded it meanwhile.
-        if matches!(journal.load(&name), Ok(Some(r)) if Some(r.key) == op.key()) {
-            let _ = op.poll(now, &mut journal, &mut MathRandom);
-        }
-        if let Some(outcome) = op.outcome() {
-            return Ok(reconciliation_object(outcome, &state).into());
-        }
+    if let Some(outcome) = op.outcome() {
+        return Ok(reconciliation_object(outcome, &state).into());
     }
     let outcome = crate::Outcome {
         name,

@@ -31,7 +31,8 @@ pub enum InfoCause {
     /// The tab reloaded while the attempt was out.
     Reloaded,
     /// The page stopped waiting: the checkout ended (a late answer to an earlier attempt
-    /// settled it, or its window closed).
+    /// settled it, or its window closed), or Pay was pressed again and a naive page now waits
+    /// for the request that click sent.
     Abandoned,
 }
 
@@ -149,9 +150,21 @@ pub struct History {
     /// the work, PayCo's decisions), in time order.
     #[serde(default)]
     pub steps: Vec<Step>,
+    /// Each response's HTTP as the server wrote it (status, headers, body), by the response's
+    /// [`MessageId`], in the order sent: what a diagram shows when a response is clicked. Not
+    /// exported and not hashed: the recorded messages and steps determine it, and a replayed
+    /// run writes it again.
+    #[serde(skip)]
+    pub responses: Vec<(MessageId, idem_store::http::HttpResponse)>,
 }
 
 impl History {
+    /// The HTTP response recorded for message `id`, if it is a response.
+    pub fn response_http(&self, id: MessageId) -> Option<&idem_store::http::HttpResponse> {
+        let i = self.responses.binary_search_by_key(&id, |(m, _)| *m).ok()?;
+        self.responses.get(i).map(|(_, r)| r)
+    }
+
     /// The attempts of one checkout, in order.
     pub fn attempts_of(&self, checkout: CheckoutId) -> impl Iterator<Item = &AttemptRecord> {
         self.attempts.iter().filter(move |a| a.checkout == checkout)
@@ -188,6 +201,7 @@ mod tests {
             checkouts: vec![],
             messages: vec![],
             steps: vec![],
+            responses: vec![],
         }
     }
 

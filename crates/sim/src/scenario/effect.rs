@@ -26,6 +26,8 @@ pub enum Pause {
     /// A client got an answer that differs from the first one under its key, or answers other
     /// parameters than it sent.
     WrongAnswer,
+    /// A page's attempt timed out: it got no answer and cannot tell what happened.
+    TimedOut,
     /// Virtual time reached this many milliseconds.
     At(u64),
 }
@@ -80,6 +82,7 @@ impl Pause {
             Pause::Fenced => c.fenced > 0,
             Pause::DoubleCharge => world.double_charged() > 0,
             Pause::WrongAnswer => wrong_answer(world),
+            Pause::TimedOut => c.timeouts > 0,
             Pause::At(t) => world.now() >= t,
         }
     }

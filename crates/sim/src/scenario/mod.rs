@@ -29,11 +29,14 @@ pub struct Step {
     pub command: Command,
 }
 
-/// The second run of a scenario: same seed and script, the cause removed.
+/// The second run of a scenario: same seed and script, the cause removed (from the config, or,
+/// when the cause is the page's, from its script).
 #[derive(Clone, Copy, Debug)]
 pub struct Fix {
     /// What the fix changes.
     pub caption: &'static str,
+    /// The script, when the page itself changes (another strategy); `None`: the scenario's.
+    pub script: Option<&'static [Step]>,
     /// What the fixed run shows at its pause.
     pub after_pause: &'static str,
     /// Undo the cause in the scenario's config.
@@ -69,8 +72,9 @@ pub struct Scenario {
     pub fix: Option<Fix>,
 }
 
-/// Amount of every scripted checkout's cart, in cents.
-pub const CART_CENTS: u32 = 2599;
+/// Amount of every scripted checkout's cart, in cents: the demo's cart (its page pins the two
+/// equal), so the cart a scenario's page shows is the amount PayCo charges.
+pub const CART_CENTS: u32 = 2590;
 
 impl Scenario {
     /// The scenario with this id.
@@ -107,6 +111,19 @@ impl Scenario {
         match (&self.fix, fixed) {
             (Some(f), true) => f.pause,
             _ => self.pause,
+        }
+    }
+
+    /// The controls of a run, in time order.
+    pub fn script(&self, fixed: bool) -> &'static [Step] {
+        match (&self.fix, fixed) {
+            (
+                Some(Fix {
+                    script: Some(s), ..
+                }),
+                true,
+            ) => s,
+            _ => self.script,
         }
     }
 

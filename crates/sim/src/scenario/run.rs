@@ -57,7 +57,7 @@ impl ScenarioRun {
     }
 
     fn next_step(&self) -> Option<&'static Step> {
-        self.scenario.script.get(self.next)
+        self.scenario.script(self.fixed).get(self.next)
     }
 
     /// When the next scripted control or event is due.
@@ -116,7 +116,7 @@ impl ScenarioRun {
         if self.paused.is_some() {
             return;
         }
-        let done = self.next >= self.scenario.script.len();
+        let done = self.next >= self.scenario.script(self.fixed).len();
         if self.pause().holds(world, done) {
             self.paused = Some((world.now(), world.events_run()));
             self.just_paused = true;

@@ -17,6 +17,18 @@ const PAY: Command = Command::StartCheckout {
     host_journal: false,
 };
 
+/// Pay for the cart without a key (the page's first strategy in the lesson).
+const PAY_NO_KEY: Command = Command::StartCheckout {
+    strategy: Strategy::NoKey,
+    amount: Some(CART_CENTS),
+    host_journal: false,
+};
+
+/// The customer presses Pay again on checkout 0.
+const PAY_AGAIN: Command = Command::PayAgain {
+    checkout: CheckoutId(0),
+};
+
 /// The page sends checkout 0's request again, now (`other_cart`: another cart).
 const fn resend(other_cart: bool) -> Command {
     Command::Resend {
@@ -58,6 +70,10 @@ fn key_only_at_top_hop(c: &mut SimConfig) {
     c.bugs.push(Bug::KeyOnlyAtTopHop);
 }
 
+fn two_step_write(c: &mut SimConfig) {
+    c.bugs.push(Bug::TwoStepWrite);
+}
+
 fn no_fingerprint_check(c: &mut SimConfig) {
     c.bugs.push(Bug::NoFingerprintCheck);
 }
@@ -65,7 +81,7 @@ fn no_fingerprint_check(c: &mut SimConfig) {
 const FIX_BUG: &str = "Same seed, same faults, the bug switched off.";
 
 /// Every scenario, in menu order.
-pub static SCENARIOS: [Scenario; 12] = [
+pub static SCENARIOS: [Scenario; 15] = [
     Scenario {
         id: "lost-response",
         title: "Lost response",
@@ -104,18 +120,22 @@ pub static SCENARIOS: [Scenario; 12] = [
     },
     Scenario {
         id: "double-click",
-        title: "Double click (409)",
-        caption: "Pay is clicked twice: two requests with one key, 5 ms apart. Watch the second one meet the first one's claim.",
-        after_pause: "409 Conflict: the second request found the claim in flight and was told to retry later. Only one worker runs.",
+        title: "Double click",
+        caption: "A page without keys: Pay is clicked twice, 5 ms apart. Watch the second click send the cart again.",
+        after_pause: "Charged twice: without a key the server cannot tell the second click from a new order. Same checkout, two charges.",
         seed: 1,
         setup: quiet,
-        script: &[
-            at(0, PAY),
-            at(5, resend(false)),
-        ],
-        pause: Pause::Conflict,
-        expect: &[Effect::Conflict, Effect::DoubleCharged(false)],
-        fix: None,
+        script: &[at(0, PAY_NO_KEY), at(5, PAY_AGAIN)],
+        pause: Pause::DoubleCharge,
+        expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
+        fix: Some(Fix {
+            caption: "Same seed, one key for the checkout: the second request carries it too. Watch it meet the first one's claim.",
+            script: Some(&[at(0, PAY), at(5, resend(false))]),
+            after_pause: "409 Conflict: the second request found the claim in flight and was told to retry later. Only one worker runs. (The demo's own Pay button goes further: with a key it resumes the pending checkout and sends nothing.)",
+            setup: quiet,
+            pause: Pause::Conflict,
+            expect: &[Effect::Conflict, Effect::DoubleCharged(false)],
+        }),
     },
     Scenario {
         id: "other-cart",
@@ -155,6 +175,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         pause: Pause::DoubleCharge,
         expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
         fix: Some(Fix {
+            script: None,
             caption: "Same seed, retention back to 24 h: longer than any retry window.",
             after_pause: "Replayed: the record was still there. One charge.",
             setup: long_retention,
@@ -174,6 +195,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
         fix: Some(Fix {
             caption: FIX_BUG,
+            script: None,
             after_pause: "One key kept across retries: the retry was replayed. One charge.",
             setup: no_bugs,
             pause: Pause::FirstReplay,
@@ -195,6 +217,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
         fix: Some(Fix {
             caption: FIX_BUG,
+            script: None,
             after_pause: "Insert-if-absent: the second request got 409. One charge.",
             setup: no_bugs,
             pause: Pause::Settled,
@@ -217,6 +240,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         expect: &[Effect::WrongAnswer(true), Effect::Charges(1)],
         fix: Some(Fix {
             caption: FIX_BUG,
+            script: None,
             after_pause: "Fenced: the zombie's save was refused; the later replay is identical to the first answer.",
             setup: no_bugs,
             pause: Pause::At(4_600),
@@ -235,6 +259,7 @@ pub static SCENARIOS: [Scenario; 12] = [
         expect: &[Effect::DoubleCharged(true), Effect::TakenOver],
         fix: Some(Fix {
             caption: "Same seed, same crash, the charge:<order> key sent to PayCo.",
+            script: None,
             after_pause: "PayCo deduped the takeover's charge on charge:<order>. One charge.",
             setup: no_bugs,
             pause: Pause::Deduped,
@@ -256,10 +281,61 @@ pub static SCENARIOS: [Scenario; 12] = [
         expect: &[Effect::WrongAnswer(true), Effect::Charges(1)],
         fix: Some(Fix {
             caption: FIX_BUG,
+            script: None,
             after_pause: "422: the fingerprint differs, the store refuses. No wrong answer.",
             setup: no_bugs,
             pause: Pause::Mismatch,
             expect: &[Effect::Mismatch, Effect::WrongAnswer(false)],
+        }),
+    },
+    Scenario {
+        id: "bug-two-step-write",
+        title: "Bug: two-step write",
+        caption: "The order is committed apart from the key's record. The worker crashes after the charge: watch the takeover find no order and make a new one.",
+        after_pause: "Charged twice: the takeover had no recovery point, so it created a new order and charged it under a new PayCo key.",
+        seed: 1,
+        setup: two_step_write,
+        script: &[at(0, Command::CrashNextAfterCharge), at(0, PAY)],
+        pause: Pause::DoubleCharge,
+        expect: &[Effect::DoubleCharged(true), Effect::TakenOver],
+        fix: Some(Fix {
+            caption: "Same seed, same crash, the order written in the claim's transaction (the recovery point).",
+            script: None,
+            after_pause: "The takeover resumed the same order and PayCo deduped its charge on charge:<order>. One charge.",
+            setup: no_bugs,
+            pause: Pause::Deduped,
+            expect: &[Effect::Charges(1), Effect::Deduped, Effect::DoubleCharged(false)],
+        }),
+    },
+    Scenario {
+        id: "ambiguous-timeout",
+        title: "The ambiguous timeout",
+        caption: "A page without keys pays. The server charges, but its answer is lost. Watch the page's timer.",
+        after_pause: "Timed out: the page has no answer. Was the card charged? PayCo says yes; the page cannot know.",
+        seed: 1,
+        setup: quiet,
+        script: &[at(0, Command::DropNextResponse), at(0, PAY_NO_KEY)],
+        pause: Pause::TimedOut,
+        expect: &[Effect::Charges(1)],
+        fix: None,
+    },
+    Scenario {
+        id: "no-key-retry",
+        title: "Retry without a key",
+        caption: "The answer is lost and the page, without a key, tries again. Watch the retry arrive as a new order.",
+        after_pause: "Charged twice: without a key the retry was just another payment.",
+        seed: 1,
+        setup: quiet,
+        script: &[at(0, Command::DropNextResponse), at(0, PAY_NO_KEY)],
+        pause: Pause::DoubleCharge,
+        expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
+        fix: Some(Fix {
+            caption: "Same seed, same lost answer, one key for the checkout kept across retries.",
+            script: Some(&[at(0, Command::DropNextResponse), at(0, PAY)]),
+            after_pause: "Replayed: the retry carried the same key and got the saved 201. One charge.",
+            setup: quiet,
+            pause: Pause::FirstReplay,
+            expect: &[Effect::Charges(1), Effect::Replayed, Effect::DoubleCharged(false)],
         }),
     },
 ];

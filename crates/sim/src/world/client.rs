@@ -272,6 +272,7 @@ impl World {
         if let Some(out) = timed_out {
             cl.out = None;
             let amount = cl.amount;
+            self.counters.timeouts += 1;
             self.record_attempt(
                 c,
                 out,
@@ -467,6 +468,23 @@ impl World {
             // Nothing (or nothing readable) in the journal: the page cannot know the outcome.
             Ok(None) | Err(_) => self.finish_checkout(c, CheckoutOutcome::Unknown),
         }
+    }
+
+    /// Pay pressed again while checkout `c` is pending ([`Command::PayAgain`](super::Command)).
+    /// A naive page stops waiting for the attempt it has out (recorded as abandoned: its
+    /// answer, if one comes, arrives late) and sends its next attempt now, with no key or a
+    /// fresh one; a same-key page's pending operation goes on, nothing new is sent.
+    pub(super) fn pay_again(&mut self, c: CheckoutId) {
+        let cl = &mut self.clients[c.0 as usize];
+        if cl.done || cl.reloading || cl.strategy == Strategy::SameKey {
+            return;
+        }
+        if let Some(out) = cl.out.take() {
+            let amount = cl.amount;
+            let cause = InfoCause::Abandoned;
+            self.record_attempt(c, out, amount, AttemptResult::Info { cause });
+        }
+        self.send_naive(c);
     }
 
     /// Send a request outside the page's operation under the checkout's key, with the cart's

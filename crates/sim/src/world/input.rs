@@ -56,6 +56,16 @@ pub enum Command {
     DeclineNextCharge,
     /// The next worker's PayCo call times out (PayCo may or may not have charged).
     TimeOutNextPaycoCall,
+    /// The customer presses Pay again while a checkout is pending. A naive page (no key, or a
+    /// new key per attempt) sends the cart's request again at once, as its next attempt under
+    /// its own rule for keys, and waits for that one: both requests run, so PayCo charges the
+    /// checkout twice. A same-key page's operation is pending in its journal: the click
+    /// resumes it and nothing new is sent. A checkout that ended, or whose tab is reloading,
+    /// ignores the click.
+    PayAgain {
+        /// Which checkout's Pay button.
+        checkout: CheckoutId,
+    },
     /// The page sends a request again under a checkout's key, `after_ms` from now.
     Resend {
         /// Which checkout's key.
@@ -114,7 +124,9 @@ impl World {
     /// key ([`SimError::Start`]) stays recorded: the refusal is part of the run.
     pub fn apply(&mut self, command: Command) -> Result<Option<CheckoutId>, SimError> {
         match &command {
-            Command::Reload { checkout } | Command::Resend { checkout, .. }
+            Command::Reload { checkout }
+            | Command::Resend { checkout, .. }
+            | Command::PayAgain { checkout }
                 if checkout.0 as usize >= self.clients.len() =>
             {
                 return Err(SimError::NoSuchCheckout(checkout.0));
@@ -171,6 +183,7 @@ impl World {
             Command::SlowNextWorker => self.oneshot.slow = true,
             Command::DeclineNextCharge => self.oneshot.decline = true,
             Command::TimeOutNextPaycoCall => self.oneshot.payco_timeout = true,
+            Command::PayAgain { checkout } => self.pay_again(checkout),
             Command::Resend {
                 checkout,
                 other_cart,
@@ -259,6 +272,11 @@ impl World {
     /// decided and saved its answer) is drawn; the worker cannot tell, and fails with a 504.
     pub fn time_out_next_payco_call(&mut self) {
         self.control(Command::TimeOutNextPaycoCall);
+    }
+
+    /// The customer presses Pay again while `checkout` is pending (see [`Command::PayAgain`]).
+    pub fn pay_again_for(&mut self, checkout: CheckoutId) -> Result<(), SimError> {
+        self.apply(Command::PayAgain { checkout }).map(drop)
     }
 
     /// The page sends the checkout's request again under its key, now (a double click).

@@ -133,6 +133,9 @@ impl World {
             replayed: http.header(http::IDEMPOTENT_REPLAYED) == Some(http::REPLAYED_TRUE),
         };
         let message = self.record_message(origin.checkout, origin.attempt, kind, fate);
+        if self.records_in_full() {
+            self.history.responses.push((message, http.clone()));
+        }
         if let Some(at) = fate.arrivals().next() {
             let slot = self.responses.insert(Response {
                 origin,

@@ -42,6 +42,8 @@ pub struct RunLog {
     pub scenario: Option<String>,
     /// Projector mode (page only).
     pub projector: bool,
+    /// The guided tour's step (0-based), while it is open (page only).
+    pub tour: Option<u8>,
 }
 
 impl RunLog {
@@ -62,6 +64,7 @@ impl RunLog {
             events: 0,
             scenario: None,
             projector: false,
+            tour: None,
         }
     }
 

@@ -10,7 +10,7 @@ use crate::model::cart;
 use crate::model::fields::FULL;
 use crate::model::run_log::RunLog;
 use crate::model::settings::{
-    probability, NetworkSettings, ServerSettings, MAX_BATCH, MAX_MS, MAX_RETENTION_MS,
+    probability, NetworkSettings, ServerSettings, Settings, MAX_BATCH, MAX_MS, MAX_RETENTION_MS,
 };
 
 fn num(text: &str) -> Result<u64, TextError> {
@@ -210,6 +210,9 @@ fn commands_from(text: &str) -> Result<(Command, u32), TextError> {
         "l" => one(Command::Reload {
             checkout: checkout(num(rest)?)?,
         }),
+        "a" => one(Command::PayAgain {
+            checkout: checkout(num(rest)?)?,
+        }),
         "q" => bare(Command::DropNextRequest),
         "s" => bare(Command::DropNextResponse),
         "d" => bare(Command::DeclineNextCharge),
@@ -259,6 +262,14 @@ fn scenario_id(text: &str) -> Result<String, TextError> {
     }
 }
 
+/// A 1-based tour step in a link, 0-based.
+fn tour_step(n: u64) -> Result<u8, TextError> {
+    match n {
+        1..=16 => Ok(n as u8 - 1),
+        _ => Err(TextError("the tour has no such step")),
+    }
+}
+
 /// Checkouts an input starts.
 fn starts(c: &Command) -> u64 {
     u64::from(matches!(c, Command::StartCheckout { .. }))
@@ -276,7 +287,7 @@ pub fn decode(text: &str) -> Result<Option<RunLog>, TextError> {
     let (mut version, mut seed, mut strategy) = (None, None, Strategy::SameKey);
     let (mut network, mut server) = (None, None);
     let (mut inputs, mut now, mut events) = (Vec::new(), 0, 0);
-    let (mut scenario, mut projector) = (None, false);
+    let (mut scenario, mut projector, mut tour) = (None, false, None);
     for pair in text.split('&') {
         let (k, v) = pair
             .split_once('=')
@@ -305,9 +316,17 @@ pub fn decode(text: &str) -> Result<Option<RunLog>, TextError> {
             "e" => events = num(v)?,
             "sc" => scenario = Some(scenario_id(v)?),
             "pj" => projector = flag(num(v)?)?,
+            "tr" => tour = Some(tour_step(num(v)?)?),
             // Unknown keys are from a newer page: ignored, like unknown JSON members.
             _ => {}
         }
+    }
+    if let (Some(step), None, None) = (tour, version, seed) {
+        // `#tr=3`: the tour's step 3, run afresh from the default settings.
+        let s = Settings::default();
+        let mut log = RunLog::new(s.seed.value, s.strategy, s.network(), s.server());
+        log.tour = Some(step);
+        return Ok(Some(log));
     }
     if version != Some(VERSION) {
         return Err(TextError("the link is from another version of the page"));
@@ -334,5 +353,6 @@ pub fn decode(text: &str) -> Result<Option<RunLog>, TextError> {
     log.events = events;
     log.scenario = scenario;
     log.projector = projector;
+    log.tour = tour;
     Ok(Some(log))
 }

@@ -78,6 +78,10 @@ fn command_text(out: &mut String, c: &Command) {
             out.push('l');
             push_num(out, u64::from(checkout.0));
         }
+        Command::PayAgain { checkout } => {
+            out.push('a');
+            push_num(out, u64::from(checkout.0));
+        }
         Command::DropNextRequest => out.push('q'),
         Command::DropNextResponse => out.push('s'),
         Command::DeclineNextCharge => out.push('d'),
@@ -243,6 +247,10 @@ pub fn encode(log: &RunLog) -> String {
     }
     if log.projector {
         out.push_str("&pj=1");
+    }
+    if let Some(step) = log.tour {
+        out.push_str("&tr=");
+        push_num(&mut out, u64::from(step) + 1);
     }
     out
 }

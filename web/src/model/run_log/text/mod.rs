@@ -17,6 +17,7 @@
 //! | a batch: `n` × `StartCheckout` with a drawn amount, same place | `b<strategy>x<n>` |
 //! | any other `StartCheckout` | `k<strategy>x<host journal 0/1>[x<amount>]` |
 //! | `ReloadTab` / `Reload` | `r` / `l<checkout>` |
+//! | `PayAgain` (Pay pressed while the checkout is pending) | `a<checkout>` |
 //! | `DropNextRequest` / `DropNextResponse` | `q` / `s` |
 //! | `DeclineNextCharge`, `CrashNextAfterCharge`, `SlowNextWorker`, `TimeOutNextPaycoCall` | `d`, `x`, `w`, `t` |
 //! | `Resend` | `o<checkout>x<other cart 0/1>x<after ms>` |
@@ -116,6 +117,9 @@ mod tests {
             Command::Reload {
                 checkout: CheckoutId(3),
             },
+            Command::PayAgain {
+                checkout: CheckoutId(0),
+            },
             Command::DeclineNextCharge,
             Command::CrashNextAfterCharge,
             Command::SlowNextWorker,
@@ -146,6 +150,7 @@ mod tests {
         log.reached(9_000, 400);
         log.scenario = Some("lost-response".into());
         log.projector = true;
+        log.tour = Some(4);
         log
     }
 
@@ -190,6 +195,18 @@ mod tests {
         let text = encode(&log);
         assert!(text.contains("&c=5.1.b2x5000_5.1.b2x3&"), "{text}");
         assert_eq!(decode(&text), Ok(Some(log)));
+    }
+
+    #[test]
+    fn a_tour_step_alone_is_a_link_to_it() {
+        let log = decode("#tr=3").unwrap().unwrap();
+        assert_eq!(
+            (log.tour, log.scenario, log.inputs.len()),
+            (Some(2), None, 0)
+        );
+        assert!(encode(&sample()).contains("&tr=5"));
+        assert!(decode("#tr=0").is_err());
+        assert!(decode("#tr=99").is_err());
     }
 
     #[test]

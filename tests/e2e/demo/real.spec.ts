@@ -1,0 +1,206 @@
+// The demo's real-server mode, in Chromium, against a real idem-server and PayCo per test
+// (./real.ts): real fetch from the page's origin to the server's (CORS), real localStorage,
+// real time. What the page shows is checked against what the server itself answers to the
+// tenant shown on screen.
+import { armed, deadPort, expect, test } from './real';
+
+const PAID = /^(paid|replayed)$/;
+
+test('Pay charges once: in the ledger panel, in PayCo\'s real ledger, under the tenant on screen', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  expect(tenant).toMatch(/^demo-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  // Real mode shows nothing of the simulated run.
+  await expect(page.getByTestId('virtual-time')).toHaveCount(0);
+  await expect(page.getByTestId('claim-table')).toHaveAttribute('data-rows', '0');
+
+  await page.getByTestId('pay').click();
+  const outcome = page.getByTestId('real-outcome');
+  await expect(outcome).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  const key = (await outcome.getAttribute('data-key'))!;
+  expect(key).toMatch(/^[0-9a-f-]{36}$/);
+
+  // The page's panels: one done claim under the tenant, one charge.
+  await expect(page.getByTestId('ledger')).toHaveAttribute('data-orders', '1');
+  await expect(page.getByTestId('ledger-row')).toHaveAttribute('data-charges', '1');
+  const row = page.getByTestId('claim-row');
+  await expect(row).toHaveAttribute('data-status', 'done');
+  await expect(row).toHaveAttribute('data-key', key);
+  await expect(row).toHaveAttribute('data-scope', tenant);
+  await expect(page.getByTestId('invariant')).toHaveAttribute('data-ok', 'true');
+
+  // The server, asked as the tenant shown on screen, has this very checkout.
+  const views = real.views(tenant);
+  const orders = await views.orders();
+  expect(orders.map((o) => [o.key, o.status])).toEqual([[key, 'paid']]);
+  expect(await views.chargesPerOrder()).toEqual({ [orders[0].id]: 1 });
+  await expect(page.getByTestId('ledger-row')).toHaveAttribute('data-order', `#${orders[0].id}`);
+  const events = await views.events();
+  expect(events.length).toBeGreaterThan(0);
+  expect(new Set(events.map((e) => e.scope))).toEqual(new Set([tenant]));
+  // Every one of them is in the feed (newest first).
+  const kinds = await page.getByTestId('event').evaluateAll((es) => es.map((e) => e.getAttribute('data-kind')));
+  expect(kinds.reverse()).toEqual(events.map((e) => (e.kind.type === 'note' ? 'charged' : e.kind.type)));
+});
+
+test('drop-response: the connection closes after the commit, the retry is replayed, one charge', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  const views = real.views(tenant);
+  await page.getByTestId('drop-next-response').click();
+  await armed(views, ['drop-response']);
+  await page.getByTestId('pay').click();
+  // Chromium itself may resend the POST whose connection closed unanswered (same bytes, same
+  // key): the replay then answers the SDK's first attempt. Either way the answer is the replay.
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'replayed', { timeout: 15_000 });
+  const key = (await page.getByTestId('real-outcome').getAttribute('data-key'))!;
+  await expect(page.locator('[data-testid=event][data-kind=replayed]')).toHaveCount(1);
+  await expect(page.locator('[data-testid=event][data-kind=fault]')).toHaveCount(1);
+  const events = (await views.events()).filter((e) => e.key === key);
+  expect(events.filter((e) => e.kind.type === 'claimed')).toHaveLength(1);
+  expect(events.filter((e) => e.kind.type === 'replayed').length).toBeGreaterThanOrEqual(1);
+  expect(Object.values(await views.chargesPerOrder())).toEqual([1]);
+  await expect(page.getByTestId('ledger-row')).toHaveAttribute('data-charges', '1');
+  // The one-shot is used up: the page's next fault set (a worker toggle) leaves it out.
+  await page.getByTestId('slow-worker').check();
+  await armed(views, ['slow-worker']);
+  await page.getByTestId('slow-worker').uncheck();
+  await armed(views, []);
+});
+
+test('crash-after-charge: the claim goes stale, a retry takes it over, PayCo answers its saved charge: one charge', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  const views = real.views(tenant);
+  await page.getByTestId('crash-after-charge').check();
+  await armed(views, ['crash-after-charge']);
+  await page.getByTestId('pay').click();
+  // The worker died after PayCo's charge: turn the fault off so the takeover's worker lives.
+  await expect(page.locator('[data-testid=event][data-kind=fault]')).toHaveCount(1, { timeout: 10_000 });
+  await page.getByTestId('crash-after-charge').uncheck();
+  await armed(views, []);
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  await expect(page.getByTestId('count-takeover')).toHaveAttribute('data-count', '1');
+  expect((await views.events()).filter((e) => e.kind.type === 'taken_over')).toHaveLength(1);
+  expect(Object.values(await views.chargesPerOrder())).toEqual([1]);
+  await expect(page.getByTestId('ledger-row')).toHaveAttribute('data-charges', '1');
+});
+
+test('503: refused before the claim, retried after Retry-After, paid once', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  const views = real.views(tenant);
+  await page.getByTestId('unavailable-next').click();
+  await armed(views, ['unavailable']);
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  // Two attempts left the page: the 503, then the one that paid.
+  await expect(page.getByTestId('stat-attempts')).toHaveText('2');
+  const events = await views.events();
+  expect(events.filter((e) => e.kind.type === 'claimed')).toHaveLength(1);
+  expect(events.some((e) => e.kind.type === 'note' && String(e.kind.text).startsWith('fault: unavailable'))).toBe(true);
+  expect(Object.values(await views.chargesPerOrder())).toEqual([1]);
+});
+
+test('decline next charge: the next checkout pays with the declining test card, refused 402, nothing charged', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  await page.getByTestId('decline-next').click();
+  await expect(page.getByTestId('decline-next')).toHaveAttribute('data-armed', 'true');
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'refused', { timeout: 15_000 });
+  await expect(page.getByTestId('real-outcome')).toContainText('402');
+  await expect(page.getByTestId('decline-next')).toHaveAttribute('data-armed', 'false');
+  const views = real.views(tenant);
+  expect((await views.ledger()).map((r) => r.outcome)).toEqual(['declined']);
+  await expect(page.getByTestId('ledger')).toHaveAttribute('data-orders', '0');
+  // The next one pays with the usual card.
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  await expect(page.getByTestId('ledger')).toHaveAttribute('data-orders', '1');
+});
+
+test('a reload mid-checkout resumes from localStorage with the same key and the same tenant', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  const views = real.views(tenant);
+  // The answer is held past the attempt timeout: the page is reloaded while it waits.
+  await page.getByTestId('hold-next-response').click();
+  await armed(views, ['hold-response']);
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('storage-state')).toHaveText('pending');
+  const key = (await page.getByTestId('storage-key').textContent())!;
+  await expect(page.getByTestId('claim-row')).toHaveAttribute('data-key', key);
+  await page.reload();
+  await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'up');
+  await expect(page.getByTestId('real-tenant')).toHaveText(tenant);
+  const outcome = page.getByTestId('real-outcome');
+  await expect(outcome).toHaveAttribute('data-state', PAID, { timeout: 15_000 });
+  await expect(outcome).toHaveAttribute('data-key', key);
+  await expect(page.getByTestId('storage-key')).toHaveText(key);
+  const orders = await views.orders();
+  expect(orders.map((o) => o.key)).toEqual([key]);
+  expect((await views.events()).filter((e) => e.kind.type === 'claimed')).toHaveLength(1);
+  expect(Object.values(await views.chargesPerOrder())).toEqual([1]);
+});
+
+test('an unknown outcome is reconciled through the key-state endpoint', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  const views = real.views(tenant);
+  // Every worker crashes after the charge: no attempt ever gets an answer, the 20 s retry
+  // window closes, and the page asks GET /api/keys/{key}.
+  await page.getByTestId('crash-after-charge').check();
+  await armed(views, ['crash-after-charge']);
+  await page.getByTestId('pay').click();
+  const outcome = page.getByTestId('real-outcome');
+  await expect(outcome).toHaveAttribute('data-state', 'unknown', { timeout: 40_000 });
+  const said = page.getByTestId('real-reconciled');
+  await expect(said).toHaveAttribute('data-state', 'in_flight');
+  await expect(said).toContainText('lease age');
+  await expect(page.getByTestId('storage-state')).toContainText('unknown');
+  // The claim is the server's: it says in flight too.
+  const key = (await outcome.getAttribute('data-key'))!;
+  const state = await fetch(`${real.api}/api/keys/${key}`, { headers: { Authorization: `Bearer ${tenant}` } });
+  expect((await state.json()).state).toBe('in_flight');
+  await page.getByTestId('real-reconcile').click();
+  await expect(said).toHaveAttribute('data-state', 'in_flight');
+});
+
+test('switching back to the simulated mode shows nothing of real mode', async ({ page, real }) => {
+  await page.goto(`/?server=${encodeURIComponent(real.api)}`);
+  await expect(page.getByTestId('virtual-time')).toBeVisible();
+  // The simulated run has a charge of its own first.
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('ledger')).toHaveAttribute('data-orders', '1', { timeout: 15_000 });
+  await expect(page.getByTestId('ledger-row')).toHaveAttribute('data-order', 'co_0');
+  await page.getByTestId('mode-real').check();
+  await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'up');
+  const tenant = (await page.getByTestId('real-tenant').textContent())!;
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  await expect(page.getByTestId('ledger-row')).toHaveAttribute('data-order', /^#/);
+
+  await page.getByTestId('mode-simulated').check();
+  await expect(page.getByTestId('mode')).toHaveAttribute('data-mode', 'simulated');
+  await expect(page.getByTestId('virtual-time')).toBeVisible();
+  for (const hook of ['real-tenant', 'real-outcome', 'real-link', 'real-time', 'real-network-note', 'real-time-note', 'unavailable-next']) {
+    await expect(page.getByTestId(hook)).toHaveCount(0);
+  }
+  await expect(page.locator(`[data-scope="${tenant}"]`)).toHaveCount(0);
+  await expect(page.getByTestId('ledger-row')).toHaveAttribute('data-order', 'co_0');
+  await expect(page.locator('body')).not.toContainText(tenant);
+  await expect(page.getByTestId('request-loss')).toBeEnabled();
+  await expect(page.getByTestId('strategy')).toBeEnabled();
+});
+
+test('real mode with no server says so plainly and offers the simulated mode', async ({ page }) => {
+  // No idem-server here: a port nothing listens on.
+  const server = `http://127.0.0.1:${await deadPort()}`;
+  await page.goto(`/?server=${encodeURIComponent(server)}`);
+  await expect(page.getByTestId('pay')).toBeEnabled();
+  await page.getByTestId('mode-real').check();
+  const down = page.getByTestId('real-down');
+  await expect(down).toBeVisible();
+  await expect(down).toContainText(`idem-server does not answer at ${server}`);
+  await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'down');
+  await expect(page.getByTestId('pay')).toBeDisabled();
+  await page.getByTestId('real-use-simulated').click();
+  await expect(page.getByTestId('mode')).toHaveAttribute('data-mode', 'simulated');
+  await expect(page.getByTestId('real-down')).toHaveCount(0);
+  await expect(page.getByTestId('virtual-time')).toBeVisible();
+  await expect(page.getByTestId('pay')).toBeEnabled();
+});

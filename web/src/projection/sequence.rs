@@ -1,0 +1,409 @@
+//! The sequence diagram's trace (`model/sequence.rs`) for one checkout of the simulated world:
+//! its messages with their fates and bytes, from the history's message log
+//! (`idem_sim::history::messages`), the store's, the worker's and PayCo's decisions as marks,
+//! and the page's own moments (the journal write, a second click, timeouts, the outcome, the
+//! settled entry its journal keeps): the ground truth beside the page's own lane, from which
+//! `model::sequence::knew` reads what the page knew at each message.
+//!
+//! It reads the world; it never changes it. A real-server source builds the same `Trace` from
+//! what the page sent and received and what the server's event stream reported.
+
+use idem_client::{Entry, RecordState};
+use idem_sim::{
+    op_name, AttemptResult, CheckoutId, CheckoutOutcome, Command, Decision, History, InfoCause,
+    MessageKind, PaycoDecision, StepKind, WorkEnd, World,
+};
+
+use super::feed::short;
+use crate::model::cart::euros;
+use crate::model::sequence::{Hop, Lane, Mark, Msg, Trace};
+
+fn decision(d: Decision, retry_after: Option<&str>) -> (&'static str, String) {
+    let (kind, text, n) = match d {
+        Decision::Claimed { token } => ("claimed", "claimed · lease #", Some(token)),
+        Decision::TakenOver { token } => ("takeover", "taken over · lease #", Some(token)),
+        Decision::Unkeyed => ("unkeyed", "no key: the work runs", None),
+        Decision::Replayed => ("replayed", "replayed the saved answer", None),
+        Decision::InFlight => {
+            let wait = ["409 + Retry-After: ", retry_after.unwrap_or("?"), " s"].concat();
+            return ("409", wait);
+        }
+        Decision::Mismatch => ("422", "422: other parameters", None),
+        Decision::Invalid { status } => ("400", "refused: ", Some(u64::from(status))),
+    };
+    (
+        kind,
+        [text, &n.map_or(String::new(), |n| n.to_string())].concat(),
+    )
+}
+
+fn work_end(e: WorkEnd) -> (&'static str, String) {
+    let (kind, text, status) = match e {
+        WorkEnd::Saved { status } => ("saved", "saved ", status),
+        WorkEnd::Released { status } => ("released", "released · ", status),
+        WorkEnd::Answered { status } => ("answered", "answered, nothing saved · ", status),
+        WorkEnd::Fenced => return ("fenced", "fenced: lease lost".into()),
+        WorkEnd::Crashed => return ("crashed", "✝ crashed after the charge".into()),
+    };
+    (kind, [text, &status.to_string()].concat())
+}
+
+fn payco(d: PaycoDecision) -> (&'static str, String) {
+    match d {
+        PaycoDecision::Charged { charge } => {
+            ("charged", ["charged ", &charge.to_string()].concat())
+        }
+        PaycoDecision::Deduped { charge } => (
+            "deduped",
+            [
+                "deduped → ",
+                &charge.map_or("its decline".into(), |c| c.to_string()),
+                ": no money",
+            ]
+            .concat(),
+        ),
+        PaycoDecision::Declined => ("declined", "declined".into()),
+    }
+}
+
+/// `start`, then one `name: value` line per header, a blank line and `body`.
+fn http_text(start: &str, headers: &[(String, String)], body: &str) -> String {
+    let mut out = start.to_string();
+    for (n, v) in headers {
+        out.push_str(&["\n", n, ": ", v].concat());
+    }
+    out.push_str("\n\n");
+    out.push_str(body);
+    out
+}
+
+/// Checkout `c`'s messages, and each 409's Retry-After by the request it answered.
+fn messages(world: &World, h: &History, c: CheckoutId) -> (Vec<Msg>, Vec<(u32, String)>) {
+    let (mut out, mut waits) = (Vec::new(), Vec::new());
+    let Some(rec) = world.checkout(c) else {
+        return (out, waits);
+    };
+    for (i, m) in h.messages.iter().enumerate() {
+        if m.checkout != c {
+            continue;
+        }
+        let arrivals = match m.fate {
+            idem_sim::Fate::Lost => Vec::new(),
+            idem_sim::Fate::Delivered { at } => vec![at],
+            idem_sim::Fate::Duplicated { at, again } => vec![at, again],
+        };
+        let n = m.attempt;
+        let (hop, label, wire) = match m.kind {
+            MessageKind::Request { key, amount } => {
+                let full = key.map(|k| k.to_string()).unwrap_or_default();
+                let body = idem_sim::world::body_for(c, amount);
+                let wire = [
+                    "POST /api/checkout\nContent-Type: application/json",
+                    if full.is_empty() {
+                        ""
+                    } else {
+                        "\nIdempotency-Key: "
+                    },
+                    &full,
+                    "\n\n",
+                    std::str::from_utf8(&body).unwrap_or_default(),
+                ]
+                .concat();
+                let k = if full.is_empty() {
+                    "no key"
+                } else {
+                    short(&full)
+                };
+                let label = ["#", &n.to_string(), " POST ", k].concat();
+                (Hop::Request, label, wire)
+            }
+            MessageKind::Response {
+                request,
+                status,
+                replayed,
+            } => {
+                let http = h.response_http(i as u32);
+                let wait = http.and_then(|r| r.header("Retry-After"));
+                let mut label = status.to_string();
+                if replayed {
+                    label.push_str(" replayed");
+                }
+                if let Some(w) = wait {
+                    label.push_str(&[" · Retry-After ", w].concat());
+                    waits.push((request, w.to_string()));
+                }
+                let wire = http.map_or(String::new(), |r| {
+                    let body = String::from_utf8(r.body.clone()).unwrap_or_default();
+                    http_text(&["HTTP ", &label[..3]].concat(), &r.headers, &body)
+                });
+                (Hop::Response, label, wire)
+            }
+            MessageKind::Charge { order, key } => {
+                let key = key.map_or("none (no key!)".to_string(), |k| k.to_string());
+                let wire = [
+                    "PayCo charge (an in-process call)\nIdempotency-Key: ",
+                    &key,
+                    "\n\norder ",
+                    &order.to_string(),
+                    ", ",
+                    &euros(u64::from(rec.amount)),
+                ]
+                .concat();
+                (Hop::Call, key, wire)
+            }
+            MessageKind::ChargeAnswer { charge, .. } => {
+                let said = charge.map_or("declined".to_string(), |ch| ch.to_string());
+                let wire = ["PayCo answer\n\n", &said].concat();
+                (Hop::Answer, said, wire)
+            }
+        };
+        out.push(Msg {
+            hop,
+            sent_at: m.sent_at,
+            arrivals,
+            lost: m.fate == idem_sim::Fate::Lost,
+            late: m.late,
+            label,
+            wire,
+        });
+    }
+    (out, waits)
+}
+
+/// One checkout's trace as of now.
+pub fn trace(world: &World, c: CheckoutId) -> Trace {
+    let h = world.history();
+    let attempts = world.attempts_of(c);
+    let (msgs, waits) = messages(world, h, c);
+    let mut marks = Vec::new();
+    let mut mark = |at, lane, (kind, text): (&'static str, String)| {
+        marks.push(Mark {
+            at,
+            lane,
+            kind,
+            text,
+        })
+    };
+    for s in h.steps.iter().filter(|s| s.checkout == c) {
+        let (lane, what) = match s.kind {
+            StepKind::Journaled { key } => (
+                Lane::Browser,
+                (
+                    "journal",
+                    ["localStorage ← key ", short(&key.to_string())].concat(),
+                ),
+            ),
+            StepKind::Decided {
+                request,
+                decision: d,
+            } => {
+                let wait = waits.iter().find(|w| w.0 == request).map(|w| w.1.as_str());
+                (Lane::Server, decision(d, wait))
+            }
+            StepKind::Worked { end, .. } => (Lane::Server, work_end(end)),
+            StepKind::DeclinedUnasked { .. } => (
+                Lane::Server,
+                ("declined", "declined, PayCo not asked".into()),
+            ),
+            StepKind::Paid { decision: d, .. } => (Lane::PayCo, payco(d)),
+        };
+        mark(s.at, lane, what);
+    }
+    for input in world.inputs() {
+        if input.command == (Command::PayAgain { checkout: c }) {
+            mark(
+                input.at,
+                Lane::Browser,
+                ("click", "Pay pressed again".into()),
+            );
+        }
+    }
+    for a in &attempts {
+        let what = match a.result {
+            AttemptResult::Info {
+                cause: InfoCause::Timeout,
+            } => (
+                "timeout",
+                ["#", &a.n.to_string(), " timed out: unknown"].concat(),
+            ),
+            AttemptResult::Info {
+                cause: InfoCause::Reloaded,
+            } => ("reload", "tab reloaded: memory lost".into()),
+            _ => continue,
+        };
+        mark(a.ended_at, Lane::Browser, what);
+    }
+    let ended = world
+        .checkout(c)
+        .and_then(|r| Some((r.finished_at?, r.outcome)));
+    if let Some((at, outcome)) = ended {
+        let what = match outcome {
+            CheckoutOutcome::Paid { .. } => ("paid", "paid".to_string()),
+            CheckoutOutcome::Rejected { status } => {
+                ("rejected", ["refused: ", &status.to_string()].concat())
+            }
+            _ => ("unknown", "gave up: outcome unknown".into()),
+        };
+        mark(at, Lane::Browser, what);
+        // What the journal keeps once the operation settled (a settled entry: no payload).
+        let kept = world
+            .journal_of(c)
+            .and_then(|j| j.load_entry(&op_name(c)).ok().flatten());
+        let (key, status) = match kept {
+            Some(Entry::Settled(s)) => (s.key, s.status.to_string()),
+            Some(Entry::Open(r)) if r.state != RecordState::Pending => (r.key, "unknown".into()),
+            _ => {
+                return Trace {
+                    msgs,
+                    marks,
+                    now: world.now(),
+                }
+            }
+        };
+        let text = [
+            "journal keeps key ",
+            short(&key.to_string()),
+            ": ",
+            &status,
+            ", no payload",
+        ]
+        .concat();
+        mark(at, Lane::Browser, ("settled", text));
+    }
+    Trace {
+        msgs,
+        marks,
+        now: world.now(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::sequence::{knew, layout, Fate};
+    use idem_sim::Strategy;
+    use idem_sim::{SimConfig, World};
+
+    fn quiet_world() -> World {
+        let mut config = SimConfig::default();
+        config.workload.orders = 0;
+        config.faults.jitter_ms = 0;
+        World::new(config)
+    }
+
+    fn kinds(t: &Trace, lane: Lane) -> Vec<&'static str> {
+        let mut marks: Vec<&Mark> = t.marks.iter().filter(|m| m.lane == lane).collect();
+        marks.sort_by_key(|m| m.at);
+        marks.iter().map(|m| m.kind).collect()
+    }
+
+    #[test]
+    fn a_lost_response_and_its_replay() {
+        let mut w = quiet_world();
+        w.drop_next_response();
+        let c = w.start_checkout(Strategy::SameKey).unwrap();
+        w.finish();
+        let t = trace(&w, c);
+        let hops: Vec<&str> = t.msgs.iter().map(|m| m.hop.name()).collect();
+        assert_eq!(
+            hops,
+            ["request", "call", "answer", "response", "request", "response"]
+        );
+        assert!(t.msgs[3].lost, "the first answer was lost");
+        let lost = knew(&t, 3).join("\n");
+        assert!(
+            lost.contains("timed out") && lost.contains("never reached"),
+            "{lost}"
+        );
+        assert_eq!(t.msgs[5].label, "201 replayed");
+        let replay = knew(&t, 5).join("\n");
+        assert!(
+            replay.contains("got 201 replayed") && replay.contains("paid"),
+            "{replay}"
+        );
+        let key = w.checkout(c).unwrap().key.unwrap().to_string();
+        assert!(t.msgs[4]
+            .wire
+            .contains(&["Idempotency-Key: ", &key].concat()));
+        let retry = knew(&t, 4).join("\n");
+        assert!(
+            retry.contains("timed out") && !retry.contains("201"),
+            "{retry}"
+        );
+        let amount = w.checkout(c).unwrap().amount;
+        let body = format!(r#"{{"amount":{amount},"cart":"co_0"}}"#);
+        assert!(
+            t.msgs[4].wire.ends_with(&["\n\n", &body].concat()),
+            "{}",
+            t.msgs[4].wire
+        );
+        let replayed = &t.msgs[5].wire;
+        assert!(replayed.starts_with("HTTP 201\n"), "{replayed}");
+        assert!(
+            replayed.contains("\nIdempotent-Replayed: true\n"),
+            "{replayed}"
+        );
+        assert!(replayed.contains("\"order\""), "{replayed}");
+        assert_eq!(
+            kinds(&t, Lane::Browser),
+            ["journal", "timeout", "paid", "settled"]
+        );
+        assert_eq!(kinds(&t, Lane::Server), ["claimed", "saved", "replayed"]);
+        assert_eq!(kinds(&t, Lane::PayCo), ["charged"]);
+        let settled = t.marks.iter().find(|m| m.kind == "settled").unwrap();
+        assert!(settled.text.contains(&key[..8]) && settled.text.contains("201"));
+        let l = layout(&t);
+        assert_eq!(
+            l.arrows.iter().filter(|a| a.fate == Fate::Lost).count(),
+            1,
+            "one cut"
+        );
+    }
+
+    #[test]
+    fn a_409_says_its_retry_after_and_a_double_click_shows_two_posts() {
+        let mut w = quiet_world();
+        w.slow_next_worker();
+        let c = w.start_checkout(Strategy::SameKey).unwrap();
+        w.finish();
+        let t = trace(&w, c);
+        let conflict = t.marks.iter().find(|m| m.kind == "409").expect("a 409");
+        assert!(
+            conflict.text.starts_with("409 + Retry-After: "),
+            "{}",
+            conflict.text
+        );
+        assert!(!conflict.text.ends_with("? s"), "{}", conflict.text);
+
+        let mut w = quiet_world();
+        let c = w.start_checkout(Strategy::NoKey).unwrap();
+        w.run_until(5);
+        w.pay_again_for(c).unwrap();
+        w.finish();
+        let t = trace(&w, c);
+        let posts = t.msgs.iter().filter(|m| m.hop == Hop::Request).count();
+        assert_eq!(posts, 2);
+        assert_eq!(kinds(&t, Lane::PayCo), ["charged", "charged"]);
+        assert!(kinds(&t, Lane::Browser).contains(&"click"));
+        assert!(
+            t.msgs.iter().any(|m| m.late),
+            "the first answer arrives late"
+        );
+    }
+
+    #[test]
+    fn what_is_not_there_yet_is_not_in_the_trace() {
+        let mut w = quiet_world();
+        let c = w.start_checkout(Strategy::SameKey).unwrap();
+        w.run_until(10);
+        let t = trace(&w, c);
+        assert_eq!(t.msgs.len(), 1);
+        assert_eq!(
+            t.msgs[0].arrivals,
+            [20],
+            "the network decided when it was sent"
+        );
+        assert_eq!(layout(&t).arrows[0].fate, Fate::OnItsWay);
+        assert_eq!(kinds(&t, Lane::Server), Vec::<&str>::new());
+    }
+}

@@ -1,0 +1,480 @@
+//! Real-server mode: the page against idem-server on 127.0.0.1 (SQLite), in real time.
+//!
+//! [`Real`] is the controller, beside the simulated session (neither uses the other). While real
+//! mode is on it owns what the panels show: Pay runs idem-client's `fetch` driver against
+//! idem-server's `/api/checkout` on the server's own origin (cross-origin, with CORS; never
+//! through trunk's proxy, which would turn a dropped connection into a 5xx of its own), keeps
+//! the key in the real `localStorage`, and reconciles an unknown outcome through the key-state
+//! endpoint (`checkout.rs`); the claim table, the event feed and the PayCo ledger are rebuilt
+//! from the tenant's event stream and demo mode's ledger relay (`stream.rs`, `tables.rs`,
+//! `parse.rs`); the page's fault controls arm the server's demo faults (`faults.rs`).
+//!
+//! Each page session (a tab, across reloads: sessionStorage) is a tenant of its own,
+//! `demo-<uuid>`, so whatever the database held before never shows. The mode, the tenant and
+//! the checkout counter live in sessionStorage, so a reload comes back in real mode with the
+//! same tenant and resumes a pending checkout from its localStorage record, with its key.
+//!
+//! It does not touch the simulated world, its run log or its `idem:` records; switching back
+//! to the simulated mode shows that world as it was.
+
+mod checkout;
+pub mod faults;
+mod hook;
+pub mod parse;
+mod project;
+mod stream;
+pub mod tables;
+mod wire;
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use gloo_timers::callback::{Interval, Timeout};
+use idem_client::RetryPolicy;
+use yew::platform::spawn_local;
+use yew::prelude::*;
+
+use crate::browser;
+use crate::model::real::{Link, RealCheckout, ServerEvent, ServerEventKind};
+use crate::model::view::{LedgerRow, View, ViewAction};
+use faults::{OneShot, Standing};
+use project::Projected;
+use tables::Tables;
+
+pub use hook::use_real;
+
+/// Where idem-server runs when the URL does not say (`make serve`).
+pub const DEFAULT_SERVER: &str = "http://127.0.0.1:8000";
+
+/// sessionStorage: `real` while the page is in real mode.
+const MODE_ITEM: &str = "idem-demo:mode";
+/// sessionStorage: `<tenant> <t0> <checkouts started>` of this page session.
+const TENANT_ITEM: &str = "idem-demo:tenant";
+
+/// Real mode's retry policy: the SDK's, with a 5 s attempt timeout and a 20 s retry window, so a
+/// class sees a timeout, and an unknown outcome reconciled, within a minute.
+pub fn policy() -> RetryPolicy {
+    RetryPolicy {
+        max_backoff_ms: 2_000,
+        attempt_timeout_ms: 5_000,
+        retry_window_ms: 20_000,
+        ..RetryPolicy::default()
+    }
+}
+
+/// How long a question to the server (not an attempt) may take.
+const ASK_MS: u64 = 5_000;
+
+/// A keyless request's reply, or why there was none.
+type Answer = Result<idem_client::Reply, String>;
+
+/// What to do with a keyless request's answer.
+type Then = Box<dyn FnOnce(&Real, Answer)>;
+
+/// Wall-clock ms between refreshes while a lease counts down or a checkout is out.
+const TICK_MS: u32 = 250;
+
+/// Shared handle to the real-mode controller (equal when it is the same one).
+#[derive(Clone)]
+pub struct Real(Rc<Inner>);
+
+impl PartialEq for Real {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+struct Inner {
+    view: UseReducerDispatcher<View>,
+    state: RefCell<State>,
+    stream: RefCell<Option<stream::Stream>>,
+    ticker: RefCell<Option<Interval>>,
+    refresh: RefCell<Option<Timeout>>,
+    refresh_pending: Cell<bool>,
+}
+
+/// Everything real mode knows.
+struct State {
+    on: bool,
+    /// Bumped on every enter and leave: answers to an older connection are dropped.
+    epoch: u32,
+    server: String,
+    tenant: String,
+    t0: u64,
+    started: u32,
+    link: Link,
+    lock_ms: Option<u64>,
+    notice: Option<String>,
+    tables: Tables,
+    events: Rc<Vec<ServerEvent>>,
+    exchanges: Rc<Vec<crate::model::real::Exchange>>,
+    ledger: Vec<LedgerRow>,
+    checkouts: Vec<RealCheckout>,
+    standing: Standing,
+    pending: Vec<OneShot>,
+    decline_next: bool,
+    shown: Projected,
+}
+
+impl Real {
+    /// The controller, off; `?server=` in the URL names idem-server's origin.
+    pub fn boot(view: UseReducerDispatcher<View>) -> Real {
+        let mut notice = None;
+        let asked = browser::query_param("server")
+            .and_then(|s| js_sys::decode_uri_component(&s).ok())
+            .and_then(|s| s.as_string());
+        let server = match asked {
+            Some(s) if s.starts_with("http://") || s.starts_with("https://") => {
+                s.trim_end_matches('/').to_owned()
+            }
+            Some(_) => {
+                notice = Some("?server= is not an http(s) address: using the default".into());
+                DEFAULT_SERVER.to_owned()
+            }
+            None => DEFAULT_SERVER.to_owned(),
+        };
+        Real(Rc::new(Inner {
+            view,
+            state: RefCell::new(State {
+                on: false,
+                epoch: 0,
+                server,
+                tenant: String::new(),
+                t0: 0,
+                started: 0,
+                link: Link::Connecting,
+                lock_ms: None,
+                notice,
+                tables: Tables::default(),
+                events: Rc::default(),
+                exchanges: Rc::default(),
+                ledger: Vec::new(),
+                checkouts: Vec::new(),
+                standing: Standing::default(),
+                pending: Vec::new(),
+                decline_next: false,
+                shown: Projected::default(),
+            }),
+            stream: RefCell::new(None),
+            ticker: RefCell::new(None),
+            refresh: RefCell::new(None),
+            refresh_pending: Cell::new(false),
+        }))
+    }
+
+    /// Whether this page session was in real mode (a reload comes back to it).
+    pub fn was_on() -> bool {
+        browser::session_get(MODE_ITEM).as_deref() == Some("real")
+    }
+
+    /// Switch to real mode: this session's tenant (made up on first use), then the server.
+    pub fn enter(&self) {
+        let epoch = {
+            let mut st = self.0.state.borrow_mut();
+            st.on = true;
+            st.epoch += 1;
+            browser::session_set(MODE_ITEM, "real");
+            if st.tenant.is_empty() {
+                st.load_tenant();
+            }
+            st.link = Link::Connecting;
+            st.epoch
+        };
+        let real = self.clone();
+        *self.0.ticker.borrow_mut() = Some(Interval::new(TICK_MS, move || real.tick()));
+        self.refresh();
+        self.ask(
+            "GET",
+            "/api/demo",
+            None,
+            Box::new(move |real, answer| real.connect(epoch, answer)),
+        );
+    }
+
+    /// Back to the simulated mode: the stream closes and real mode's panels go. A checkout
+    /// still running carries on in the background (its requests are real).
+    pub fn leave(&self) {
+        {
+            let mut st = self.0.state.borrow_mut();
+            st.on = false;
+            st.epoch += 1;
+        }
+        browser::session_set(MODE_ITEM, "");
+        *self.0.stream.borrow_mut() = None;
+        *self.0.ticker.borrow_mut() = None;
+        *self.0.refresh.borrow_mut() = None;
+        self.0.refresh_pending.set(false);
+        self.0
+            .view
+            .dispatch(ViewAction::Refresh(Rc::new(View::default())));
+    }
+
+    /// The standing faults follow the page's controls (sent when they change in real mode).
+    pub fn set_standing(&self, standing: Standing) {
+        let changed = {
+            let mut st = self.0.state.borrow_mut();
+            std::mem::replace(&mut st.standing, standing) != standing
+        };
+        if changed {
+            self.send_faults();
+        }
+    }
+
+    /// Arm a fault for the next checkout that reaches its point.
+    pub fn one_shot(&self, fault: OneShot) {
+        self.0.state.borrow_mut().pending.push(fault);
+        self.send_faults();
+    }
+
+    /// The next checkout pays with PayCo's declining test card (`tok_decline`).
+    pub fn decline_next(&self) {
+        self.0.state.borrow_mut().decline_next = true;
+        self.refresh();
+    }
+
+    /// idem-server said who it is (`GET /api/demo`): open the tenant's stream, arm the faults,
+    /// read the ledger and resume this session's pending checkouts.
+    fn connect(&self, epoch: u32, answer: Answer) {
+        let (ok, tenant, server) = {
+            let st = self.0.state.borrow();
+            (st.epoch == epoch, st.tenant.clone(), st.server.clone())
+        };
+        if !ok {
+            return;
+        }
+        let lock_ms = match answer {
+            Ok(reply) => match parse::demo(text(&reply.body), &tenant) {
+                Some(ms) if reply.status == 200 => Ok(ms),
+                _ => Err([&server, " is not idem-server in demo mode"].concat()),
+            },
+            Err(why) => Err([
+                "idem-server does not answer at ",
+                &server,
+                " (",
+                &why,
+                "). Start it: make serve.",
+            ]
+            .concat()),
+        };
+        match lock_ms {
+            Ok(ms) => {
+                let mut st = self.0.state.borrow_mut();
+                st.lock_ms = Some(ms);
+                st.link = Link::Up;
+                // The stream sends the tenant's whole history again: the tables start over.
+                st.tables = Tables::default();
+                st.events = Rc::default();
+                st.shown = Projected::default();
+            }
+            Err(why) => {
+                self.0.state.borrow_mut().link = Link::Down(why);
+                self.refresh();
+                return;
+            }
+        }
+        self.open_stream(&server, &tenant);
+        self.send_faults();
+        self.read_ledger();
+        self.resume_pending();
+        self.refresh();
+    }
+
+    fn open_stream(&self, server: &str, tenant: &str) {
+        let url = [server, "/api/events?access_token=", tenant].concat();
+        let (data, link) = (self.clone(), self.clone());
+        let stream = stream::Stream::open(
+            &url,
+            move |text| data.on_event(&text),
+            move |up| {
+                let mut st = link.0.state.borrow_mut();
+                if matches!(st.link, Link::Up | Link::Reconnecting) {
+                    st.link = if up { Link::Up } else { Link::Reconnecting };
+                    drop(st);
+                    link.refresh_soon();
+                }
+            },
+        );
+        *self.0.stream.borrow_mut() = stream;
+    }
+
+    /// One event of the stream.
+    fn on_event(&self, data: &str) {
+        let mut st = self.0.state.borrow_mut();
+        if !st.on {
+            return;
+        }
+        let Some(event) = parse::event(data) else {
+            st.notice = Some("idem-server sent an event this page cannot read; skipped".into());
+            drop(st);
+            self.refresh_soon();
+            return;
+        };
+        let (t0, lock_ms) = (st.t0, st.lock_ms.unwrap_or(0));
+        let s = &mut *st;
+        s.tables.apply(&event, &s.tenant, t0, lock_ms);
+        let mut ledger = false;
+        if let ServerEventKind::Note(text) = &event.kind {
+            ledger = text.starts_with("payco:");
+            if let Some(fault) = parse::fired_fault(text) {
+                faults::use_up(&mut s.pending, fault);
+            }
+        }
+        Rc::make_mut(&mut s.events).push(event);
+        drop(st);
+        if ledger {
+            self.read_ledger();
+        }
+        self.refresh_soon();
+    }
+
+    /// Sends the whole fault set (standing and pending one-shots); a refusal is shown.
+    fn send_faults(&self) {
+        let body = {
+            let st = self.0.state.borrow();
+            // Kept until the server answers: `connect` sends the set then.
+            if !st.on || st.link != Link::Up {
+                return;
+            }
+            let hold = faults::hold_ms(policy().attempt_timeout_ms);
+            faults::fault_set(st.standing, &st.pending, st.lock_ms.unwrap_or(10_000), hold)
+        };
+        let then = |real: &Real, answer: Answer| {
+            let notice = match answer {
+                Ok(r) if r.status == 200 => None,
+                Ok(r) => Some(["faults refused: ", &r.status.to_string()].concat()),
+                Err(why) => Some(["faults not sent: ", &why].concat()),
+            };
+            real.0.state.borrow_mut().notice = notice;
+            real.refresh_soon();
+        };
+        self.ask("PUT", "/api/demo/faults", Some(body), Box::new(then));
+    }
+
+    /// Reads PayCo's ledger of this tenant's orders (demo mode relays it).
+    fn read_ledger(&self) {
+        let then = |real: &Real, answer: Answer| {
+            let rows = match &answer {
+                Ok(r) if r.status == 200 => parse::ledger(text(&r.body)),
+                _ => None,
+            };
+            let mut st = real.0.state.borrow_mut();
+            match rows {
+                Some(rows) => st.ledger = rows,
+                None => st.notice = Some("PayCo's ledger could not be read".into()),
+            }
+            drop(st);
+            real.refresh_soon();
+        };
+        self.ask("GET", "/api/demo/ledger", None, Box::new(then));
+    }
+
+    /// One keyless request to idem-server as this tenant; `then` gets the answer. (Callbacks
+    /// rather than one `async fn` per caller: each future is a state machine of its own in the
+    /// bundle.)
+    fn ask(&self, method: &'static str, path: &'static str, body: Option<String>, then: Then) {
+        let (url, headers) = {
+            let st = self.0.state.borrow();
+            ([st.server.as_str(), path].concat(), st.headers())
+        };
+        let real = self.clone();
+        spawn_local(async move {
+            let deadline = wire::now_ms() + ASK_MS;
+            let answer = wire::request(method, &url, &headers, body.as_deref(), deadline).await;
+            then(&real, answer);
+        });
+    }
+
+    /// While a lease counts down or a checkout is out, time moves on screen.
+    fn tick(&self) {
+        let busy = {
+            let st = self.0.state.borrow();
+            st.tables.in_flight() > 0 || st.checkouts.iter().any(|c| c.state.value() == "pending")
+        };
+        if busy {
+            self.refresh_soon();
+        }
+    }
+
+    /// Refresh in a task of its own; several changes before it runs cost one render.
+    fn refresh_soon(&self) {
+        if self.0.refresh_pending.replace(true) {
+            return;
+        }
+        let real = self.clone();
+        *self.0.refresh.borrow_mut() = Some(Timeout::new(0, move || {
+            real.0.refresh_pending.set(false);
+            real.refresh();
+        }));
+    }
+
+    /// Hand the panels real mode's view (nothing while off).
+    fn refresh(&self) {
+        let view = {
+            let mut st = self.0.state.borrow_mut();
+            if !st.on {
+                return;
+            }
+            st.view()
+        };
+        self.0.view.dispatch(ViewAction::Refresh(Rc::new(view)));
+    }
+}
+
+impl State {
+    /// This session's tenant from sessionStorage, or a new one (`demo-<uuid>`, as demo mode
+    /// reads it), written back at once.
+    fn load_tenant(&mut self) {
+        let stored = browser::session_get(TENANT_ITEM).unwrap_or_default();
+        let mut parts = stored.split(' ');
+        let (tenant, t0, started) = (parts.next(), parts.next(), parts.next());
+        let t0 = t0.and_then(|t| t.parse().ok());
+        let started = started.and_then(|n| n.parse().ok());
+        match (tenant, t0, started) {
+            (Some(t), Some(t0), Some(n)) if t.starts_with("demo-") => {
+                self.tenant = t.to_owned();
+                self.t0 = t0;
+                self.started = n;
+            }
+            _ => {
+                use idem_client::KeyMinter;
+                let uuid = idem_client::RandomKeys.mint();
+                self.tenant = ["demo-", &key_text(uuid)].concat();
+                self.t0 = wire::now_ms();
+                self.started = 0;
+                self.save_tenant();
+            }
+        }
+    }
+
+    fn save_tenant(&self) {
+        let text = [
+            self.tenant.as_str(),
+            " ",
+            &self.t0.to_string(),
+            " ",
+            &self.started.to_string(),
+        ]
+        .concat();
+        browser::session_set(TENANT_ITEM, &text);
+    }
+
+    /// The headers every request carries: the tenant's bearer token.
+    fn headers(&self) -> Vec<(String, String)> {
+        vec![(
+            "Authorization".to_owned(),
+            ["Bearer ", &self.tenant].concat(),
+        )]
+    }
+}
+
+/// A UUID as idem writes keys: lowercase, hyphenated (without `core::fmt`).
+pub fn key_text(key: uuid::Uuid) -> String {
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    key.hyphenated().encode_lower(&mut buf).to_owned()
+}
+
+/// A body as text; one that is not UTF-8 reads as empty (the server's are JSON, so UTF-8), which
+/// no parser here accepts.
+fn text(body: &[u8]) -> &str {
+    std::str::from_utf8(body).unwrap_or_default()
+}
