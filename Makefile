@@ -75,6 +75,9 @@ bench: tools-bench
 	$(MAKE) --no-print-directory sdk
 	bench/run.sh
 
+## Formatting, clippy, and no import cycle between sibling modules (ARCHITECTURE.md,
+## "Layering"; the script lists every cycle and fails on one).
 lint:
+	python3 scripts/module_cycles.py
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -3,7 +3,8 @@
 # PayCo and idem-server's checkout, all on 127.0.0.1, until Ctrl-C stops all three.
 #
 #   http://127.0.0.1:8080   the demo (trunk serve --release)
-#   http://127.0.0.1:8000   idem-server serve: demo faults on, CORS for the demo's origin
+#   http://127.0.0.1:8000   idem-server serve: demo faults on, CORS for the demo's origin, as
+#                           http://127.0.0.1:8080 or http://localhost:8080 (both open the page)
 #   http://127.0.0.1:9090   PayCo
 #
 # Both servers are built with the `server` profile and keep their SQLite files in target/serve/,
@@ -31,18 +32,20 @@ pids=()
 stop() {
   trap - EXIT INT TERM
   say "stopping"
-  # SIGTERM: the servers drain (at most --drain-ms) and trunk exits; then wait for all of them.
+  # SIGTERM: the servers drain and trunk exits; then wait for all of them. An idle demo stops
+  # at once: a page's open event stream ends when draining starts (the servers' default
+  # drain deadline, 10 s, only waits for checkouts still running).
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   wait "${pids[@]}" 2>/dev/null || true
 }
 trap stop EXIT
 trap 'exit 130' INT TERM
 
-"$BIN" payco --listen "127.0.0.1:$PAYCO_PORT" --database "sqlite:$DATA/payco.db" --drain-ms 1000 &
+"$BIN" payco --listen "127.0.0.1:$PAYCO_PORT" --database "sqlite:$DATA/payco.db" &
 pids+=($!)
 "$BIN" serve --listen "127.0.0.1:$CHECKOUT_PORT" --database "sqlite:$DATA/checkout.db" \
   --payco "http://127.0.0.1:$PAYCO_PORT" --demo-faults \
-  --cors-origin "http://127.0.0.1:$DEMO_PORT" --drain-ms 1000 &
+  --cors-origin "http://127.0.0.1:$DEMO_PORT" --cors-origin "http://localhost:$DEMO_PORT" &
 pids+=($!)
 trunk serve --release --port "$DEMO_PORT" &
 pids+=($!)

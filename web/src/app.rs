@@ -128,9 +128,10 @@ pub fn App() -> Html {
                     </div>
                     <div class="col mid">
                         <ShareBar session={session.clone()} ui={ui.clone()} view={shown.clone()} />
-                        { match if real_on { Tab::Server } else { ui.tab } {
+                        { match ui.tab.shown(real_on) {
                             Tab::Server => server(&shown, &settings, &session, &real),
-                            Tab::Sequence => html! { <Sequence view={shown.clone()} session={session.clone()} /> },
+                            // Keyed by the mode: switching keeps nothing of the other's picks.
+                            Tab::Sequence => html! { <Sequence key={if real_on { "real" } else { "sim" }} view={shown.clone()} session={session.clone()} /> },
                             Tab::Timeline => html! { <Timeline view={shown.clone()} session={session.clone()} /> },
                             Tab::Lab => html! { <LabView session={session.clone()} ui={ui.clone()} /> },
                         } }

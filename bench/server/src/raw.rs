@@ -38,12 +38,14 @@ pub enum Bind {
     Point,
 }
 
-/// What a statement's first column gives the later ones.
+/// What a statement's first columns give the later ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Returns {
     Nothing,
     Token,
     OrderId,
+    /// The token, then the order id (the claim with the order, on PostgreSQL).
+    TokenAndOrderId,
 }
 
 #[derive(Debug, Clone)]
@@ -132,21 +134,20 @@ impl Plan {
             })
         };
         let groups = match backend {
-            // read; BEGIN, claim, order, recovery point, COMMIT; fenced commit + settlement.
+            // read; the claim with the order and the recovery point (one statement);
+            // fenced commit + settlement.
             "postgres" => {
-                if sent.len() != 6 || sent[4] != "COMMIT" {
+                if sent.len() != 3 {
                     return Err(format!("unexpected statements on PostgreSQL: {sent:#?}"));
                 }
+                let mut claim_with_order = order;
+                claim_with_order.extend(claim);
                 let mut commit = settle;
                 commit.extend(fence);
                 vec![
                     Group::Alone(st(0, read(false), Returns::Nothing)?),
-                    Group::Transaction(vec![
-                        st(1, claim, Returns::Token)?,
-                        st(2, order, Returns::OrderId)?,
-                        st(3, recovery, Returns::Nothing)?,
-                    ]),
-                    Group::Alone(st(5, commit, Returns::Nothing)?),
+                    Group::Alone(st(1, claim_with_order, Returns::TokenAndOrderId)?),
+                    Group::Alone(st(2, commit, Returns::Nothing)?),
                 ]
             }
             // read; BEGIN IMMEDIATE, token bump, claim, order, recovery point, COMMIT;
@@ -212,7 +213,7 @@ impl Plan {
             // `\gset` ends the command in place of the semicolon.
             let end = match s.returns {
                 Returns::Nothing => ";",
-                Returns::Token | Returns::OrderId => " \\gset",
+                Returns::Token | Returns::OrderId | Returns::TokenAndOrderId => " \\gset",
             };
             format!("{sql}{end}\n")
         };
@@ -275,14 +276,17 @@ macro_rules! run_statement {
             Returns::Nothing => {
                 query.execute($conn).await.expect("statement");
             }
-            Returns::Token | Returns::OrderId => {
+            Returns::Token | Returns::OrderId | Returns::TokenAndOrderId => {
                 use sqlx::Row;
                 let row = query.fetch_one($conn).await.expect("statement");
                 let first: i64 = row.try_get(0).expect("a number");
-                if s.returns == Returns::Token {
-                    $v.token = first;
-                } else {
-                    $v.order = first;
+                match s.returns {
+                    Returns::Token => $v.token = first,
+                    Returns::OrderId => $v.order = first,
+                    _ => {
+                        $v.token = first;
+                        $v.order = row.try_get(1).expect("a number");
+                    }
                 }
             }
         }
@@ -292,14 +296,19 @@ macro_rules! run_statement {
 /// `n` requests' statements by `c` tasks on `pool`; requests/s. With `$turns`, the write
 /// transactions take turns on an async mutex first (as idem-server does on SQLite).
 macro_rules! run_loop {
-    ($pool:expr, $plan:expr, $n:expr, $c:expr, $begin:expr, $turns:expr) => {{
+    ($pool:expr, $plan:expr, $n:expr, $c:expr, $tag:expr, $begin:expr, $turns:expr) => {{
         let next = Arc::new(AtomicUsize::new(0));
         let turns = Arc::new(tokio::sync::Mutex::new(()));
         let started = Instant::now();
         let mut tasks = Vec::new();
         for _ in 0..$c {
-            let (pool, plan, next, turns) =
-                ($pool.clone(), $plan.clone(), next.clone(), turns.clone());
+            let (pool, plan, next, turns, tag) = (
+                $pool.clone(),
+                $plan.clone(),
+                next.clone(),
+                turns.clone(),
+                $tag.to_owned(),
+            );
             tasks.push(tokio::spawn(async move {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
@@ -307,7 +316,7 @@ macro_rules! run_loop {
                         return;
                     }
                     let mut v = Values {
-                        key: format!("raw-{}-{i}", if $turns { "turns" } else { "busy" }),
+                        key: format!("raw-{tag}-{}-{i}", if $turns { "turns" } else { "busy" }),
                         now: i64::try_from(idem_server::sql::now_ms()).expect("now"),
                         token: 0,
                         order: 0,
@@ -353,18 +362,30 @@ async fn begin_postgres(
 
 /// The plan through sqlx on SQLite, twice: the write transactions taking turns on an async
 /// mutex first (as idem-server does), and straight to SQLite's lock and its busy handler.
-/// The faster is the limit.
-pub async fn sqlite(pool: &sqlx::SqlitePool, plan: &Plan, n: usize, c: usize) -> serde_json::Value {
-    let turns = run_loop!(pool, plan, n, c, begin_sqlite, true);
-    let busy = run_loop!(pool, plan, n, c, begin_sqlite, false);
+/// The faster is the limit. `tag` keeps each call's keys apart.
+pub async fn sqlite(
+    pool: &sqlx::SqlitePool,
+    plan: &Plan,
+    n: usize,
+    c: usize,
+    tag: &str,
+) -> serde_json::Value {
+    let turns = run_loop!(pool, plan, n, c, tag, begin_sqlite, true);
+    let busy = run_loop!(pool, plan, n, c, tag, begin_sqlite, false);
     json!({
         "rps": turns.max(busy), "taking_turns_rps": turns, "busy_handler_rps": busy,
         "statements_per_request": plan.statements(),
     })
 }
 
-/// The plan through sqlx on PostgreSQL.
-pub async fn postgres(pool: &sqlx::PgPool, plan: &Plan, n: usize, c: usize) -> serde_json::Value {
-    let rps = run_loop!(pool, plan, n, c, begin_postgres, false);
+/// The plan through sqlx on PostgreSQL. `tag` keeps each call's keys apart.
+pub async fn postgres(
+    pool: &sqlx::PgPool,
+    plan: &Plan,
+    n: usize,
+    c: usize,
+    tag: &str,
+) -> serde_json::Value {
+    let rps = run_loop!(pool, plan, n, c, tag, begin_postgres, false);
     json!({ "rps": rps, "statements_per_request": plan.statements() })
 }

@@ -19,17 +19,14 @@ struct App {
 
 async fn begin(db: &Db) -> Tx {
     match (db.sqlite_pool(), db.postgres_pool()) {
-        (Some(p), _) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await.expect("begin")),
-        (None, Some(p)) => Tx::Postgres(p.begin().await.expect("begin")),
+        (Some(p), _) => Tx::begin_sqlite(p).await.expect("begin"),
+        (None, Some(p)) => Tx::begin_postgres(p).await.expect("begin"),
         (None, None) => unreachable!("a Db has one pool"),
     }
 }
 
 async fn commit(tx: Tx) {
-    match tx {
-        Tx::Sqlite(t) => t.commit().await.expect("commit"),
-        Tx::Postgres(t) => t.commit().await.expect("commit"),
-    }
+    tx.commit().await.expect("commit");
 }
 
 async fn checkout(State(app): State<Arc<App>>, Json(req): Json<CheckoutRequest>) -> StatusCode {

@@ -1,20 +1,16 @@
-//! What every service of this crate (the checkout, PayCo) shares: how it starts
-//! ([`ServiceConfig`]: its database with its schema, its listener, the one stdout line), and
-//! the layers its routes are wrapped in: 404 and 405 problems for unknown paths and methods, a
-//! 500 problem for a handler that panicked (the `server` profile unwinds, so one panic fails
-//! one request), CORS for the configured origins, and request tracing.
+//! How every service of this crate (the checkout, PayCo) starts ([`ServiceConfig`]): its
+//! database with its schema, its listener, the one stdout line, then [`crate::ops`] serving
+//! its routes (wrapped in [`crate::layers`]) until shutdown.
 
-use std::{any::Any, net::SocketAddr};
+use std::net::SocketAddr;
 
-use axum::{response::Response, Router};
-use tower_http::{catch_panic::CatchPanicLayer, cors::CorsLayer, trace::TraceLayer};
+use axum::Router;
 
 use crate::{
     cors::cors_layer,
     db::{AppMigrations, Clock, Db, DbOptions},
     request::BodyLimits,
     serve::ConnLimits,
-    wire::to_response,
     StartError,
 };
 
@@ -95,29 +91,4 @@ impl ServiceConfig {
         crate::ops::serve_service(listener, service).await;
         Ok(())
     }
-}
-
-/// `routes` with the common layers (CORS only when origins are configured).
-pub fn with_common_layers(routes: Router, cors: Option<CorsLayer>) -> Router {
-    let routes = routes
-        .fallback(|| async { to_response(idem_store::http::not_found("no such route")) })
-        .method_not_allowed_fallback(|| async {
-            to_response(idem_store::http::method_not_allowed())
-        })
-        .layer(CatchPanicLayer::custom(panic_response));
-    let routes = match cors {
-        Some(cors) => routes.layer(cors),
-        None => routes,
-    };
-    routes.layer(TraceLayer::new_for_http())
-}
-
-fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
-    let what = panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a panic");
-    tracing::error!(panic = what, "handler panicked");
-    to_response(idem_store::http::internal_error())
 }

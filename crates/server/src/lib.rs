@@ -18,8 +18,8 @@ pub mod checkout;
 pub mod consumer;
 pub mod cors;
 pub mod db;
-pub mod demo;
 pub mod failpoint;
+pub mod layers;
 pub mod ops;
 pub mod payco;
 pub mod problems;
@@ -43,7 +43,7 @@ pub enum StartError {
     Failpoint(#[from] failpoint::FailpointError),
     /// Demo mode was refused (not loopback).
     #[error(transparent)]
-    Demo(#[from] demo::DemoError),
+    Demo(#[from] checkout::demo::DemoError),
     /// A CORS origin is not a valid header value.
     #[error(transparent)]
     Cors(#[from] cors::InvalidOrigin),

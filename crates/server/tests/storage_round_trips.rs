@@ -3,11 +3,10 @@
 //! example checkout's storage sequence, and pinned, so a statement added to a request turns
 //! this red. Why each one is there: crates/server/README.md, "Statements per request".
 //!
-//! `BEGIN` is not a `sqlx::query` event on either backend (sqlx's transaction managers send
-//! it themselves); `COMMIT` is an event on PostgreSQL only. So on PostgreSQL the round trips
-//! are counted too, on the wire: a proxy between the pool and the server counts the messages
-//! after which the client waits for the server (`Sync`, `Query`), `BEGIN` and sqlx's ping of
-//! a connection coming back to its pool included.
+//! SQLite's `BEGIN` and `COMMIT` are not `sqlx::query` events (sqlx's transaction manager
+//! sends them itself). So on PostgreSQL the round trips are counted too, on the wire: a proxy
+//! between the pool and the server counts the messages after which the client waits for the
+//! server (`Sync`, `Query`), sqlx's ping of a connection coming back to its pool included.
 
 #[path = "../../store/tests/shared/mod.rs"]
 mod shared;
@@ -29,7 +28,7 @@ use tokio::{
 
 use idem_server::{
     checkout::{self, orders, params::CheckoutRequest},
-    db::{Begin, Db, DbOptions, Request},
+    db::{Begin, BeginWith, Claim, Db, DbOptions, Request},
 };
 use idem_store::{ErrorPolicy, RouteConfig, SavedResponse};
 use tracing_subscriber::{layer::SubscriberExt, Layer};
@@ -69,38 +68,41 @@ fn request(key: &str) -> Request<'_> {
 /// replay and of a 409.
 #[derive(Debug, PartialEq, Eq)]
 struct Counted {
-    /// The read and the claim (`Db::begin`).
-    begin: usize,
-    /// The route's order and the recovery point, then the claim's commit.
-    phase_one: usize,
+    /// The read, and the claim with the order and its recovery point (`Db::begin_with`).
+    begin_with: usize,
     /// The fenced commit with the order's settlement (`Db::commit_with`).
     commit: usize,
     replay: usize,
     conflict: usize,
 }
 
+/// The checkout's storage sequence for one keyed first request on `key`: the claim with the
+/// order, then the fenced commit with the order paid.
+async fn keyed_first(db: &Db, key: &str) -> (BeginWith, Option<Claim>) {
+    let params = CheckoutRequest::parse(BODY).expect("parameters");
+    let first = orders::insert("tenant-a", key, &params, 0);
+    let begun = db.begin_with(0, request(key), &first).await.unwrap();
+    let BeginWith::Created { claim, id } = &begun else {
+        return (begun, None);
+    };
+    let claim = claim.clone();
+    let settled = orders::settlement(*id, "paid", Some("ch_1"));
+    let saved = SavedResponse::json(201, b"{}".to_vec());
+    db.commit_with(1, &claim, saved, &settled).await.unwrap();
+    (begun, Some(claim))
+}
+
 async fn count_steps(db: &Db, count: &AtomicUsize) -> Counted {
     db.migrate(&checkout::SCHEMA).await.expect("orders table");
     // Open the pool's connection: its set-up statements are not the request's.
     let _ = db.row(0, "tenant-a", "warm-up").await.unwrap();
-    let (begun, begin) = statements_of(count, db.begin(0, request("k"))).await;
-    let Begin::Execute(mut claim) = begun.unwrap() else {
+    let params = CheckoutRequest::parse(BODY).expect("parameters");
+    let first = orders::insert("tenant-a", "k", &params, 0);
+    let (begun, begin_with) = statements_of(count, db.begin_with(0, request("k"), &first)).await;
+    let BeginWith::Created { claim, id } = begun.unwrap() else {
         panic!("claim")
     };
-    let params = CheckoutRequest::parse(BODY).expect("parameters");
-    let (claim, phase_one) = statements_of(count, async {
-        let order = orders::create(claim.tx(), "tenant-a", "k", &params)
-            .await
-            .expect("order");
-        claim
-            .set_recovery(order.id.to_string().as_bytes())
-            .await
-            .expect("recovery point");
-        (claim.commit().await.expect("commit the claim"), order)
-    })
-    .await;
-    let (claim, order) = claim;
-    let settled = orders::settlement(order.id, "paid", Some("ch_1"));
+    let settled = orders::settlement(id, "paid", Some("ch_1"));
     let saved = SavedResponse::json(201, b"{}".to_vec());
     let (done, commit) = statements_of(count, db.commit_with(1, &claim, saved, &settled)).await;
     done.expect("fenced commit");
@@ -122,8 +124,7 @@ async fn count_steps(db: &Db, count: &AtomicUsize) -> Counted {
         "a 409"
     );
     Counted {
-        begin,
-        phase_one,
+        begin_with,
         commit,
         replay: replay_statements,
         conflict: conflict_statements,
@@ -141,11 +142,10 @@ async fn statements_and_round_trips_per_request_are_pinned() {
     for (kind, expected) in [
         (
             Kind::Sqlite,
-            // begin: read, token bump, claim (returning the recovery point); phase one:
-            // order, recovery point; commit: fenced update, order update.
+            // begin_with: read, token bump, claim (returning the recovery point), order,
+            // recovery point; commit: fenced update, order update.
             Counted {
-                begin: 3,
-                phase_one: 2,
+                begin_with: 5,
                 commit: 2,
                 replay: 1,
                 conflict: 1,
@@ -153,11 +153,10 @@ async fn statements_and_round_trips_per_request_are_pinned() {
         ),
         (
             Kind::Postgres,
-            // begin: read, claim (returning the recovery point); phase one: order,
-            // recovery point, COMMIT; commit: one statement (fence + order update).
+            // begin_with: read, then one statement (claim, order, recovery point); commit:
+            // one statement (fence + order update).
             Counted {
-                begin: 2,
-                phase_one: 3,
+                begin_with: 2,
                 commit: 1,
                 replay: 1,
                 conflict: 1,
@@ -294,30 +293,11 @@ async fn round_trips_on_postgres() {
         .await
         .expect("open through the proxy");
     db.migrate(&checkout::SCHEMA).await.expect("orders table");
-    let params = CheckoutRequest::parse(BODY).expect("parameters");
     let first = |key: &'static str| {
-        let (db, params) = (db.clone(), params.clone());
+        let db = db.clone();
         async move {
-            let Begin::Execute(mut claim) = db.begin(0, request(key)).await.unwrap() else {
-                panic!("claim")
-            };
-            let order = orders::create(claim.tx(), "tenant-a", key, &params)
-                .await
-                .unwrap();
-            claim
-                .set_recovery(order.id.to_string().as_bytes())
-                .await
-                .unwrap();
-            let claim = claim.commit().await.unwrap();
-            let settled = orders::settlement(order.id, "paid", Some("ch_1"));
-            db.commit_with(
-                1,
-                &claim,
-                SavedResponse::json(201, b"{}".to_vec()),
-                &settled,
-            )
-            .await
-            .unwrap();
+            let (begun, claim) = keyed_first(&db, key).await;
+            assert!(claim.is_some(), "{begun:?}");
         }
     };
     // Warm-up: every statement prepared once.
@@ -334,11 +314,11 @@ async fn round_trips_on_postgres() {
     println!(
         "PostgreSQL round trips (statements, pings): keyed first {first:?}, replay {replayed:?}"
     );
-    // The first request: read; BEGIN, claim, order, recovery point, COMMIT; the fenced
-    // commit with the order's update: 7. sqlx pings each of the three connections it took
-    // from the pool as it comes back (off the request's path, in a task of its own, when
-    // the pool has a connection to spare).
-    assert_eq!(first, (7, 3));
+    // The first request: the read; the claim with the order and its recovery point (one
+    // statement); the fenced commit with the order's update (one statement): 3. sqlx pings
+    // each of the two connections it took from the pool (the read and the claim share one)
+    // as it comes back (off the request's path, in a task of its own).
+    assert_eq!(first, (3, 2));
     // A replay: the read, and the ping of its connection.
     assert_eq!(replayed, (1, 1));
 }

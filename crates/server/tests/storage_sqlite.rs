@@ -24,6 +24,21 @@ async fn the_recovery_point_outlives_a_release_for_the_same_request_only() {
 }
 
 #[tokio::test]
+async fn begin_with_writes_the_claim_its_row_and_its_point_together() {
+    storage::begin_with_writes_the_claim_its_row_and_its_point_together(Sqlite).await;
+}
+
+#[tokio::test]
+async fn begin_with_resumes_a_released_request_and_creates_for_another_payload() {
+    storage::begin_with_resumes_a_released_request_and_creates_for_another_payload(Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn thirty_tasks_creating_on_one_key_give_exactly_one_row() {
+    storage::many_tasks_creating_on_one_key_give_exactly_one_row(Sqlite, 30).await;
+}
+
+#[tokio::test]
 async fn a_failure_on_a_saving_route_is_replayed() {
     storage::a_failure_on_a_saving_route_is_replayed(Sqlite).await;
 }

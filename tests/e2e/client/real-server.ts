@@ -81,7 +81,8 @@ async function start(command: string, args: string[], what: string): Promise<Run
 }
 
 export async function stop(running: Running | undefined) {
-  if (!running || running.child.exitCode !== null) return;
+  // Gone already (exited, or killed by a test): nothing to wait for.
+  if (!running || running.child.exitCode !== null || running.child.signalCode !== null) return;
   const exited = new Promise((resolve) => running.child.once('exit', resolve));
   running.child.kill('SIGKILL');
   await exited;

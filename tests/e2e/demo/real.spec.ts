@@ -2,6 +2,8 @@
 // (./real.ts): real fetch from the page's origin to the server's (CORS), real localStorage,
 // real time. What the page shows is checked against what the server itself answers to the
 // tenant shown on screen.
+import type { Page } from '@playwright/test';
+import { axeViolations, shot } from './helpers';
 import { armed, deadPort, expect, test } from './real';
 
 const PAID = /^(paid|replayed)$/;
@@ -202,5 +204,152 @@ test('real mode with no server says so plainly and offers the simulated mode', a
   await expect(page.getByTestId('mode')).toHaveAttribute('data-mode', 'simulated');
   await expect(page.getByTestId('real-down')).toHaveCount(0);
   await expect(page.getByTestId('virtual-time')).toBeVisible();
+  await expect(page.getByTestId('pay')).toBeEnabled();
+});
+
+// The sequence diagram in real mode: the same component and data-testids as the simulated one
+// (./sequence.spec.ts), drawn from what the page sent and received and the server's events.
+const arrows = (page: Page, sel = '') => page.locator(`[data-testid="seq-arrow"]${sel}`);
+const mark = (page: Page, kind: string, lane: string) =>
+  page.locator(`[data-testid="seq-mark"][data-kind="${kind}"][data-lane="${lane}"]`);
+
+test('sequence, real mode: a dropped response is saved on the server, cut before the browser, the retry replayed', async ({ page, real }, testInfo) => {
+  const tenant = await real.enter(page);
+  const views = real.views(tenant);
+  // Real mode offers the diagram beside the server's view (no timeline, no lab: no run).
+  await expect(page.getByTestId('tab-timeline')).toHaveCount(0);
+  await page.getByTestId('tab-sequence').click();
+  await expect(page.getByTestId('sequence')).toHaveAttribute('data-checkouts', '0');
+  await expect(page.getByTestId('sequence')).toContainText('No checkouts yet: press Pay.');
+  await page.getByTestId('drop-next-response').click();
+  await armed(views, ['drop-response']);
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'replayed', { timeout: 15_000 });
+  const key = (await page.getByTestId('real-outcome').getAttribute('data-key'))!;
+  const panel = page.getByTestId('sequence');
+  await expect(panel).toHaveAttribute('data-checkout', 'co_1');
+  await expect(panel).toHaveAttribute('data-checkouts', '1');
+
+  // The server's events: claimed, PayCo charged, saved 201; then the fault closed the
+  // connection: the 201 is cut in the network, never reaching the browser.
+  await expect(mark(page, 'claimed', 'server')).toHaveCount(1);
+  await expect(mark(page, 'charged', 'payco')).toHaveCount(1);
+  await expect(mark(page, 'saved', 'server')).toContainText('saved 201');
+  await expect(mark(page, 'fault', 'server')).toContainText('drop-response');
+  const cut = arrows(page, '[data-hop="response"][data-fate="lost"]');
+  await expect(cut).toHaveCount(1);
+  await expect(cut).toContainText('201 · ✂ lost response');
+  // The first request arrived (the claim says so); whoever sent it again (the SDK's retry, or
+  // Chromium resending on a closed connection), the answer that reached the page is the replay.
+  await expect(arrows(page, '[data-hop="request"]').first()).toHaveAttribute('data-fate', 'delivered');
+  await expect(mark(page, 'replayed', 'server').first()).toBeVisible();
+  const replay = arrows(page, '[data-hop="response"][data-fate="delivered"]');
+  await expect(replay).toHaveCount(1);
+  await expect(replay).toContainText('201 replayed');
+  await expect(mark(page, 'paid', 'browser')).toContainText('the saved answer');
+  // The key went to localStorage before the first request left: its mark is above the arrow.
+  const journal = mark(page, 'journal', 'browser');
+  await expect(journal).toContainText(`localStorage ← key ${key.slice(0, 8)}`);
+  const journalY = Number(await journal.locator('circle').getAttribute('cy'));
+  const sendY = Number(await arrows(page, '[data-hop="request"]').first().locator('line').first().getAttribute('y1'));
+  expect(journalY).toBeLessThan(sendY);
+  await shot(page, testInfo, 'real-sequence-drop-response');
+  expect(await axeViolations(page), 'real-mode sequence').toEqual([]);
+});
+
+test('sequence, real mode: a click on an arrow shows its request or response and what the page knew', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  const views = real.views(tenant);
+  await page.getByTestId('tab-sequence').click();
+  await page.getByTestId('unavailable-next').click();
+  await armed(views, ['unavailable']);
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  const key = (await page.getByTestId('real-outcome').getAttribute('data-key'))!;
+  const wire = page.getByTestId('seq-wire');
+  const knew = page.getByTestId('seq-knew');
+  await expect(arrows(page, '[data-hop="request"]')).toHaveCount(2);
+
+  // The 503 the fault answered: status, Retry-After, body.
+  await arrows(page, '[data-hop="response"]').first().click();
+  await expect(page.getByTestId('seq-details')).toBeVisible();
+  await expect(wire).toContainText(/^HTTP 503\nRetry-After: \d+\n\n/);
+  await expect(knew).toContainText('got 503');
+  // The retry: the bytes the page sent, the same key; it knew of the 503, not of the charge.
+  await arrows(page, '[data-hop="request"]').nth(1).click();
+  await expect(wire).toContainText('POST /api/checkout');
+  await expect(wire).toContainText(`Authorization: Bearer ${tenant}`);
+  await expect(wire).toContainText(`Idempotency-Key: ${key}`);
+  await expect(wire).toContainText('"cart":"co_1"');
+  await expect(knew).toContainText(`localStorage ← key ${key.slice(0, 8)}`);
+  await expect(knew).toContainText('got 503');
+  await expect(knew).not.toContainText('got 201');
+  // The answer that paid, reached from the keyboard as the simulated mode's.
+  await arrows(page, '[data-hop="response"]').last().focus();
+  await expect(wire).toContainText(/^HTTP 201\n\n\{"order":\d+/);
+  await expect(knew).toContainText('got 201');
+  // PayCo's call: the page never sees it.
+  await arrows(page, '[data-hop="call"]').click();
+  await expect(wire).toContainText('POST /charges (PayCo)');
+  await expect(knew).toContainText('The page never sees PayCo.');
+});
+
+test('sequence: switching real → simulated → real keeps nothing of the other mode\'s diagram', async ({ page, real }) => {
+  await page.goto(`/?server=${encodeURIComponent(real.api)}`);
+  // The simulated run's own checkout, with its details open.
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('ledger')).toHaveAttribute('data-orders', '1', { timeout: 15_000 });
+  await page.getByTestId('tab-sequence').click();
+  const panel = page.getByTestId('sequence');
+  await expect(panel).toHaveAttribute('data-checkout', 'co_0');
+  await arrows(page, '[data-hop="request"]').first().click();
+  await expect(page.getByTestId('seq-wire')).not.toContainText('Authorization');
+
+  await page.getByTestId('mode-real').check();
+  await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'up');
+  const tenant = (await page.getByTestId('real-tenant').textContent())!;
+  // Nothing of the simulated run: no checkout, no details, no arrow.
+  await expect(page.getByTestId('tab-sequence')).toHaveAttribute('aria-selected', 'true');
+  await expect(panel).toHaveAttribute('data-checkouts', '0');
+  await expect(page.getByTestId('seq-details')).toHaveCount(0);
+  await expect(arrows(page)).toHaveCount(0);
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  await expect(panel).toHaveAttribute('data-checkout', 'co_1');
+  await arrows(page, '[data-hop="request"]').first().click();
+  await expect(page.getByTestId('seq-wire')).toContainText(`Authorization: Bearer ${tenant}`);
+
+  await page.getByTestId('mode-simulated').check();
+  await expect(page.getByTestId('mode')).toHaveAttribute('data-mode', 'simulated');
+  await expect(panel).toHaveAttribute('data-checkout', 'co_0');
+  await expect(page.getByTestId('seq-details')).toHaveCount(0);
+  await expect(page.locator('body')).not.toContainText(tenant);
+  await arrows(page, '[data-hop="request"]').first().click();
+  await expect(page.getByTestId('seq-wire')).toContainText('"cart":"co_0"');
+  await expect(page.getByTestId('seq-wire')).not.toContainText('Authorization');
+
+  await page.getByTestId('mode-real').check();
+  await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'up');
+  await expect(page.getByTestId('seq-details')).toHaveCount(0);
+  await expect(panel).toHaveAttribute('data-checkouts', '1');
+  await expect(panel).toHaveAttribute('data-checkout', 'co_1');
+  await expect(panel).not.toContainText('co_0');
+});
+
+test('the server stopping mid-session: after a grace the page says it stopped answering and offers the simulated mode', async ({ page, real }) => {
+  await real.enter(page);
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  await real.kill();
+  // At first the browser's event stream tries again by itself; then the page stops waiting.
+  const link = page.getByTestId('real-link');
+  await expect(link).toHaveAttribute('data-state', 'reconnecting');
+  await expect(link).toHaveAttribute('data-state', 'down', { timeout: 10_000 });
+  const down = page.getByTestId('real-down');
+  await expect(down).toContainText(`idem-server stopped answering at ${real.api}`);
+  await expect(page.getByTestId('pay')).toBeDisabled();
+  await page.getByTestId('real-use-simulated').click();
+  await expect(page.getByTestId('mode')).toHaveAttribute('data-mode', 'simulated');
+  await expect(page.getByTestId('real-down')).toHaveCount(0);
   await expect(page.getByTestId('pay')).toBeEnabled();
 });

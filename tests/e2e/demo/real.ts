@@ -20,6 +20,8 @@ export type RealDemo = {
   enter(page: Page): Promise<string>;
   /** What `tenant` can read of the server (its ledger, orders, events, armed faults). */
   views(tenant: string): ReturnType<typeof tenantViews>;
+  /** Stops idem-server's process (SIGKILL), as a server dying mid-session. */
+  kill(): Promise<void>;
 };
 
 export const test = base.extend<{ real: RealDemo }>({
@@ -38,6 +40,7 @@ export const test = base.extend<{ real: RealDemo }>({
           return (await page.getByTestId('real-tenant').textContent()) ?? '';
         },
         views: (tenant) => tenantViews(api.url, tenant),
+        kill: () => stop(api),
       });
     } finally {
       for (const r of running.reverse()) await stop(r);

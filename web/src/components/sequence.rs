@@ -1,6 +1,7 @@
 //! The sequence diagram: one checkout's messages between Browser, Network, Server and PayCo,
 //! drawn as an SVG from a `model::sequence::Trace` (built by `projection/sequence.rs` from the
-//! simulated world) and redrawn on every refresh, so play, pause, step, `←`/`→` and a
+//! simulated world, or in real mode by `real/trace.rs` from what the page sent and received and
+//! the server's events) and redrawn on every refresh, so play, pause, step, `←`/`→` and a
 //! scenario's pause move it. One checkout at a time, picked with ◂ ▸ or its number; clicking
 //! (or tabbing to) an arrow shows what it carried and what the page knew then.
 //!
@@ -286,10 +287,38 @@ pub fn Sequence(props: &SequenceProps) -> Html {
     let session = props.session.clone();
     // The checkout picked (`None`: the one the cart shows) and the message clicked.
     let pick = use_state(|| (None::<u32>, None::<usize>));
-    let total = session.with_run(|r| r.world().checkouts().len()) as u32;
-    let last = total.saturating_sub(1);
-    let c = pick.0.unwrap_or(view.cart.map_or(0, |c| c.0 .0)).min(last);
-    let t = session.with_run(|r| trace(r.world(), CheckoutId(c)));
+    // The checkout drawn, its neighbours for ◂ ▸, how many there are, and its trace.
+    let (c, prev, next, total, t) = match &view.real {
+        // Real mode: the checkouts this page load sent (`co_N`, counted from 1), the last one
+        // unless another was picked.
+        Some(info) => {
+            let names = crate::real::trace::checkouts(info);
+            let num = |i: usize| names[i].get(3..).and_then(|n| n.parse().ok()).unwrap_or(0);
+            let last = names.len().saturating_sub(1);
+            let i = pick
+                .0
+                .map_or(last, |p| (0..last).find(|&i| num(i) >= p).unwrap_or(last));
+            let t = names.get(i).map_or_else(Trace::default, |name| {
+                crate::real::trace::trace(info, name, view.now)
+            });
+            let c = if names.is_empty() { 0 } else { num(i) };
+            let near = |j: usize| if j < names.len() { num(j) } else { c };
+            (
+                c,
+                near(i.wrapping_sub(1)),
+                near(i + 1),
+                names.len() as u32,
+                t,
+            )
+        }
+        None => {
+            let total = session.with_run(|r| r.world().checkouts().len()) as u32;
+            let last = total.saturating_sub(1);
+            let c = pick.0.unwrap_or(view.cart.map_or(0, |c| c.0 .0)).min(last);
+            let t = session.with_run(|r| trace(r.world(), CheckoutId(c)));
+            (c, c.saturating_sub(1), (c + 1).min(last), total, t)
+        }
+    };
     // One handler for the buttons (◂, ▸, ✕ carry `data-to`: a checkout, or -1 to close) and
     // one for the arrows (a click focuses an arrow, and so does Tab).
     let onclick = {
@@ -334,17 +363,17 @@ pub fn Sequence(props: &SequenceProps) -> Html {
             <h2 id="h-sequence">{ "Sequence" }
                 <span class="sub">{ "one checkout's messages; click an arrow" }</span>
                 <span class="seq-pick">
-                    <button class="btn" data-testid="seq-prev" data-to={c.saturating_sub(1).to_string()} aria-label="Previous checkout">{ "◂" }</button>
+                    <button class="btn" data-testid="seq-prev" data-to={prev.to_string()} aria-label="Previous checkout">{ "◂" }</button>
                     <label>{ "co_" }<input type="text" inputmode="numeric" data-testid="seq-checkout" value={c.to_string()}
                         {oninput} aria-label="Checkout number" size="4" /></label>
-                    <button class="btn" data-testid="seq-next" data-to={(c + 1).min(last).to_string()} aria-label="Next checkout">{ "▸" }</button>
+                    <button class="btn" data-testid="seq-next" data-to={next.to_string()} aria-label="Next checkout">{ "▸" }</button>
                     { "of " }{ total }
                 </span>
             </h2>
             { headings() }
             <div class="seq-scroll" {onfocusin} tabindex="0" aria-label="Sequence diagram (scroll)">
                 if total == 0 {
-                    <p class="empty">{ "No checkouts yet: press Pay, or pick a scenario." }</p>
+                    <p class="empty">{ "No checkouts yet: press Pay" }{ if view.real.is_none() { ", or pick a scenario." } else { "." } }</p>
                 } else {
                     <div class="seq-body">{ svg(&t, &layout(&t), pick.1) }</div>
                 }

@@ -54,7 +54,7 @@ pub fn ShareBar(props: &ShareBarProps) -> Html {
     // Subscribed to the view so the position below follows every refresh.
     let view = props.view.clone();
     let events = session.with_run(|r| r.world().events_run()).to_string();
-    // Real mode has the server view only, and no run to link or export.
+    // Real mode has the server view and the sequence diagram only, and no run to link or export.
     let real = view.real.is_some();
     let link = use_state(|| None::<String>);
     let error = use_state(|| session.boot_info().error);
@@ -107,9 +107,9 @@ pub fn ShareBar(props: &ShareBarProps) -> Html {
             <div class="tabs">
                 // The tab list holds the tabs only; the classroom buttons sit beside it.
                 <div class="tablist" role="tablist" aria-label="Views">
-                { for Tab::ALL.iter().filter(|&&t| !real || t == Tab::Server).map(|&t| {
+                { for Tab::ALL.iter().filter(|&&t| t.shown(real) == t).map(|&t| {
                     let ui = ui.clone();
-                    let selected = real || ui.tab == t;
+                    let selected = ui.tab.shown(real) == t;
                     let onclick = Callback::from(move |_| ui.dispatch(UiAction::Open(t)));
                     html! {
                         <button role="tab" class={classes!("tab", selected.then_some("active"))}

@@ -89,6 +89,15 @@ impl Tab {
         }
     }
 
+    /// The tab shown while this one is open: real mode has no run to put on a timeline or a
+    /// lab, so it shows the server's view instead of those.
+    pub fn shown(self, real: bool) -> Tab {
+        match self {
+            Tab::Timeline | Tab::Lab if real => Tab::Server,
+            t => t,
+        }
+    }
+
     /// What the tab says.
     pub fn label(self) -> &'static str {
         match self {

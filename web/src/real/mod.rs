@@ -24,6 +24,7 @@ pub mod parse;
 mod project;
 mod stream;
 pub mod tables;
+pub mod trace;
 mod wire;
 
 use std::cell::{Cell, RefCell};
@@ -74,6 +75,10 @@ type Then = Box<dyn FnOnce(&Real, Answer)>;
 /// Wall-clock ms between refreshes while a lease counts down or a checkout is out.
 const TICK_MS: u32 = 250;
 
+/// How long the event stream may stay down before the page says the server is (the browser
+/// tries again after about 3 s: one try fits in).
+const GRACE_MS: u64 = 4_000;
+
 /// Shared handle to the real-mode controller (equal when it is the same one).
 #[derive(Clone)]
 pub struct Real(Rc<Inner>);
@@ -103,6 +108,8 @@ struct State {
     t0: u64,
     started: u32,
     link: Link,
+    /// When the stream dropped (while `link` is `Reconnecting`).
+    lost_at: u64,
     lock_ms: Option<u64>,
     notice: Option<String>,
     tables: Tables,
@@ -143,6 +150,7 @@ impl Real {
                 t0: 0,
                 started: 0,
                 link: Link::Connecting,
+                lost_at: 0,
                 lock_ms: None,
                 notice,
                 tables: Tables::default(),
@@ -287,6 +295,9 @@ impl Real {
             move |text| data.on_event(&text),
             move |up| {
                 let mut st = link.0.state.borrow_mut();
+                if st.link == Link::Up && !up {
+                    st.lost_at = wire::now_ms();
+                }
                 if matches!(st.link, Link::Up | Link::Reconnecting) {
                     st.link = if up { Link::Up } else { Link::Reconnecting };
                     drop(st);
@@ -384,13 +395,29 @@ impl Real {
         });
     }
 
-    /// While a lease counts down or a checkout is out, time moves on screen.
+    /// While a lease counts down or a checkout is out, time moves on screen. A stream down
+    /// past the grace is a server gone: said as plainly as at the start, with the way out.
     fn tick(&self) {
-        let busy = {
+        let (busy, gone) = {
             let st = self.0.state.borrow();
-            st.tables.in_flight() > 0 || st.checkouts.iter().any(|c| c.state.value() == "pending")
+            let busy = st.tables.in_flight() > 0
+                || st.checkouts.iter().any(|c| c.state.value() == "pending");
+            let gone = st.link == Link::Reconnecting && wire::now_ms() >= st.lost_at + GRACE_MS;
+            (busy, gone.then(|| st.server.clone()))
         };
-        if busy {
+        if let Some(server) = &gone {
+            // The browser would keep trying; "Try again" opens a fresh stream.
+            *self.0.stream.borrow_mut() = None;
+            self.0.state.borrow_mut().link = Link::Down(
+                [
+                    "idem-server stopped answering at ",
+                    server,
+                    " (its event stream is down). Start it again (make serve) and try again.",
+                ]
+                .concat(),
+            );
+        }
+        if busy || gone.is_some() {
             self.refresh_soon();
         }
     }

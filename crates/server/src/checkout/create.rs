@@ -9,14 +9,14 @@ use axum::{
 use idem_store::http::{lease_lost, HttpResponse};
 
 use super::{
+    demo::{AfterCharge, Checkpoints},
     orders::{self, Order},
     params::{self, CheckoutRequest},
     payco_client::{ChargeOutcome, ChargeUnknown},
     Checkout,
 };
 use crate::{
-    db::{Claim, ClaimTx, DbError},
-    demo::{AfterCharge, Checkpoints},
+    db::{BeginWith, Claim, ClaimTx, DbError, RouteInsert},
     failpoint::Step,
     payco::wire::ChargeRequest,
     request::IdempotentRequest,
@@ -44,17 +44,29 @@ async fn run(
     request: IdempotentRequest,
     demo: Option<&Checkpoints>,
 ) -> HttpResponse {
-    let begun = request
-        .begin_parsed(&app.db, &app.route, CheckoutRequest::parse)
-        .await;
-    let (claim_tx, params) = match begun {
-        Ok(begun) => begun,
+    let params = match request.parse(&app.route, CheckoutRequest::parse) {
+        Ok(params) => params,
         Err(answer) => return answer,
     };
-    let key = claim_tx.claim().id().key().as_str().to_owned();
+    // `parse` refused a request without a key.
+    let key = request.key.as_deref().unwrap_or_default();
+    let created_at = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+    let first = orders::insert(&request.scope, key, &params, created_at);
 
     // Phase 1: the order commits with the claim, or neither does.
-    let (claim, order) = match claim_and_order(claim_tx, &request.scope, &key, &params).await {
+    let claimed = match request.begin_with(&app.db, &app.route, &first).await {
+        Ok(BeginWith::Created { claim, id }) => {
+            Ok((claim, Order::pending(id, key, &params, created_at)))
+        }
+        Ok(BeginWith::Resume(claim_tx)) => {
+            let pending = |id| Order::pending(id, key, &params, created_at);
+            resume(claim_tx, &request.scope, &first, pending).await
+        }
+        // `IdempotentRequest::begin_with` answers everything else itself.
+        Ok(BeginWith::Unkeyed | BeginWith::Answer(_)) => return idem_store::http::internal_error(),
+        Err(answer) => return answer,
+    };
+    let (claim, order) = match claimed {
         Ok(claimed) => claimed,
         Err(e) => return storage_error(&e),
     };
@@ -102,12 +114,13 @@ async fn run(
 }
 
 /// Resume the order an earlier worker of this same request left (a takeover, or a claim
-/// after a release), or create it; commit it with the claim.
-async fn claim_and_order(
+/// after a release), or, if its recovery point names none, create it anew; commit with the
+/// claim.
+async fn resume(
     mut claim_tx: ClaimTx,
     scope: &str,
-    key: &str,
-    params: &CheckoutRequest,
+    first: &RouteInsert<'_>,
+    pending: impl FnOnce(i64) -> Order,
 ) -> Result<(Claim, Order), DbError> {
     let resumed = match recovered_order_id(&claim_tx) {
         Some(id) => orders::resume(claim_tx.tx(), scope, id).await?,
@@ -115,13 +128,7 @@ async fn claim_and_order(
     };
     let order = match resumed {
         Some(order) => order,
-        None => {
-            let order = orders::create(claim_tx.tx(), scope, key, params).await?;
-            claim_tx
-                .set_recovery(order.id.to_string().as_bytes())
-                .await?;
-            order
-        }
+        None => pending(claim_tx.create(first).await?),
     };
     Ok((claim_tx.commit().await?, order))
 }
@@ -130,7 +137,7 @@ async fn claim_and_order(
 /// is logged and treated as absent: a new order is made, and PayCo's key for it is new too.
 fn recovered_order_id(claim_tx: &ClaimTx) -> Option<i64> {
     let point = claim_tx.recovery()?;
-    let id = std::str::from_utf8(point).ok().and_then(|s| s.parse().ok());
+    let id = RouteInsert::id_of(point);
     if id.is_none() {
         tracing::error!(point = ?point, "unreadable recovery point; starting a new order");
     }

@@ -3,9 +3,10 @@
 //! Routes: `POST /api/checkout` ([`create`]), `GET /api/orders`, `GET /api/orders/{id}`,
 //! `GET /api/claims`, `GET /api/claims/{key}` ([`views`]), `GET /api/events` ([`events`]),
 //! when failpoints are enabled, `GET /api/failpoints`, `PUT /api/failpoints/{step}`, and in
-//! demo mode the routes of [`crate::demo`].
+//! demo mode the routes of [`demo`].
 
 mod create;
+pub mod demo;
 mod events;
 mod failpoints;
 pub mod orders;
@@ -16,6 +17,7 @@ mod views;
 use std::{ops::Deref, sync::Arc, time::Duration};
 
 use axum::{
+    extract::FromRef,
     middleware::{self, from_fn_with_state},
     routing::{get, post, put},
     Router,
@@ -25,11 +27,12 @@ use idem_store::{ErrorPolicy, RouteConfig};
 use crate::{
     app::ServiceConfig,
     db::{AppMigrations, Db},
-    demo::{self, faults::FaultTable, Demo, DemoTenants},
     failpoint::{Action, Failpoints, Step},
+    reconcile::route::{self, KeyStates},
     request::{BearerTenants, BodyLimits, ScopeExtractor},
     StartError,
 };
+use demo::{faults::FaultTable, Demo, DemoTenants};
 use payco_client::PaycoClient;
 
 /// The `orders` table's versioned schema, applied next to the claim table.
@@ -87,6 +90,16 @@ impl Deref for Checkout {
     }
 }
 
+/// `GET /api/keys/{key}` reads the checkout's table, scoped as `POST /api/checkout`.
+impl FromRef<Checkout> for KeyStates {
+    fn from_ref(app: &Checkout) -> KeyStates {
+        KeyStates {
+            db: app.db.clone(),
+            tenants: Arc::clone(&app.tenants),
+        }
+    }
+}
+
 impl Checkout {
     /// The state for `inner`.
     pub fn new(inner: Inner) -> Self {
@@ -108,10 +121,7 @@ pub fn routes(app: Checkout) -> Router {
         .route("/api/orders/{id}", get(views::get_order))
         .route("/api/claims", get(views::list_claims))
         .route("/api/claims/{key}", get(views::get_claim))
-        .route(
-            "/api/keys/{key}",
-            get(crate::reconcile::route::get_key_state),
-        )
+        .route("/api/keys/{key}", get(route::get_key_state))
         .route("/api/events", get(events::events));
     if app.failpoints.is_enabled() {
         router = router
@@ -138,7 +148,7 @@ pub async fn run(config: CheckoutConfig) -> Result<(), StartError> {
 pub enum Mode {
     /// The example checkout alone.
     Plain,
-    /// With [`crate::demo`]: a tenant per page session, faults on request (loopback only).
+    /// With [`demo`]: a tenant per page session, faults on request (loopback only).
     DemoFaults,
 }
 

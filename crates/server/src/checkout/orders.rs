@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::{
-    db::{Db, Param, RouteUpdate, Tx},
+    db::{Db, Param, RouteInsert, RouteUpdate, Tx},
     sql::now_ms,
     with_pool, with_tx,
 };
@@ -53,8 +53,47 @@ macro_rules! order_from_row {
     }};
 }
 
-/// Create the order `pending`, in the claim's transaction (so the claim and the order
-/// commit together); its id becomes the claim's recovery point.
+impl Order {
+    /// The order [`insert`] created, as it stands: `pending`, no charge yet.
+    pub fn pending(id: i64, key: &str, request: &CheckoutRequest, created_at: i64) -> Order {
+        Order {
+            id,
+            key: key.to_owned(),
+            cart: request.cart.clone(),
+            amount: request.amount,
+            status: "pending".to_owned(),
+            charge: None,
+            created_at,
+        }
+    }
+}
+
+/// The order `pending`, as the checkout's first row: created with the claim
+/// ([`Db::begin_with`]), its id the claim's recovery point.
+pub fn insert<'a>(
+    scope: &'a str,
+    key: &'a str,
+    request: &'a CheckoutRequest,
+    created_at: i64,
+) -> RouteInsert<'a> {
+    RouteInsert {
+        table: "orders",
+        columns: "scope, idem_key, cart, amount, card, status, created_at",
+        values: "$1, $2, $3, $4, $5, 'pending', $6",
+        id: "id",
+        params: vec![
+            Param::Text(scope),
+            Param::Text(key),
+            Param::Text(&request.cart),
+            Param::Int(request.amount),
+            Param::Text(&request.card),
+            Param::Int(created_at),
+        ],
+    }
+}
+
+/// Create the order `pending` inside an open transaction, returning the whole row (a route
+/// without idem: the benchmark's unkeyed comparison; the checkout uses [`insert`]).
 pub async fn create(
     tx: &mut Tx,
     scope: &str,

@@ -209,8 +209,8 @@ impl Consumer {
     /// upgrading a read lock).
     async fn begin(&self) -> Result<Tx, DbError> {
         Ok(match (self.db.sqlite_pool(), self.db.postgres_pool()) {
-            (Some(p), _) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
-            (None, Some(p)) => Tx::Postgres(p.begin().await?),
+            (Some(p), _) => Tx::begin_sqlite(p).await?,
+            (None, Some(p)) => Tx::begin_postgres(p).await?,
             (None, None) => unreachable!("a Db has exactly one pool"),
         })
     }

@@ -175,17 +175,28 @@ impl Db {
         let fence = Fence::new(self, claim, now, &finish)?;
         let held = match &self.inner.pool {
             Pool::Postgres(pool) => {
-                let first = update.params.len() + 1;
-                let fenced = match finish {
-                    Finish::Commit(_) => sql::commit_from(first),
-                    Finish::Release => sql::release_from(first),
+                let which = match finish {
+                    Finish::Commit(_) => "commit_with",
+                    Finish::Release => "release_with",
                 };
-                let statement = format!(
-                    "WITH idem AS ({fenced}), \
-                     route AS ({} AND EXISTS (SELECT 1 FROM idem) RETURNING 1) \
-                     SELECT COUNT(*) AS held FROM idem",
-                    update.gated_sql()
+                let shape = (
+                    which,
+                    [update.table, update.set, update.filter, ""],
+                    update.params.len(),
                 );
+                let statement = self.inner.composed.get(shape, || {
+                    let first = update.params.len() + 1;
+                    let fenced = match finish {
+                        Finish::Commit(_) => sql::commit_from(first),
+                        Finish::Release => sql::release_from(first),
+                    };
+                    format!(
+                        "WITH idem AS ({fenced}), \
+                         route AS ({} AND EXISTS (SELECT 1 FROM idem) RETURNING 1) \
+                         SELECT COUNT(*) AS held FROM idem",
+                        update.gated_sql()
+                    )
+                });
                 let query = sqlx::query_scalar(sqlx::AssertSqlSafe(statement));
                 let query = bind_params!(query, &update.params);
                 let held: i64 = bind_fence!(query, fence, &finish).fetch_one(pool).await?;
@@ -207,7 +218,8 @@ impl Db {
                     tx.rollback().await?;
                     false
                 } else {
-                    let sql = update.plain_sql();
+                    let shape = ("update", [update.table, update.set, update.filter, ""], 0);
+                    let sql = self.inner.composed.get(shape, || update.plain_sql());
                     with_tx!(&mut tx, |conn| {
                         bind_params!(sqlx::query(sqlx::AssertSqlSafe(sql)), &update.params)
                             .execute(conn)

@@ -10,14 +10,14 @@
 //!
 //! # How a route uses it
 //!
-//! The checkout runs in atomic phases (brandur's rocket-rides): the claim's transaction
-//! also writes a recovery point (the order); the foreign call (PayCo) is made outside any
-//! transaction under a key derived from that point; a final fenced transaction records the
-//! result and the response together.
+//! The checkout runs in atomic phases (brandur's rocket-rides): the claim is written with the
+//! route's first row (the order), whose id is the recovery point ([`Db::begin_with`]: one
+//! statement on PostgreSQL); the foreign call (PayCo) is made outside any transaction under a
+//! key derived from that point; a final fenced write records the result and the response
+//! together ([`Db::commit_with`]: one statement on PostgreSQL).
 //!
 //! ```no_run
-//! use idem_server::db::{Begin, Db, DbError, DbOptions, Request};
-//! use idem_server::with_tx;
+//! use idem_server::db::{BeginWith, Db, DbError, DbOptions, Param, Request, RouteInsert, RouteUpdate};
 //! use idem_store::{http, ErrorPolicy, RouteConfig, SavedResponse};
 //!
 //! const CHECKOUT: RouteConfig = RouteConfig::required("POST /api/checkout", ErrorPolicy::ReleaseClaim);
@@ -27,48 +27,47 @@
 //!     -> Result<http::HttpResponse, DbError>
 //! {
 //!     let request = Request { scope: tenant, key, body, route: &CHECKOUT };
-//!     let mut claim = match db.begin(now, request).await? {
-//!         // Replay, 409 (+ Retry-After), 422, 400 or 413: the store's own value and wire.
-//!         Begin::Answer(decision) => return Ok(http::response_for(&decision).expect("an answer")),
-//!         Begin::Unkeyed => unreachable!("the route requires a key"),
-//!         Begin::Execute(claim) => claim,
+//!     // Phase 1: the claim and the order, together or not at all.
+//!     let first = RouteInsert {
+//!         table: "orders",
+//!         columns: "body, paid",
+//!         values: "$1, 0",
+//!         id: "id",
+//!         params: vec![Param::Bytes(body)],
 //!     };
-//!     // Phase 1, in the claim's transaction: resume the recovery point (a takeover, or a
-//!     // claim after a release, with the same request) or create it.
-//!     let order: i64 = match claim.recovery() {
-//!         Some(point) => std::str::from_utf8(point).ok().and_then(|s| s.parse().ok()).unwrap_or(0),
-//!         None => {
-//!             let id: i64 = with_tx!(claim.tx(), |conn| {
-//!                 sqlx::query_scalar("INSERT INTO orders (body) VALUES ($1) RETURNING id")
-//!                     .bind(body)
-//!                     .fetch_one(conn)
-//!                     .await
-//!             })?;
-//!             claim.set_recovery(id.to_string().as_bytes()).await?;
-//!             id
+//!     let (claim, order) = match db.begin_with(now, request, &first).await? {
+//!         BeginWith::Created { claim, id } => (claim, id),
+//!         // A takeover, or a claim after a release, of this same request: resume the order
+//!         // its recovery point names (or create it anew in the claim's transaction).
+//!         BeginWith::Resume(mut claim) => {
+//!             let order = match claim.recovery().and_then(RouteInsert::id_of) {
+//!                 Some(order) => order,
+//!                 None => claim.create(&first).await?,
+//!             };
+//!             (claim.commit().await?, order)
 //!         }
+//!         // Replay, 409 (+ Retry-After), 422, 400 or 413: the store's own value and wire.
+//!         BeginWith::Answer(decision) => return Ok(http::response_for(&decision).expect("an answer")),
+//!         BeginWith::Unkeyed => unreachable!("the route requires a key"),
 //!     };
-//!     let claim = claim.commit().await?; // the claim and the order, together
 //!
 //!     // Phase 2, outside any transaction: the foreign call, under a key derived from the
 //!     // recovery point, so every worker of this operation uses the same one.
 //!     let charged = charge(&format!("charge:{order}")).await;
 //!
-//!     // Phase 3: one fenced transaction for the business change and the saved response.
+//!     // Phase 3: the business change and the saved response, fenced, together.
+//!     let paid = RouteUpdate {
+//!         table: "orders",
+//!         set: "paid = $1",
+//!         filter: "id = $2",
+//!         params: vec![Param::Int(1), Param::Int(order)],
+//!     };
 //!     match charged {
 //!         Ok(()) => {
-//!             let mut done = db.commit_tx(&claim).await?;
-//!             with_tx!(done.tx(), |conn| {
-//!                 sqlx::query("UPDATE orders SET paid = 1 WHERE id = $1")
-//!                     .bind(order)
-//!                     .execute(conn)
-//!                     .await
-//!                     .map(|_| ()) // the backends' query results differ in type
-//!             })?;
 //!             let response = SavedResponse::json(201, format!(r#"{{"order":{order}}}"#).into_bytes());
-//!             match done.commit(now, response.clone()).await {
+//!             match db.commit_with(now, &claim, response.clone(), &paid).await {
 //!                 Ok(()) => Ok(http::HttpResponse::original(response)),
-//!                 // Taken over meanwhile: the order update was rolled back with it.
+//!                 // Taken over meanwhile: the order update did not happen either.
 //!                 Err(DbError::Fenced) => Ok(http::lease_lost()),
 //!                 Err(e) => Err(e),
 //!             }
@@ -84,6 +83,10 @@
 //! }
 //! # let _ = DbOptions::default();
 //! ```
+//!
+//! A route whose first writes are more than one row uses [`Db::begin`]: the claim's
+//! transaction stays open ([`ClaimTx`]) for them and commits with them; [`Db::commit_tx`]
+//! opens the fenced transaction for any number of business writes.
 //!
 //! Read-only views for the HTTP side: [`Db::rows`] (one scope, paged by key), [`Db::row`]
 //! (one key), [`Db::events_since`] and [`Db::subscribe`] (the store's [`Event`]s: claimed,
@@ -111,6 +114,22 @@ macro_rules! on_pool {
         match &$db.inner.pool {
             $crate::db::Pool::Sqlite($pool) => $body,
             $crate::db::Pool::Postgres($pool) => $body,
+        }
+    };
+}
+
+/// Run the same code on where a request's statements go ([`Link`]): `$exec` is the
+/// PostgreSQL connection the request holds, or the pool. It is used once (an executor is
+/// taken by value).
+macro_rules! on_link {
+    ($db:expr, $link:expr, |$exec:ident| $body:expr) => {
+        match (&$db.inner.pool, $link) {
+            ($crate::db::Pool::Sqlite($exec), _) => $body,
+            ($crate::db::Pool::Postgres(_), $crate::db::Link::Postgres(conn)) => {
+                let $exec: &mut ::sqlx::PgConnection = &mut **conn;
+                $body
+            }
+            ($crate::db::Pool::Postgres($exec), $crate::db::Link::Pool) => $body,
         }
     };
 }
@@ -144,8 +163,8 @@ use tokio::sync::broadcast;
 use crate::with_tx;
 
 pub use error::DbError;
-pub use tx::Tx;
-pub use write::{Param, RouteUpdate};
+pub use tx::{PgTx, Tx};
+pub use write::{Param, RouteInsert, RouteUpdate};
 
 /// Which clock measures lease age and retention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -221,11 +240,28 @@ struct Inner {
     pool: Pool,
     options: DbOptions,
     sql: sql::Dialect,
+    /// Statements composed from a route's parts, built once each.
+    composed: sql::Composed,
     log: Mutex<EventLog>,
     events: broadcast::Sender<Event>,
     /// SQLite: this process's writers take turns here before they ask SQLite for its write
     /// lock (see [`Db::writer_turn`]).
     writers: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// Where a request's statements go before its claim's transaction opens.
+///
+/// On PostgreSQL, one connection from the read to the claim's `COMMIT`: one acquisition,
+/// and one ping as it goes back to the pool (sqlx pings every connection it takes back),
+/// instead of one of each per step. On SQLite, the pool: a writer waits for its turn
+/// ([`Db::writer_turn`]) before its transaction, and one waiting while it holds a connection
+/// could starve the writer whose turn it is of the connection it needs.
+#[derive(Debug)]
+enum Link {
+    /// Each statement takes a connection of the pool.
+    Pool,
+    /// The request's own PostgreSQL connection.
+    Postgres(sqlx::pool::PoolConnection<sqlx::Postgres>),
 }
 
 /// A writer's turn at a SQLite file (held until its transaction ends); `None` on
@@ -256,6 +292,28 @@ pub enum Begin {
     /// Answer without running the work: an [`idem_store::Begin`] that is `Replay`,
     /// `InFlight`, `Mismatch` or `Invalid` (never `Execute` or `Unkeyed`), so
     /// `idem_store::http::response_for` gives the response.
+    Answer(idem_store::Begin),
+}
+
+/// What to do with a request, decided by [`Db::begin_with`].
+#[must_use]
+#[derive(Debug)]
+pub enum BeginWith {
+    /// The key is ours and the route's first row was created with the claim, committed
+    /// together: `id` is that row's, and the recovery point. Run the rest of the work.
+    Created {
+        /// The committed claim.
+        claim: Claim,
+        /// The id the route's [`RouteInsert`] returned.
+        id: i64,
+    },
+    /// The key is ours over an earlier worker's recovery point of this same request (a
+    /// takeover, or a claim after a release): nothing was created, the claim's transaction
+    /// is open. Resume from [`ClaimTx::recovery`], then [`ClaimTx::commit`].
+    Resume(ClaimTx),
+    /// No key on an optional-key route: run the work unprotected. Nothing was recorded.
+    Unkeyed,
+    /// Answer without running the work, as [`Begin::Answer`].
     Answer(idem_store::Begin),
 }
 
@@ -377,6 +435,29 @@ impl ClaimTx {
         Ok(())
     }
 
+    /// Create the route's first row in this transaction and save its id as the recovery
+    /// point ([`RouteInsert::point`]); the id. For a claim whose recovery point names
+    /// nothing the route can use (an order deleted by hand): the work starts again from a
+    /// new row, which the next worker then resumes.
+    pub async fn create(&mut self, first: &RouteInsert<'_>) -> Result<i64, DbError> {
+        let shape = (
+            "insert",
+            [first.table, first.columns, first.values, first.id],
+            0,
+        );
+        let statement = self.db.inner.composed.get(shape, || first.plain_sql());
+        let id: i64 = with_tx!(&mut self.tx, |conn| {
+            write::bind_params!(
+                sqlx::query_scalar(sqlx::AssertSqlSafe(statement)),
+                &first.params
+            )
+            .fetch_one(conn)
+            .await
+        })?;
+        self.set_recovery(&RouteInsert::point(id)).await?;
+        Ok(id)
+    }
+
     /// Commit the claim with the route's writes. Only now do other requests see it.
     pub async fn commit(self) -> Result<Claim, DbError> {
         self.tx.commit().await?;
@@ -464,6 +545,7 @@ impl Db {
                 log: Mutex::new(EventLog::new(options.store.event_capacity)),
                 options,
                 sql,
+                composed: sql::Composed::default(),
                 events,
                 writers: Arc::new(tokio::sync::Mutex::new(())),
             }),
@@ -515,12 +597,27 @@ impl Db {
     /// A write transaction (SQLite: `BEGIN IMMEDIATE`, after this process's writer turn),
     /// and the turn, to hold until the transaction ends.
     async fn write_tx(&self) -> Result<(Tx, WriterTurn), DbError> {
+        self.write_tx_on(Link::Pool).await
+    }
+
+    /// [`write_tx`](Self::write_tx) on the connection `link` holds, if it holds one.
+    async fn write_tx_on(&self, link: Link) -> Result<(Tx, WriterTurn), DbError> {
         let turn = self.writer_turn().await;
-        let tx = match &self.inner.pool {
-            Pool::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
-            Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+        let tx = match (&self.inner.pool, link) {
+            (Pool::Sqlite(p), _) => Tx::begin_sqlite(p).await?,
+            (Pool::Postgres(_), Link::Postgres(conn)) => Tx::Postgres(PgTx::begin(conn).await?),
+            (Pool::Postgres(p), Link::Pool) => Tx::begin_postgres(p).await?,
         };
         Ok((tx, turn))
+    }
+
+    /// Where a request's statements go until its claim's transaction opens: on PostgreSQL
+    /// one connection, held from the read to the claim's `COMMIT`; on SQLite the pool.
+    async fn link(&self) -> Result<Link, DbError> {
+        Ok(match &self.inner.pool {
+            Pool::Sqlite(_) => Link::Pool,
+            Pool::Postgres(p) => Link::Postgres(p.acquire().await?),
+        })
     }
 
     /// SQLite: wait for this process's turn to write. SQLite has one write lock per file,

@@ -4,8 +4,16 @@
 //!
 //! Every fenced write names the caller's token in its `WHERE`: zero rows changed is how a
 //! zombie learns it lost its lease.
+//!
+//! Texts are kept as `Arc<str>` and handed to sqlx as clones: a `&str` that is not
+//! `'static` would be copied into a new allocation for every statement sent.
 
-use super::Clock;
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
+
+use super::{Clock, RouteInsert};
 
 /// The columns of a claim, in the order [`super::row`] reads them.
 const COLUMNS: &str = "c.fingerprint, c.on_error, c.status, c.token, c.locked_at, \
@@ -18,7 +26,7 @@ pub(crate) struct Dialect {
     /// One round trip: the row of ($1 scope, $2 key), if any, and `now_ms` (the caller's
     /// $3, or the database clock, which binds no $3). A row is always returned; an absent
     /// claim reads as NULLs.
-    pub read: String,
+    pub read: Arc<str>,
     /// Whether [`read`](Self::read) takes the caller's clock as $3.
     pub read_binds_now: bool,
     /// Bumps the SQLite token counter inside the write transaction (`None`: the token
@@ -28,13 +36,15 @@ pub(crate) struct Dialect {
     /// expires_at, $7 retention_ms. Returns the new `token` and, read in the same statement,
     /// the recovery `point` of ($1, $2, $3) if an earlier worker of this request left one;
     /// no row if the key was claimed meanwhile.
-    pub claim: String,
+    pub claim: Arc<str>,
     /// Compare-and-set takeover: $1 scope, $2 key, $3 fingerprint, $4 seen token, $5 now,
     /// $6 expires_at. Returns `token` and `point` as [`claim`](Self::claim) does; no row if
     /// the lease changed meanwhile.
-    pub take_over: String,
+    pub take_over: Arc<str>,
     /// The database clock, in milliseconds.
-    pub now: String,
+    pub now: Arc<str>,
+    /// The next fencing token, as an SQL expression.
+    pub token: &'static str,
 }
 
 impl Dialect {
@@ -56,7 +66,12 @@ impl Dialect {
         )
     }
 
-    fn new(clock: Clock, token: &str, bump_token: Option<&'static str>, db_now: &str) -> Self {
+    fn new(
+        clock: Clock,
+        token: &'static str,
+        bump_token: Option<&'static str>,
+        db_now: &str,
+    ) -> Self {
         let now = match clock {
             Clock::Caller => "CAST($3 AS BIGINT)",
             Clock::Database => db_now,
@@ -65,7 +80,8 @@ impl Dialect {
             read: format!(
                 "SELECT {COLUMNS}, {now} AS now_ms FROM (SELECT 1 AS one) AS o \
                  LEFT JOIN idem_claims AS c ON c.scope = $1 AND c.key = $2"
-            ),
+            )
+            .into(),
             read_binds_now: clock == Clock::Caller,
             bump_token,
             claim: format!(
@@ -73,15 +89,52 @@ impl Dialect {
                  locked_at, created_at, expires_at, retention_ms) \
                  VALUES ($1, $2, $3, $4, 'in_flight', {token}, $5, $5, $6, $7) \
                  ON CONFLICT (scope, key) DO NOTHING RETURNING token, {RECOVERY_POINT}"
-            ),
+            )
+            .into(),
             take_over: format!(
                 "UPDATE idem_claims SET token = {token}, locked_at = $5, expires_at = $6 \
                  WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $4 \
                  RETURNING token, {RECOVERY_POINT}"
-            ),
-            now: format!("SELECT {db_now}"),
+            )
+            .into(),
+            now: format!("SELECT {db_now}").into(),
+            token,
         }
     }
+}
+
+/// PostgreSQL: a fresh claim, the route's first row and its id as the recovery point, in
+/// one statement ([`Db::begin_with`](super::Db::begin_with)). The route's parameters come
+/// first, `$1` to `$k`; then scope, key, fingerprint, on_error, now, expires_at and
+/// retention_ms. The claim is inserted only if the key is free and this request (scope,
+/// key, fingerprint) has no recovery point to resume; the route's row only if the claim was;
+/// the recovery point only if the row was. Returns `token` and the row's `id`, or no row if
+/// nothing was written.
+pub(crate) fn claim_creating(token: &str, first: &RouteInsert<'_>) -> String {
+    let p = |i: usize| format!("${}", first.params.len() + i);
+    let (scope, key, fp, on_error, now, expires_at, retention) =
+        (p(1), p(2), p(3), p(4), p(5), p(6), p(7));
+    format!(
+        "WITH idem AS (INSERT INTO idem_claims (scope, key, fingerprint, on_error, status, \
+         token, locked_at, created_at, expires_at, retention_ms) \
+         SELECT {scope}, {key}, {fp}, {on_error}, 'in_flight', {token}, {now}, {now}, \
+         {expires_at}, {retention} \
+         WHERE NOT EXISTS (SELECT 1 FROM idem_recovery AS r \
+            WHERE r.scope = {scope} AND r.key = {key} AND r.fingerprint = {fp}) \
+         ON CONFLICT (scope, key) DO NOTHING RETURNING token), \
+         route AS (INSERT INTO {table} ({columns}) SELECT {values} FROM idem \
+            RETURNING {id} AS id), \
+         point AS (INSERT INTO idem_recovery (scope, key, fingerprint, point, expires_at) \
+            SELECT {scope}, {key}, {fp}, convert_to(CAST(route.id AS TEXT), 'UTF8'), \
+            {expires_at} FROM route \
+            ON CONFLICT (scope, key, fingerprint) \
+            DO UPDATE SET point = excluded.point, expires_at = excluded.expires_at) \
+         SELECT idem.token, route.id FROM idem, route",
+        table = first.table,
+        columns = first.columns,
+        values = first.values,
+        id = first.id,
+    )
 }
 
 /// Deletes the row of ($1, $2) if it is past retention at $3 and no live claim under
@@ -162,3 +215,26 @@ pub(crate) const ROWS: &str = "SELECT c.scope, c.key, c.fingerprint, c.on_error,
      c.token, c.locked_at, c.created_at, c.expires_at, c.retention_ms, c.response_status, \
      c.response_content_type, c.response_headers, c.response_body \
      FROM idem_claims AS c WHERE c.scope = $1 AND c.key > $2 ORDER BY c.key LIMIT $3";
+
+/// Statements composed from a route's parts ([`claim_creating`], the fenced commit with a
+/// route's update), built once per shape and shared: every request of a route sends the
+/// same text, and composing it again for each would be an allocation and a copy per request.
+#[derive(Debug, Default)]
+pub(crate) struct Composed(Mutex<HashMap<Shape, Arc<str>>>);
+
+/// What a composed statement's text depends on: which statement, the route's `'static`
+/// parts, and how many parameters the route binds before idem's.
+pub(crate) type Shape = (&'static str, [&'static str; 4], usize);
+
+impl Composed {
+    /// The text of `shape`, built by `build` the first time.
+    pub(crate) fn get(&self, shape: Shape, build: impl FnOnce() -> String) -> Arc<str> {
+        // A poisoned lock only means a panic elsewhere while it was held; the map is still
+        // whole (an insert either happened or not).
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(map.entry(shape).or_insert_with(|| build().into()))
+    }
+}

@@ -108,7 +108,7 @@ impl Db {
         if self.inner.options.clock == super::Clock::Caller {
             return Ok(now);
         }
-        let sql = self.inner.sql.now.as_str();
+        let sql = std::sync::Arc::clone(&self.inner.sql.now);
         let db_now: i64 = on_pool!(self, |pool| {
             sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
                 .fetch_one(pool)

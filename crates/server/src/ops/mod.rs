@@ -1,6 +1,7 @@
 //! Running a service in production: probes ([`health`]: `/healthz`, `/readyz`), metrics in
-//! Prometheus text format ([`metrics`]: `/metrics`, from the claim table's events), request
-//! logs with scope and key on every line ([`trace`]), the background pruner
+//! Prometheus text format ([`metrics`]: `/metrics`, from the claim table's events), the
+//! problem types' descriptions (`/problems/{name}`, [`crate::problems`]), request logs with
+//! scope and key on every line ([`trace`]), the background pruner
 //! ([`crate::retention::pruner`]) and graceful shutdown ([`shutdown`]).
 //!
 //! [`serve_service`] wires them around a service's routes; the checkout and PayCo both run
@@ -18,9 +19,9 @@ use tokio::{net::TcpListener, sync::watch};
 use tower_http::cors::CorsLayer;
 
 use crate::{
-    app::with_common_layers,
     consumer::Consumer,
     db::Db,
+    layers::with_common_layers,
     retention::pruner::{self, PrunerConfig},
     serve::{serve_until, ConnLimits},
 };
@@ -79,12 +80,14 @@ pub struct Service {
     pub ops: OpsConfig,
 }
 
-/// The probe and metrics routes.
+/// The probe and metrics routes, and the problem types' descriptions
+/// ([`crate::problems`]: `GET /problems/{name}`).
 pub fn routes(health: Health, metrics: Metrics) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz).with_state(health))
         .route("/metrics", get(metrics::metrics).with_state(metrics))
+        .merge(crate::problems::routes())
 }
 
 /// Serve `service` on `listener` with the probes, metrics, request logs and pruner, until

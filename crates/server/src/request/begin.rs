@@ -8,7 +8,7 @@ use idem_store::{
 
 use super::IdempotentRequest;
 use crate::{
-    db::{self, Begin, ClaimTx, Db},
+    db::{self, Begin, BeginWith, ClaimTx, Db, RouteInsert},
     sql::now_ms,
     storage_error,
 };
@@ -41,25 +41,61 @@ impl IdempotentRequest {
     }
 
     /// [`begin`](Self::begin) for a route that requires a key and takes JSON parameters:
-    /// the key must be there, the store's JSON rules (invalid JSON, duplicate members) come
-    /// first, then `parse` (a 400 for JSON that is not the parameters), then the decision.
+    /// [`parse`](Self::parse), then the decision.
     pub async fn begin_parsed<P>(
         &self,
         db: &Db,
         route: &RouteConfig,
         parse: impl FnOnce(&[u8]) -> Result<P, HttpResponse>,
     ) -> Result<(ClaimTx, P), HttpResponse> {
+        let params = self.parse(route, parse)?;
+        match self.begin(db, route).await? {
+            Some(claim) => Ok((claim, params)),
+            // The key is there, so the store never answers "unkeyed".
+            None => Err(problem_for(&RequestError::MissingKey)),
+        }
+    }
+
+    /// The parameters of a route that requires a key and takes JSON: the key must be there,
+    /// the store's JSON rules (invalid JSON, duplicate members) come first, then `parse` (a
+    /// 400 for JSON that is not the parameters). Nothing is decided yet.
+    pub fn parse<P>(
+        &self,
+        route: &RouteConfig,
+        parse: impl FnOnce(&[u8]) -> Result<P, HttpResponse>,
+    ) -> Result<P, HttpResponse> {
         if self.key.is_none() {
             return Err(problem_for(&RequestError::MissingKey));
         }
         if let Err(e) = idem_store::fingerprint(&route.operation, &self.body) {
             return Err(problem_for(&e));
         }
-        let params = parse(&self.body)?;
-        match self.begin(db, route).await? {
-            Some(claim) => Ok((claim, params)),
-            // The key is there, so the store never answers "unkeyed".
-            None => Err(problem_for(&RequestError::MissingKey)),
+        parse(&self.body)
+    }
+
+    /// The store's decision on a route whose work starts by creating `first`
+    /// ([`Db::begin_with`]): `Ok(Created{..})` or `Ok(Resume(..))` to run the work,
+    /// `Err(response)` for everything answered without it (as [`begin`](Self::begin); a
+    /// request without a key is a 400 here: parse it with [`parse`](Self::parse) first).
+    pub async fn begin_with(
+        &self,
+        db: &Db,
+        route: &RouteConfig,
+        first: &RouteInsert<'_>,
+    ) -> Result<BeginWith, HttpResponse> {
+        let request = db::Request {
+            scope: &self.scope,
+            key: self.key.as_deref(),
+            body: &self.body,
+            route,
+        };
+        match db.begin_with(now_ms(), request, first).await {
+            Ok(BeginWith::Answer(decision)) => {
+                Err(response_for(&decision).unwrap_or_else(internal_error))
+            }
+            Ok(BeginWith::Unkeyed) => Err(problem_for(&RequestError::MissingKey)),
+            Ok(begun) => Ok(begun),
+            Err(e) => Err(storage_error(&e)),
         }
     }
 }

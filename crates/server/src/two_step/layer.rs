@@ -1,11 +1,11 @@
-//! The layer: what every wrapped service shares.
+//! The layer: builds what every wrapped service shares and wraps each in [`TwoStep`].
 
 use std::sync::Arc;
 
 use idem_store::RouteConfig;
 use tower::Layer;
 
-use super::TwoStep;
+use super::service::{Shared, TwoStep};
 use crate::{
     db::Db,
     request::{BodyLimits, ScopeExtractor},
@@ -15,13 +15,6 @@ use crate::{
 #[derive(Clone)]
 pub struct TwoStepLayer {
     pub(super) shared: Arc<Shared>,
-}
-
-pub(super) struct Shared {
-    pub db: Db,
-    pub route: RouteConfig,
-    pub scopes: Box<dyn ScopeExtractor>,
-    pub limits: BodyLimits,
 }
 
 impl TwoStepLayer {

@@ -14,13 +14,15 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use http_body_util::{BodyExt, Limited};
-use idem_store::http::{lease_lost, HttpResponse};
+use idem_store::{
+    http::{lease_lost, HttpResponse},
+    RouteConfig,
+};
 use tower::Service;
 
-use super::layer::Shared;
 use crate::{
-    db::DbError,
-    request::IdempotentRequest,
+    db::{Db, DbError},
+    request::{BodyLimits, IdempotentRequest, ScopeExtractor},
     sql::now_ms,
     storage_error,
     wire::{to_response, to_saved},
@@ -29,6 +31,14 @@ use crate::{
 /// Largest inner answer the layer saves, in bytes; a larger one releases the claim and
 /// answers 500, since it could not be replayed.
 pub const MAX_SAVED_BYTES: usize = 1024 * 1024;
+
+/// What every service a [`super::TwoStepLayer`] wraps shares.
+pub(super) struct Shared {
+    pub db: Db,
+    pub route: RouteConfig,
+    pub scopes: Box<dyn ScopeExtractor>,
+    pub limits: BodyLimits,
+}
 
 /// A service made idempotent by a two-step save. Built by [`super::TwoStepLayer`].
 #[derive(Clone)]

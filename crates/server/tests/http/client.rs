@@ -71,15 +71,26 @@ pub fn http_fresh_connections() -> reqwest::Client {
         .expect("reqwest client")
 }
 
+/// The answer, whole. A problem body's `type` must be one the services describe at
+/// `GET /problems/{name}` (`idem_server::problems::TYPES`; `problems.rs` checks over HTTP that
+/// every entry resolves): so every type any HTTP test sees resolves to 200.
 pub async fn answer(response: reqwest::Response) -> Answer {
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let body = response.bytes().await.expect("read the body").to_vec();
-    Answer {
+    let answer = Answer {
         status,
         headers,
         body,
+    };
+    if answer.header("content-type") == Some("application/problem+json") {
+        let kind = answer.problem().kind;
+        assert!(
+            idem_server::problems::describe(&kind).is_some(),
+            "problem type {kind} has no description at GET /problems/..."
+        );
     }
+    answer
 }
 
 /// `POST url` as `token` with `key` (sent as given: a bare token or a structured-field

@@ -14,6 +14,7 @@ mod demo;
 mod failpoints;
 mod payco;
 mod postgres_restart;
+mod problems;
 mod protocol;
 mod stack;
 mod two_step;

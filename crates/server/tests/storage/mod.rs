@@ -12,7 +12,10 @@ use std::{
 };
 
 use idem_server::{
-    db::{AppMigrations, Begin, ClaimTx, Clock, Db, DbError, DbOptions, Request},
+    db::{
+        AppMigrations, Begin, BeginWith, ClaimTx, Clock, Db, DbError, DbOptions, Param, Request,
+        RouteInsert,
+    },
     with_tx,
 };
 use idem_store::{Begin as StoreBegin, ErrorPolicy, RouteConfig, SavedResponse, StoreConfig};
@@ -330,6 +333,169 @@ pub async fn the_recovery_point_outlives_a_release_for_the_same_request_only(kin
         None,
         "another payload never resumes order 3"
     );
+}
+
+/// The test route's first row for `Db::begin_with`: an order with the given id.
+fn first_order(id: i64) -> RouteInsert<'static> {
+    RouteInsert {
+        table: "orders",
+        columns: "id, status",
+        values: "$1, 'pending'",
+        id: "id",
+        params: vec![Param::Int(id)],
+    }
+}
+
+async fn begin_with(db: &Db, now: u64, key: &str, body: &[u8], order: i64) -> BeginWith {
+    db.begin_with(now, request(key, body, &CHECKOUT), &first_order(order))
+        .await
+        .expect("begin_with")
+}
+
+/// `Db::begin_with` (one statement on PostgreSQL): the claim, the route's first row and its
+/// id as the recovery point are written together, or none of them is.
+pub async fn begin_with_writes_the_claim_its_row_and_its_point_together(kind: Kind) {
+    let db = table(kind).await;
+    let BeginWith::Created { claim, id } = begin_with(&db, 0, "k1", BODY, 1).await else {
+        panic!("a new key creates");
+    };
+    assert_eq!(id, 1);
+    assert_eq!(claim.lease().locked_at, 0);
+    assert_eq!(orders(&db).await, vec![(1, "pending".into())]);
+    let row = db
+        .row(0, "tenant-a", "k1")
+        .await
+        .unwrap()
+        .expect("the claim");
+    assert_eq!(row.state, idem_store::RowState::InFlight);
+    assert!(matches!(
+        answer(&db, 1, "k1", BODY).await,
+        StoreBegin::InFlight { .. }
+    ));
+
+    // The row cannot be written (its id is taken): no claim and no recovery point either.
+    let failed = db
+        .begin_with(2, request("k2", BODY, &CHECKOUT), &first_order(1))
+        .await;
+    assert!(failed.is_err(), "{failed:?}");
+    assert!(
+        db.row(2, "tenant-a", "k2").await.unwrap().is_none(),
+        "no claim without its row"
+    );
+    let BeginWith::Created { id, .. } = begin_with(&db, 3, "k2", BODY, 2).await else {
+        panic!("nothing was left to resume");
+    };
+    assert_eq!(id, 2);
+
+    // The lease goes stale: the takeover resumes row 1 from the point written with it and
+    // creates nothing.
+    let BeginWith::Resume(mut taker) = begin_with(&db, LOCK_MS, "k1", BODY, 9).await else {
+        panic!("a takeover resumes");
+    };
+    assert!(taker.claim().taken_over());
+    assert_eq!(taker.recovery(), Some(&RouteInsert::point(1)[..]));
+    assert_eq!(RouteInsert::id_of(taker.recovery().unwrap()), Some(1));
+    // A route whose point names nothing usable creates anew in the claim's transaction; the
+    // next worker resumes that.
+    assert_eq!(taker.create(&first_order(9)).await.unwrap(), 9);
+    taker.commit().await.unwrap();
+    let BeginWith::Resume(next) = begin_with(&db, 2 * LOCK_MS, "k1", BODY, 10).await else {
+        panic!("a takeover resumes");
+    };
+    assert_eq!(next.recovery(), Some(&b"9"[..]));
+    assert_eq!(
+        orders(&db).await,
+        vec![
+            (1, "pending".into()),
+            (2, "pending".into()),
+            (9, "pending".into())
+        ]
+    );
+}
+
+/// A released claim's point is resumed by `Db::begin_with` for the same request (on
+/// PostgreSQL the one statement writes nothing and the claim takes the transactional path);
+/// another payload under the key creates its own row.
+pub async fn begin_with_resumes_a_released_request_and_creates_for_another_payload(kind: Kind) {
+    let db = table(kind).await;
+    let BeginWith::Created { claim, .. } = begin_with(&db, 0, "k", BODY, 3).await else {
+        panic!("a new key creates");
+    };
+    db.release(1, &claim).await.unwrap();
+    let BeginWith::Resume(again) = begin_with(&db, 2, "k", BODY, 4).await else {
+        panic!("the same request resumes");
+    };
+    assert!(
+        !again.claim().taken_over(),
+        "a fresh claim after the release"
+    );
+    assert_eq!(again.recovery(), Some(&b"3"[..]));
+    let again = again.commit().await.unwrap();
+    db.release(3, &again).await.unwrap();
+    let BeginWith::Created { id, .. } = begin_with(&db, 4, "k", OTHER_BODY, 5).await else {
+        panic!("another payload never resumes order 3");
+    };
+    assert_eq!(id, 5);
+    assert_eq!(
+        orders(&db).await,
+        vec![(3, "pending".into()), (5, "pending".into())]
+    );
+}
+
+/// `tasks` concurrent `Db::begin_with` on one key, each with a row of its own: exactly one
+/// creates (one claim, one row), every other is a 409.
+pub async fn many_tasks_creating_on_one_key_give_exactly_one_row(kind: Kind, tasks: usize) {
+    let url = tables::fresh_url(kind).await;
+    let options = DbOptions {
+        max_connections: 16,
+        ..options()
+    };
+    let db = Db::open(&url, options).await.expect("open");
+    db.migrate(&ORDERS).await.expect("the route's migrations");
+    open_connections(&db, 16).await;
+    let start = Arc::new(tokio::sync::Barrier::new(tasks));
+    let mut handles = Vec::new();
+    for i in 0..tasks {
+        let (db, start) = (db.clone(), Arc::clone(&start));
+        handles.push(tokio::spawn(async move {
+            start.wait().await;
+            let order = i64::try_from(i).unwrap();
+            match db
+                .begin_with(5, request("one-key", BODY, &CHECKOUT), &first_order(order))
+                .await
+            {
+                Ok(BeginWith::Created { .. }) => "created",
+                Ok(BeginWith::Answer(StoreBegin::InFlight { .. })) => "409",
+                other => panic!("unexpected {other:?}"),
+            }
+        }));
+    }
+    let mut created = 0;
+    for h in handles {
+        if h.await.expect("no task panics") == "created" {
+            created += 1;
+        }
+    }
+    assert_eq!(created, 1, "exactly one creates");
+    assert_eq!(orders(&db).await.len(), 1, "exactly one row");
+    assert_eq!(tables::count(&db).await, 1);
+}
+
+/// Open `n` connections of the pool at once, so racing tasks find them ready instead of
+/// queueing behind the first while the others connect (which would serialize the race).
+async fn open_connections(db: &Db, n: usize) {
+    if let Some(pool) = db.sqlite_pool() {
+        let mut held = Vec::new();
+        for _ in 0..n {
+            held.push(pool.acquire().await.expect("a connection"));
+        }
+    } else {
+        let pool = db.postgres_pool().expect("a pool");
+        let mut held = Vec::new();
+        for _ in 0..n {
+            held.push(pool.acquire().await.expect("a connection"));
+        }
+    }
 }
 
 /// Under the saving policy the failure is saved and replayed.
