@@ -18,10 +18,10 @@ use crate::components::real_banner::real_banner;
 use crate::components::scenario_bar::scenario_bar;
 use crate::components::sequence::Sequence;
 use crate::components::server::server;
-use crate::components::share_bar::ShareBar;
+use crate::components::share_bar::{share_bar, use_share_state};
 use crate::components::storage_record::storage_record;
 use crate::components::timeline::Timeline;
-use crate::components::tour::Tour;
+use crate::components::tour::{tour, use_tour_steps};
 use crate::model::clock::{Clock, ClockAction};
 use crate::model::keyboard::{Tab, Ui, UiAction};
 use crate::model::scenario::{ScenarioAction, ScenarioMenu};
@@ -99,6 +99,8 @@ pub fn App() -> Html {
         })))
     };
     use_scenarios(&session, &scenarios, &clock, &view, &ui);
+    use_tour_steps(&ui, &scenarios, real_on);
+    let share = use_share_state(&session);
     use_keyboard(&session, &clock, &ui, scenario_keys, real_on);
 
     use_first_snapshot_and_save_on_leave(&session);
@@ -118,7 +120,7 @@ pub fn App() -> Html {
                 { header(&shown, &clock, &session) }
                 if let Some(banner) = banner { { banner } } else {
                     { scenario_bar(&scenarios, &ui, &shown) }
-                    <Tour ui={ui.clone()} menu={scenarios.clone()} />
+                    { tour(&ui) }
                 }
                 <main class="layout">
                     <div class="col left">
@@ -127,7 +129,7 @@ pub fn App() -> Html {
                         { network(&settings, &session, &real, real_on) }
                     </div>
                     <div class="col mid">
-                        <ShareBar session={session.clone()} ui={ui.clone()} view={shown.clone()} />
+                        { share_bar(&session, &ui, &shown, &share) }
                         { match ui.tab.shown(real_on) {
                             Tab::Server => server(&shown, &settings, &session, &real),
                             // Keyed by the mode: switching keeps nothing of the other's picks.

@@ -34,30 +34,36 @@ fn download(name: &str, json: &str) {
     let _ = web_sys::Url::revoke_object_url(&url);
 }
 
-/// Props of [`ShareBar`]: the handles it reads, as props rather than contexts (a context
-/// costs its provider's component machinery in the bundle; web/README.md "Bundle").
-#[derive(Properties, PartialEq)]
-pub struct ShareBarProps {
-    /// The page's session (the world and its run log).
-    pub session: Session,
-    /// The page's UI state.
-    pub ui: UseReducerHandle<Ui>,
-    /// What the panels show.
-    pub view: UseReducerHandle<View>,
+/// The bar's own state, kept by App ([`use_share_state`]): the link last copied, and why the
+/// page's link could not be opened (until dismissed).
+#[derive(Clone)]
+pub struct ShareState {
+    link: UseStateHandle<Option<String>>,
+    error: UseStateHandle<Option<&'static str>>,
 }
 
-/// Tabs and classroom buttons.
-#[function_component]
-pub fn ShareBar(props: &ShareBarProps) -> Html {
-    let session = props.session.clone();
-    let ui = props.ui.clone();
-    // Subscribed to the view so the position below follows every refresh.
-    let view = props.view.clone();
+/// The bar's state, for App to keep (so the bar itself can be a function).
+#[hook]
+pub fn use_share_state(session: &Session) -> ShareState {
+    let error = session.boot_info().error;
+    ShareState {
+        link: use_state(|| None::<String>),
+        error: use_state(move || error),
+    }
+}
+
+/// Tabs and classroom buttons. A function, not a component (see `help`).
+pub fn share_bar(
+    session: &Session,
+    ui: &UseReducerHandle<Ui>,
+    view: &View,
+    state: &ShareState,
+) -> Html {
+    let (session, ui) = (session.clone(), ui.clone());
     let events = session.with_run(|r| r.world().events_run()).to_string();
     // Real mode has the server view and the sequence diagram only, and no run to link or export.
     let real = view.real.is_some();
-    let link = use_state(|| None::<String>);
-    let error = use_state(|| session.boot_info().error);
+    let (link, error) = (state.link.clone(), state.error.clone());
     let copy = {
         let (session, link) = (session.clone(), link.clone());
         Callback::from(move |_| {

@@ -8,31 +8,29 @@ use crate::model::keyboard::{Ui, UiAction};
 use crate::model::scenario::{ScenarioAction, ScenarioMenu};
 use crate::model::tour::{go, STEPS};
 
-/// Props of [`Tour`]: the handles it reads and dispatches to (props rather than contexts: a
-/// context type with one reader costs its provider's component machinery in the bundle).
-#[derive(Properties, PartialEq)]
-pub struct TourProps {
-    /// The page's UI state (the tour's step).
-    pub ui: UseReducerHandle<Ui>,
-    /// The scenario menu a step runs its scenario through.
-    pub menu: UseReducerHandle<ScenarioMenu>,
+/// Runs a step's scenario through `menu` when the reader moves to it (`ui.tour_rev`), and again
+/// when the simulated mode comes back (the panel is hidden in real mode, where no step runs):
+/// App calls it, so the panel itself can be a function.
+#[hook]
+pub fn use_tour_steps(
+    ui: &UseReducerHandle<Ui>,
+    menu: &UseReducerHandle<ScenarioMenu>,
+    real_on: bool,
+) {
+    let (menu, step) = (menu.clone(), ui.tour);
+    use_effect_with((ui.tour_rev, real_on), move |(rev, real_on)| {
+        let run = step
+            .and_then(|i| STEPS[i].scenario)
+            .filter(|_| *rev > 0 && !*real_on);
+        if let Some(s) = run.and_then(|(id, fixed)| Some((idem_sim::Scenario::by_id(id)?, fixed))) {
+            menu.dispatch(ScenarioAction::Pick(s.0.index(), s.1));
+        }
+    });
 }
 
-/// The tour's panel, under the scenario bar while the tour is open.
-#[function_component]
-pub fn Tour(props: &TourProps) -> Html {
-    let (ui, menu) = (&props.ui, &props.menu);
-    {
-        let (menu, step) = (menu.clone(), ui.tour);
-        use_effect_with(ui.tour_rev, move |rev| {
-            let run = step.and_then(|i| STEPS[i].scenario).filter(|_| *rev > 0);
-            if let Some(s) =
-                run.and_then(|(id, fixed)| Some((idem_sim::Scenario::by_id(id)?, fixed)))
-            {
-                menu.dispatch(ScenarioAction::Pick(s.0.index(), s.1));
-            }
-        });
-    }
+/// The tour's panel, under the scenario bar while the tour is open. A function, not a component
+/// (see `help`).
+pub fn tour(ui: &UseReducerHandle<Ui>) -> Html {
     let Some(i) = ui.tour else {
         return Html::default();
     };
