@@ -1,8 +1,6 @@
 //! PayCo's ledger: every charge by order, double charges first and highlighted. Windowed like
 //! the claim table; `ledger`'s `data-orders` is the full count.
 
-use std::rc::Rc;
-
 use yew::prelude::*;
 
 use super::invariant::invariant;
@@ -13,28 +11,15 @@ use crate::model::clock::Clock;
 use crate::model::view::{LedgerRow, View};
 use crate::session::Session;
 
-/// Props of [`LedgerLine`].
-#[derive(Properties)]
-struct LedgerLineProps {
-    row: Rc<LedgerRow>,
-    top: usize,
-}
-
-impl PartialEq for LedgerLineProps {
-    fn eq(&self, other: &Self) -> bool {
-        self.top == other.top && (Rc::ptr_eq(&self.row, &other.row) || self.row == other.row)
-    }
-}
-
 /// Height of one ledger row, px (matches `.lrow` in style.css).
 const ROW_PX: usize = 22;
 
-#[function_component]
-fn LedgerLine(props: &LedgerLineProps) -> Html {
-    let r = &props.row;
+/// One ledger line, keyed by its order. A function, not a component (see `help`): the ledger is
+/// windowed, so a render rebuilds only the few dozen lines in view.
+fn ledger_line(r: &LedgerRow, top: usize) -> Html {
     let twice = r.charges > 1;
     html! {
-        <li class={classes!("lrow", twice.then_some("double"))} data-testid="ledger-row" style={format!("top:{}px", props.top)}
+        <li key={r.order.as_str()} class={classes!("lrow", twice.then_some("double"))} data-testid="ledger-row" style={format!("top:{top}px")}
             data-order={r.order.clone()} data-charges={r.charges.to_string()}>
             <span class="mono l-order">{ &r.order }</span>
             <span class="mono num">{ euros(r.amount) }</span>
@@ -91,7 +76,7 @@ pub fn Ledger(props: &LedgerProps) -> Html {
                     style={format!("height:{}px", win.height)}>
                     { for win.range.clone().map(|i| {
                         let r = &view.ledger[i];
-                        html! { <LedgerLine key={r.order.as_str()} row={r.clone()} top={i * ROW_PX} /> }
+                        ledger_line(r, i * ROW_PX)
                     }) }
                 </ol>
             </div>
