@@ -7,23 +7,11 @@ use yew::prelude::*;
 use super::header::format_clock;
 use crate::model::view::{EventRow, View};
 
-/// Props of [`EventLine`].
-#[derive(Properties)]
-struct EventLineProps {
-    event: Rc<EventRow>,
-}
-
-impl PartialEq for EventLineProps {
-    fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.event, &other.event)
-    }
-}
-
-#[function_component]
-fn EventLine(props: &EventLineProps) -> Html {
-    let e = &props.event;
+/// One line, keyed by its sequence number. A function, not a component (see `help`): the list
+/// around it skips re-rendering while no event arrives.
+fn event_line(e: &EventRow) -> Html {
     html! {
-        <li class={classes!("ev", e.kind.value().to_string())} data-testid="event" data-kind={e.kind.value()} data-key={e.key.clone()}>
+        <li key={e.seq} class={classes!("ev", e.kind.value().to_string())} data-testid="event" data-kind={e.kind.value()} data-key={e.key.clone()}>
             <span class="ev-at mono">{ format_clock(e.at) }</span>
             <span class={classes!("chip", format!("k-{}", e.kind.value()))}>{ e.kind.label() }</span>
             <span class="ev-detail">{ &e.detail }</span>
@@ -67,7 +55,7 @@ impl PartialEq for FeedListProps {
 fn FeedList(props: &FeedListProps) -> Html {
     html! {
         <ol class="feed-list" data-testid="event-feed" aria-live="off">
-            { for props.events.iter().rev().map(|e| html! { <EventLine key={e.seq} event={e.clone()} /> }) }
+            { for props.events.iter().rev().map(|e| event_line(e)) }
         </ol>
     }
 }
