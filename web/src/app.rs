@@ -25,7 +25,7 @@ use crate::components::tour::{tour, use_tour_steps};
 use crate::model::clock::{Clock, ClockAction};
 use crate::model::keyboard::{Tab, Ui, UiAction};
 use crate::model::scenario::{ScenarioAction, ScenarioMenu};
-use crate::model::settings::Settings;
+use crate::model::settings::{Settings, SettingsAction};
 use crate::model::view::View;
 use crate::real::use_real;
 use crate::session::Session;
@@ -98,7 +98,7 @@ pub fn App() -> Html {
             m.dispatch(ScenarioAction::Run(i))
         })))
     };
-    use_scenarios(&session, &scenarios, &clock, &view, &ui);
+    use_scenarios(&session, &scenarios, &clock, &view, &ui, &settings);
     use_tour_steps(&ui, &scenarios, real_on);
     let share = use_share_state(&session);
     use_keyboard(&session, &clock, &ui, scenario_keys, real_on);
@@ -156,12 +156,16 @@ fn use_scenarios(
     clock: &UseReducerHandle<Clock>,
     view: &UseReducerHandle<View>,
     ui: &UseReducerHandle<Ui>,
+    settings: &UseReducerHandle<Settings>,
 ) {
     {
         let (session, clock, m, ui) = (session.clone(), clock.clone(), **menu, ui.clone());
+        let settings = settings.clone();
         use_effect_with(menu.rev, move |rev| {
             if let (true, Some(i)) = (*rev > 0, m.selected) {
-                session.start_scenario(i, m.fixed);
+                if let Some(strategy) = session.start_scenario(i, m.fixed) {
+                    settings.dispatch(SettingsAction::Strategy(strategy));
+                }
                 clock.dispatch(ClockAction::Play);
                 ui.dispatch(UiAction::Open(Tab::Sequence));
             }

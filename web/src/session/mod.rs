@@ -240,24 +240,26 @@ impl Session {
 
     /// Set up and run a classroom scenario (its fixed run with `fixed`) from time 0: a fresh
     /// world built from the scenario's config, an empty log that names it (and so the link).
-    /// The page's network and server settings stay as they are.
-    pub fn start_scenario(&self, index: usize, fixed: bool) {
-        let Some(s) = idem_sim::SCENARIOS.get(index) else {
-            return;
-        };
+    /// The page's network and server settings stay as they are; its strategy becomes the one
+    /// the scenario's page plays (returned, for the strategy select).
+    pub fn start_scenario(&self, index: usize, fixed: bool) -> Option<Strategy> {
+        let s = idem_sim::SCENARIOS.get(index)?;
         self.forget_future();
         let log = {
             let run = self.0.run.borrow();
             let old = run.log();
             let (network, server) = old.settings_now();
-            let mut log = RunLog::new(s.seed, old.strategy, network, server);
+            let strategy = s.strategy(fixed).unwrap_or(old.strategy);
+            let mut log = RunLog::new(s.seed, strategy, network, server);
             log.scenario = Some(crate::model::scenario::pick_text(s, fixed));
             log.projector = old.projector;
             log.tour = old.tour;
             log
         };
+        let strategy = log.strategy;
         self.0.run.borrow_mut().clear_storage();
         self.replace(Run::start(log));
+        Some(strategy)
     }
 
     /// Time may run again after a scenario's pause (the page pressed play).

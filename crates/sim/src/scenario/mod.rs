@@ -15,7 +15,7 @@ pub use effect::{Effect, Pause};
 pub use run::ScenarioRun;
 pub use table::SCENARIOS;
 
-use crate::config::{HistoryDetail, SimConfig, Workload};
+use crate::config::{HistoryDetail, SimConfig, Strategy, Workload};
 use crate::world::Command;
 
 /// A control at a virtual time (applied after the events due at that millisecond): one of the
@@ -125,6 +125,18 @@ impl Scenario {
             ) => s,
             _ => self.script,
         }
+    }
+
+    /// The page a run plays: the strategy of its first scripted checkout (`None` when the script
+    /// starts none). The demo puts it in its strategy select, so the page a scenario shows is
+    /// the page the select names (a no-key run never reads "Same key").
+    pub fn strategy(&self, fixed: bool) -> Option<Strategy> {
+        self.script(fixed)
+            .iter()
+            .find_map(|step| match step.command {
+                Command::StartCheckout { strategy, .. } => Some(strategy),
+                _ => None,
+            })
     }
 
     /// What holds at that pause.

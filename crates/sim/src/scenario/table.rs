@@ -351,4 +351,14 @@ mod tests {
             assert_eq!(Scenario::by_id(s.id).map(Scenario::index), Some(i));
         }
     }
+
+    #[test]
+    fn a_runs_strategy_is_its_first_checkouts() {
+        let strategy = |id, fixed| Scenario::by_id(id).and_then(|s| s.strategy(fixed));
+        assert_eq!(strategy("lost-response", false), Some(Strategy::SameKey));
+        assert_eq!(strategy("no-key-retry", false), Some(Strategy::NoKey));
+        assert_eq!(strategy("no-key-retry", true), Some(Strategy::SameKey));
+        assert_eq!(strategy("double-click", false), Some(Strategy::NoKey));
+        assert_eq!(strategy("double-click", true), Some(Strategy::SameKey));
+    }
 }
