@@ -231,6 +231,24 @@ test.describe('scenarios', () => {
     });
   }
 
+  test('the strategy select names the page a scenario plays, and keeps it across a reload', async ({ page }) => {
+    await open(page);
+    await page.getByTestId('speed').selectOption('2');
+    const strategy = page.getByTestId('strategy');
+    await expect(strategy).toHaveValue('same-key');
+    // The lesson's no-key page, then its fix (one key), then the double click's no-key page.
+    await runTo(page, 'no-key-retry', false);
+    await expect(strategy).toHaveValue('no-key');
+    await page.waitForTimeout(500); // the run log is saved in a task after the next paint
+    await page.reload();
+    await expect(page.getByTestId('strategy')).toHaveValue('no-key');
+    await runTo(page, 'no-key-retry', true);
+    await expect(strategy).toHaveValue('same-key');
+    await runTo(page, 'double-click', false);
+    await expect(strategy).toHaveValue('no-key');
+    expect(pageErrors).toEqual([]);
+  });
+
   test('a broken property names its moment and seeks back to it', async ({ page }) => {
     await open(page);
     await page.getByTestId('speed').selectOption('2');

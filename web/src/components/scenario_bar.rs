@@ -36,7 +36,12 @@ pub fn scenario_bar(
     };
     let on_fix = {
         let menu = menu.clone();
-        Callback::from(move |_: MouseEvent| menu.dispatch(ScenarioAction::RunFixed))
+        let shown = status.map(|s| s.index);
+        Callback::from(move |_: MouseEvent| {
+            if let Some(i) = shown {
+                menu.dispatch(ScenarioAction::RunFixed(i));
+            }
+        })
     };
     let (caption, id, paused, fixed) = match status {
         Some(st) => {

@@ -72,8 +72,9 @@ pub struct ScenarioMenu {
 pub enum ScenarioAction {
     /// Run the scenario at this index (its first, buggy run).
     Run(usize),
-    /// Run the selected scenario again with its fix.
-    RunFixed,
+    /// Run this scenario (by index) with its fix: the one the bar shows, which after a reload
+    /// or a link is the run log's, not a pick of this page load.
+    RunFixed(usize),
     /// Run this scenario's run (by index; `true`: the fixed one, when it has one).
     Pick(usize, bool),
 }
@@ -94,11 +95,11 @@ impl Reducible for ScenarioMenu {
                 next.fixed = fixed && SCENARIOS[i].fix.is_some();
                 next.rev += 1;
             }
-            ScenarioAction::RunFixed => {
-                let Some(i) = next.selected else { return self };
+            ScenarioAction::RunFixed(i) if i < SCENARIOS.len() => {
                 if SCENARIOS[i].fix.is_none() {
                     return self;
                 }
+                next.selected = Some(i);
                 next.fixed = true;
                 next.rev += 1;
             }
@@ -126,24 +127,22 @@ mod tests {
     }
 
     #[test]
-    fn run_fixed_needs_a_scenario_with_a_fix() {
+    fn run_fixed_needs_a_scenario_with_a_fix_and_no_earlier_pick() {
         let m = Rc::new(ScenarioMenu::default());
-        assert_eq!(
-            m.clone().reduce(ScenarioAction::RunFixed),
-            m,
-            "nothing selected"
-        );
         let lost = Scenario::by_id("lost-response").unwrap().index();
-        let m = m.reduce(ScenarioAction::Run(lost));
-        assert_eq!((m.selected, m.fixed, m.rev), (Some(lost), false, 1));
-        let same = m.clone().reduce(ScenarioAction::RunFixed);
+        let same = m.clone().reduce(ScenarioAction::RunFixed(lost));
         assert_eq!(same, m, "lost-response has no fix");
+        // As after a reload: nothing picked on this page load, the bar shows the log's scenario.
         let bug = Scenario::by_id("bug-new-key-per-attempt").unwrap().index();
+        let m = m.reduce(ScenarioAction::RunFixed(bug));
+        assert_eq!((m.selected, m.fixed, m.rev), (Some(bug), true, 1));
+        let m = m.reduce(ScenarioAction::Run(lost));
+        assert_eq!((m.selected, m.fixed, m.rev), (Some(lost), false, 2));
         let m = m
             .reduce(ScenarioAction::Run(bug))
-            .reduce(ScenarioAction::RunFixed);
-        assert_eq!((m.selected, m.fixed, m.rev), (Some(bug), true, 3));
+            .reduce(ScenarioAction::RunFixed(bug));
+        assert_eq!((m.selected, m.fixed, m.rev), (Some(bug), true, 4));
         let again = m.reduce(ScenarioAction::Run(bug));
-        assert_eq!((again.fixed, again.rev), (false, 4), "the same pick reruns");
+        assert_eq!((again.fixed, again.rev), (false, 5), "the same pick reruns");
     }
 }
