@@ -3,7 +3,7 @@
 //! session; notes in the tenant's event stream; `access_token` for `EventSource`; refused off
 //! loopback and absent without the flag.
 
-use std::{process::Stdio, time::Duration};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::{
     client::{self, read_stream, Answer},
     stack::Stack,
-    support::process::{args, BIN, TENANT_A},
+    support::process::{refused_to_start, TENANT_A},
 };
 
 const ORIGIN: &str = "http://127.0.0.1:8080";
@@ -103,26 +103,15 @@ async fn events(http: &reqwest::Client, stack: &Stack, token: &str, until: &str)
 
 #[tokio::test]
 async fn demo_faults_are_refused_on_a_non_loopback_address() {
-    let child = tokio::process::Command::new(BIN)
-        .args(args(&[
-            "serve",
-            "--listen",
-            "0.0.0.0:0",
-            "--database",
-            "sqlite::memory:",
-            "--demo-faults",
-        ]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("run the binary");
-    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
-        .await
-        .expect("it must refuse to start, not serve")
-        .expect("wait for the binary");
-    assert!(!out.status.success(), "it must refuse to start");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused_to_start(&[
+        "serve",
+        "--listen",
+        "0.0.0.0:0",
+        "--database",
+        "sqlite::memory:",
+        "--demo-faults",
+    ])
+    .await;
     assert!(
         stderr.contains("demo faults") && stderr.contains("loopback"),
         "{stderr}"

@@ -1,37 +1,26 @@
 //! Failpoints: off unless enabled, refused on a non-loopback address, settable at run time; a
 //! panicking request fails alone (500 problem) and its claim is taken over later.
 
-use std::{process::Stdio, time::Duration};
+use std::time::Duration;
 
 use crate::{
     client,
     stack::Stack,
-    support::process::{args, BIN, TENANT_A},
+    support::process::{refused_to_start, TENANT_A},
 };
 
 #[tokio::test]
 async fn failpoints_are_refused_on_a_non_loopback_address() {
-    let child = tokio::process::Command::new(BIN)
-        .args(args(&[
-            "serve",
-            "--listen",
-            "0.0.0.0:0",
-            "--database",
-            "sqlite::memory:",
-            "--failpoint",
-            "after-claim=crash",
-        ]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("run the binary");
-    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
-        .await
-        .expect("it must refuse to start, not serve")
-        .expect("wait for the binary");
-    assert!(!out.status.success(), "it must refuse to start");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused_to_start(&[
+        "serve",
+        "--listen",
+        "0.0.0.0:0",
+        "--database",
+        "sqlite::memory:",
+        "--failpoint",
+        "after-claim=crash",
+    ])
+    .await;
     assert!(stderr.contains("loopback"), "{stderr}");
 }
 

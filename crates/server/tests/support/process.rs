@@ -159,3 +159,21 @@ pub fn checkout_args(database: &str, payco: &Service, extra: &[&str]) -> Vec<Str
 pub fn args(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()
 }
+
+/// Runs `idem-server` with `a`, which must make it refuse to start (exit non-zero within 20 s
+/// instead of serving); its stderr, for the test to read the reason in.
+pub async fn refused_to_start(a: &[&str]) -> String {
+    let child = Command::new(BIN)
+        .args(args(a))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run the binary");
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("it must refuse to start, not serve")
+        .expect("wait for the binary");
+    assert!(!out.status.success(), "it must refuse to start");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
