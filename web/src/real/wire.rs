@@ -6,7 +6,7 @@
 //! tests) never run real mode, so there these answer "no browser" and keep records in memory:
 //! the rest of `real/` compiles and is tested the same on both.
 
-use idem_client::{KeyState, Operation, Outcome, Reply};
+use idem_client::{Operation, Outcome};
 
 pub use self::imp::*;
 
@@ -57,34 +57,17 @@ mod imp {
         fetch::run_with(op, &endpoint, journal, observe).await
     }
 
-    /// Asks `url` what became of `op`'s key and settles `op` from the answer.
-    pub async fn reconcile(
-        op: &mut Operation,
-        url: &str,
-        headers: &[(String, String)],
-        journal: &mut PageJournal,
-        deadline: u64,
-    ) -> Result<KeyState, String> {
-        key_state::reconcile(op, url, headers, journal, deadline).await
-    }
-
-    /// One keyless request (demo mode's views, its fault switch).
-    pub async fn request(
-        method: &str,
-        url: &str,
-        headers: &[(String, String)],
-        body: Option<&str>,
-        deadline: u64,
-    ) -> Result<Reply, String> {
-        fetch::request(method, url, headers, body, deadline).await
-    }
+    // The key-state question that settles an operation, and one keyless request (demo mode's
+    // views, its fault switch): the driver's own, with the signatures the native stubs copy.
+    pub use idem_client::driver::fetch::request;
+    pub use key_state::reconcile;
 
     pub use fetch::Exchange as Step;
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 mod imp {
-    use idem_client::{MemoryJournal, OutcomeKind};
+    use idem_client::{KeyState, MemoryJournal, OutcomeKind, Reply};
 
     use super::*;
 
