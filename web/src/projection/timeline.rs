@@ -424,16 +424,9 @@ pub fn details(world: &World, checkout: u32, n: u32) -> Option<Details> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::run_log::input;
     use crate::model::settings::{self, NetworkSettings, ServerSettings, Settings};
-    use idem_sim::{Input, SimConfig, Strategy};
-
-    fn input(at: u64, after_events: u64, command: Command) -> Input {
-        Input {
-            at,
-            after_events,
-            command,
-        }
-    }
+    use idem_sim::{SimConfig, Strategy};
 
     #[test]
     fn fault_windows_follow_the_faults() {

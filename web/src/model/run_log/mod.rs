@@ -129,6 +129,16 @@ impl RunLog {
     }
 }
 
+/// An input at `at` after `after_events` events: the page's tests build run logs from these.
+#[cfg(test)]
+pub fn input(at: u64, after_events: u64, command: Command) -> Input {
+    Input {
+        at,
+        after_events,
+        command,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,14 +148,6 @@ mod tests {
     fn log() -> RunLog {
         let s = Settings::default();
         RunLog::new(7, Strategy::SameKey, s.network(), s.server())
-    }
-
-    fn input(at: u64, after_events: u64, command: Command) -> Input {
-        Input {
-            at,
-            after_events,
-            command,
-        }
     }
 
     #[test]

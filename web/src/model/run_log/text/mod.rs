@@ -68,17 +68,9 @@ pub(super) fn strategy_at(i: u64) -> Result<Strategy, TextError> {
 mod tests {
     use super::*;
     use crate::model::cart;
-    use crate::model::run_log::RunLog;
+    use crate::model::run_log::{input, RunLog};
     use crate::model::settings::{self, probability, Settings, MAX_BATCH};
-    use idem_sim::{CheckoutId, ClientConfig, Command, ErrorPolicy, Input};
-
-    fn input(at: u64, after_events: u64, command: Command) -> Input {
-        Input {
-            at,
-            after_events,
-            command,
-        }
-    }
+    use idem_sim::{CheckoutId, ClientConfig, Command, ErrorPolicy};
 
     /// A log with every command the codec knows, the page's and the others.
     fn sample() -> RunLog {
