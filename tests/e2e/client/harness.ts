@@ -24,7 +24,12 @@ export async function serverLog(request: APIRequestContext, path: string): Promi
  * `{ error: code }` so specs can read it.
  */
 export async function openClient(page: Page, endpoint: string, options: object = {}) {
-  await page.goto('/client/');
+  await openClientAt(page, '/client/', `${API}${endpoint}`, options);
+}
+
+/** The same on the page at `pageUrl`, sending to the full URL `endpoint` (the real server's). */
+export async function openClientAt(page: Page, pageUrl: string, endpoint: string, options: object = {}) {
+  await page.goto(pageUrl);
   await page.waitForFunction(() => (window as any).idemReady === true);
   await page.evaluate(
     async ([endpoint, options]) => {
@@ -37,7 +42,7 @@ export async function openClient(page: Page, endpoint: string, options: object =
           (e: any) => ({ error: e.code ?? e.name, message: e.message }),
         );
     },
-    [`${API}${endpoint}`, options] as const,
+    [endpoint, options] as const,
   );
 }
 

@@ -19,6 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { openClientAt } from './harness';
 
 export { expect };
 
@@ -203,20 +204,7 @@ export const test = base.extend<RealServerOptions & { idem: RealServer }>({
         orders: views.orders,
         events: views.events,
         async open(page, options = {}, path = '/client/') {
-          await page.goto(`${site.url}${path}`);
-          await page.waitForFunction(() => (window as any).idemReady === true);
-          await page.evaluate(
-            async ([endpoint, options]) => {
-              const { IdempotentClient } = await import('/pkg/idem_client.js' as string);
-              (window as any).sdk = new IdempotentClient({ endpoint, ...options });
-              (window as any).attempt = (promise: Promise<unknown>) =>
-                promise.then(
-                  (value) => value,
-                  (e: any) => ({ error: e.code ?? e.name, message: e.message }),
-                );
-            },
-            [idem.endpoint, { headers, ...options }] as const,
-          );
+          await openClientAt(page, `${site.url}${path}`, idem.endpoint, { headers, ...options });
         },
       };
       await use(idem);

@@ -2,7 +2,7 @@
 // asserted through the documented test hooks (web/README.md); bug scenarios then run with the
 // fix and show the good result. A screenshot per run is saved as an artifact.
 import { expect, test, type Page } from '@playwright/test';
-import { open, shot } from './helpers';
+import { open, runScenario, shot } from './helpers';
 
 type Check = (page: Page) => Promise<void>;
 
@@ -178,16 +178,8 @@ const SCENARIOS: { id: string; shows: Check; fixed?: Check }[] = [
 ];
 
 async function runTo(page: Page, id: string, fixed: boolean): Promise<void> {
-  if (fixed) {
-    await page.getByTestId('scenario-fix').click();
-  } else {
-    await page.getByTestId(`scenario-${id}`).click();
-  }
-  const caption = page.getByTestId('scenario-caption');
-  await expect(caption).toHaveAttribute('data-scenario', id);
-  await expect(caption).toHaveAttribute('data-fixed', String(fixed));
   try {
-    await expect(caption).toHaveAttribute('data-paused', 'true', { timeout: 30_000 });
+    await runScenario(page, id, fixed);
   } catch (e) {
     const t = await page.getByTestId('virtual-time').getAttribute('data-ms');
     const playing = await page.getByTestId('play').getAttribute('class');
