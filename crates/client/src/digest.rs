@@ -5,14 +5,7 @@ use sha2::{Digest, Sha256};
 
 /// SHA-256 of `bytes`, lowercase hex (64 characters).
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest {
-        out.push(HEX[usize::from(b >> 4)] as char);
-        out.push(HEX[usize::from(b & 0x0f)] as char);
-    }
-    out
+    hex::encode(Sha256::digest(bytes))
 }
 
 #[cfg(test)]

@@ -230,14 +230,7 @@ impl History {
             }
             c.u64(ch.at);
         }
-        let digest = c.0.finalize();
-        let mut out = String::with_capacity(64);
-        for b in digest {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push(HEX[usize::from(b >> 4)] as char);
-            out.push(HEX[usize::from(b & 15)] as char);
-        }
-        out
+        hex::encode(c.0.finalize())
     }
 }
 
