@@ -14,15 +14,21 @@
 //! | body over [`StoreConfig::max_body_bytes`] | [`Begin::Invalid`] | 413 |
 //! | body not JSON | [`Begin::Invalid`] | 400 |
 //! | no record (or record past retention) | [`Begin::Execute`] | result |
-//! | record exists, fingerprint (operation + body) differs | [`Begin::Mismatch`] | 422 |
+//! | record exists (in flight, released or done), fingerprint (operation + body) differs | [`Begin::Mismatch`] | 422 |
 //! | `Done`, same fingerprint | [`Begin::Replay`] | original + `Idempotent-Replayed: true` |
 //! | `InFlight`, lease younger than `lock_ms` | [`Begin::InFlight`] | 409 + `Retry-After` |
 //! | `InFlight`, lease stale | [`Begin::Execute`] with `taken_over: true` | result |
+//! | `Released`, same fingerprint | [`Begin::Execute`] (claimed again: resume the recovery point) | result |
+//!
+//! A key stays bound to its first request for its retention: a release
+//! ([`Store::release`], or [`Store::fail`] under [`ErrorPolicy::ReleaseClaim`]) frees the
+//! lease, not the key, so only that same request runs again ([`rules`] says why).
 //!
 //! Every write after the claim is *fenced* by the [`Lease`] the claim returned:
 //! [`Store::commit`], [`Store::save`], [`Store::fail`] and [`Store::release`] change
 //! the record only while it is still in flight under that exact lease, so a worker
-//! whose claim was taken over (a zombie) can neither save nor delete.
+//! whose claim was taken over (a zombie) can neither save nor release, and a released
+//! lease writes nothing more.
 //!
 //! # What this crate does not do
 //!

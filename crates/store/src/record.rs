@@ -46,6 +46,15 @@ pub enum Status {
         /// The current holder's lease.
         lease: Lease,
     },
+    /// Given back by the worker holding `lease` after a failure that saved no answer (the
+    /// route's `release-claim` policy, or an outcome the worker could not know). The lease is
+    /// over, not the key: the key stays bound to the record's fingerprint for its retention,
+    /// so the same request claims it again (compare-and-set on `lease`: one winner) and
+    /// resumes the recovery point the released worker left, and another request is 422.
+    Released {
+        /// The lease that released the claim; no write is fenced by it any more.
+        lease: Lease,
+    },
     /// Finished; retries replay `response`.
     Done {
         /// The response to replay.
@@ -61,7 +70,7 @@ pub struct Record {
     /// The claiming route's [`RouteConfig::on_error`](crate::RouteConfig::on_error), which
     /// [`Store::fail`](crate::Store::fail) follows.
     pub on_error: ErrorPolicy,
-    /// In flight or done.
+    /// In flight, released or done.
     pub status: Status,
     /// When the key was first claimed, in milliseconds.
     pub created_at: u64,
@@ -80,12 +89,17 @@ fn default_retention_ms() -> u64 {
 }
 
 impl Record {
-    /// The lease, while in flight.
+    /// The lease, while in flight (a released record's lease holds nothing).
     pub fn lease(&self) -> Option<&Lease> {
         match &self.status {
             Status::InFlight { lease } => Some(lease),
-            Status::Done { .. } => None,
+            Status::Released { .. } | Status::Done { .. } => None,
         }
+    }
+
+    /// Whether the record was released by exactly `lease` (and not claimed again since).
+    pub fn is_released_by(&self, lease: &Lease) -> bool {
+        matches!(&self.status, Status::Released { lease: l } if l == lease)
     }
 
     /// Whether the record is in flight under exactly `lease`.
@@ -99,7 +113,8 @@ impl Record {
     }
 
     /// Whether the record is past retention at `now` and not a live claim. Such a record
-    /// counts as absent and may be pruned; a live in-flight claim never expires.
+    /// counts as absent and may be pruned; a live in-flight claim never expires. A released
+    /// record expires at its `expires_at` like a done one: the release freed the lease.
     pub fn is_expired(&self, now: u64, lock_ms: u64) -> bool {
         now >= self.expires_at && !self.is_live_claim(now, lock_ms)
     }

@@ -3,26 +3,37 @@
 //! [`decide`] takes the row as one read showed it, `now`, the request's fingerprint and
 //! `lock_ms`, and returns a [`Step`]: an answer that needs no write (replay, 409, 422), or
 //! the one conditional [`Write`] the request needs (insert-if-absent, compare-and-set
-//! takeover, delete-if-expired). After the work, [`finish`] turns the outcome into the one
-//! fenced write it needs ([`Finish`]: commit the response, or release the claim). Nothing
-//! here reads a clock or touches storage; a table only performs the writes:
+//! takeover or claim again after a release, delete-if-expired). After the work, [`finish`]
+//! turns the outcome into the one fenced write it needs ([`Finish`]: commit the response, or
+//! release the claim). Nothing here reads a clock or touches storage; a table only performs
+//! the writes:
 //!
 //! | write | in memory ([`crate::MemoryTable`]) | SQL |
 //! |---|---|---|
 //! | [`Write::Claim`] | `insert_if_absent` | `INSERT … ON CONFLICT (scope, key) DO NOTHING RETURNING token` |
-//! | [`Write::TakeOver`] | `compare_and_set` | `UPDATE … WHERE … AND status = 'in_flight' AND token = $seen RETURNING token` |
-//! | [`Write::ClearExpired`] | `delete_if_expired` | `DELETE … WHERE … AND expires_at <= $now AND (status = 'done' OR locked_at + $lock_ms <= $now)` |
-//! | [`Finish::Commit`] | `commit_if_held` | `UPDATE … SET status = 'done' … WHERE … AND token = $mine` in the handler's transaction |
-//! | [`Finish::Release`] | `delete_if_held` | `DELETE … WHERE … AND status = 'in_flight' AND token = $mine` |
+//! | [`Write::TakeOver`] | `compare_and_set` | `UPDATE … SET token = <next>, released_token = NULL … WHERE … AND status = 'in_flight' AND token = $seen RETURNING token` |
+//! | [`Write::Reclaim`] | `reclaim_if_released` | the same statement as [`Write::TakeOver`], `$seen` the released token |
+//! | [`Write::ClearExpired`] | `delete_if_expired` | `DELETE … WHERE … AND expires_at <= $now AND (status = 'done' OR released_token = token OR locked_at + $lock_ms <= $now)` |
+//! | [`Finish::Commit`] | `commit_if_held` | `UPDATE … SET status = 'done' … WHERE … AND token = $mine AND released_token IS DISTINCT FROM token` in the handler's transaction |
+//! | [`Finish::Release`] | `release_if_held` | `UPDATE … SET released_token = token WHERE … AND status = 'in_flight' AND token = $mine AND released_token IS DISTINCT FROM token` |
 //! | prune | `delete_expired` | the same condition as [`Write::ClearExpired`], in batches |
 //!
 //! A conditional write that changes no row means another writer got there between the read
 //! and the write: the driver reads again and calls [`decide`] again, at most [`MAX_READS`]
 //! times, then answers [`contended`] (409).
 //!
+//! **A key stays bound to its first request for its retention.** A release frees the lease,
+//! not the key: the row stays, [`Status::Released`], with the fingerprint it was claimed
+//! with. The same request claims it again ([`Write::Reclaim`]) and resumes the recovery
+//! point the released worker left; another request under the key is 422, as it would be
+//! while the claim was in flight or done (the IETF draft's and Stripe's rule: a key names
+//! its first request's parameters, whatever became of the claim).
+//!
 //! Retention is per route: the claim fixes the row's span ([`retention_ms`]: the route's own,
-//! else the store's default) and every write of the row (claim, takeover, commit) sets
-//! `expires_at` to [`expires_at`]`(now, row.retention_ms)`, the one place that adds them.
+//! else the store's default) and every claim, takeover, claim again and commit of the row
+//! sets `expires_at` to [`expires_at`]`(now, row.retention_ms)`, the one place that adds
+//! them. A release leaves `expires_at` as the claim set it: the recovery point the next
+//! worker resumes was written with the claim, to the same span, so the row never outlives it.
 
 use crate::{
     fingerprint, key, ErrorPolicy, Fingerprint, KeyRequirement, Lease, Record, RequestError,
@@ -39,7 +50,7 @@ pub enum Step<'r> {
     /// Answer now; write nothing.
     Answer(Answer<'r>),
     /// Perform this conditional write. If it changed the row, the request holds the claim
-    /// ([`Write::Claim`], [`Write::TakeOver`]) or the row is gone
+    /// ([`Write::Claim`], [`Write::TakeOver`], [`Write::Reclaim`]) or the row is gone
     /// ([`Write::ClearExpired`]: decide again as if the read had found nothing); if it
     /// changed nothing, read again.
     Write(Write),
@@ -55,7 +66,8 @@ pub enum Answer<'r> {
         /// Time left on the live lease, in milliseconds (at least 1).
         retry_after_ms: u64,
     },
-    /// The key was first used for another operation or another body: 422.
+    /// The key was first used for another operation or another body: 422, whether that
+    /// first request's claim is in flight, released or done.
     Mismatch,
 }
 
@@ -70,6 +82,15 @@ pub enum Write {
         /// The stale lease as read.
         seen: Lease,
     },
+    /// The row was released, and this is the request it was claimed for: claim it again by
+    /// compare-and-set on the released lease (one winner). As for a takeover, `created_at`,
+    /// the fingerprint and the retention stay the first claim's, and the new worker resumes
+    /// the recovery point the released one left; unlike one, nobody's lease was cut short,
+    /// so the claim counts as a claim (`taken_over: false`, logged as claimed).
+    Reclaim {
+        /// The lease that released the row, as read.
+        released: Lease,
+    },
     /// The row is past retention and no live claim: it counts as absent. Delete it if it is
     /// still expired, then claim.
     ClearExpired,
@@ -80,7 +101,8 @@ pub enum Write {
 pub enum Finish {
     /// Save `response` as the row's answer (status `done`), if the claim is still ours.
     Commit(SavedResponse),
-    /// Delete the row, if the claim is still ours, so a retry runs the work again.
+    /// Mark the row released, if the claim is still ours: the same request's retry claims
+    /// it again and runs the work again from its recovery point; another request is 422.
     Release,
 }
 
@@ -179,6 +201,7 @@ pub fn decide<'r>(
             })
         }
         Status::InFlight { lease } => Step::Write(Write::TakeOver { seen: *lease }),
+        Status::Released { lease } => Step::Write(Write::Reclaim { released: *lease }),
     }
 }
 
@@ -218,7 +241,8 @@ pub fn retention_ms(route: &RouteConfig, config: &StoreConfig) -> u64 {
 }
 
 /// When retention ends for a row written at `now` whose span is `retention_ms` (the row's
-/// own, [`Record::retention_ms`]): claims, takeovers and commits restart it. Every table,
+/// own, [`Record::retention_ms`]): claims, takeovers, claims again after a release and
+/// commits restart it (a release does not). Every table,
 /// in memory or SQL, computes `expires_at` here and nowhere else.
 pub fn expires_at(now: u64, retention_ms: u64) -> u64 {
     now.saturating_add(retention_ms)
@@ -304,6 +328,43 @@ mod tests {
             decide(Some(&short), 1_000, &fp(1), LOCK_MS),
             Step::Answer(Answer::InFlight { retry_after_ms: 50 })
         );
+    }
+
+    /// A release frees the lease, not the key: the same request claims again (live lease or
+    /// not), another is 422, and past retention the row counts as absent.
+    #[test]
+    fn a_released_row_stays_bound_to_its_fingerprint() {
+        let released = Lease {
+            locked_at: 50,
+            token: 7,
+        };
+        let row = Record {
+            status: Status::Released { lease: released },
+            ..in_flight(50, 1_000)
+        };
+        for now in [60, 150, 999] {
+            assert_eq!(
+                decide(Some(&row), now, &fp(1), LOCK_MS),
+                Step::Write(Write::Reclaim { released }),
+                "at {now}"
+            );
+            assert_eq!(
+                decide(Some(&row), now, &fp(2), LOCK_MS),
+                Step::Answer(Answer::Mismatch),
+                "at {now}"
+            );
+        }
+        // A release inside the lease is no live claim: retention ends it on time.
+        let short = Record {
+            expires_at: 60,
+            ..row
+        };
+        assert!(!short.is_live_claim(60, LOCK_MS) && short.is_expired(60, LOCK_MS));
+        assert_eq!(
+            decide(Some(&short), 60, &fp(2), LOCK_MS),
+            Step::Write(Write::ClearExpired)
+        );
+        assert!(short.is_released_by(&released) && short.lease().is_none());
     }
 
     #[test]

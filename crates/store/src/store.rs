@@ -20,7 +20,9 @@ pub enum Begin {
         /// Our claim; every later write is fenced by it.
         lease: Lease,
         /// Whether we took over a stale claim (an earlier worker may have done part of
-        /// the work: the downstream call needs its own idempotency key).
+        /// the work: the downstream call needs its own idempotency key). `false` for a
+        /// first claim and for a claim again after a release, though after a release an
+        /// earlier worker did part of the work too: resume its recovery point either way.
         taken_over: bool,
     },
     /// The route's key is optional and the request has none: run the work without
@@ -35,8 +37,8 @@ pub enum Begin {
         /// Time left on the live lease, in milliseconds (at least 1).
         retry_after_ms: u64,
     },
-    /// The key was first used with a different request body: answer 422. The work must
-    /// not run and nothing is replayed.
+    /// The key was first used with a different request body (its claim in flight,
+    /// released or done): answer 422. The work must not run and nothing is replayed.
     Mismatch,
     /// The request is malformed: answer [`RequestError::status`] (400 or 413).
     Invalid(RequestError),
@@ -234,10 +236,13 @@ impl<T: Table> Store<T> {
         }
     }
 
-    /// Delete the claim if `lease` still holds it, so a retry runs the work again. A
-    /// zombie's release leaves the record alone and returns `Err(Fenced)`.
+    /// Release the claim if `lease` still holds it: the record stays, released, bound to
+    /// its fingerprint until retention ends, so the same request's retry claims it again and
+    /// runs the work again (from the recovery point the caller left), and another request
+    /// under the key is 422. The release is final for `lease`: it fences nothing any more.
+    /// A zombie's release leaves the record alone and returns `Err(Fenced)`.
     pub fn release(&mut self, now: u64, id: &RecordId, lease: &Lease) -> Result<(), Fenced> {
-        if self.table.delete_if_held(id.as_ref(), lease) {
+        if self.table.release_if_held(id.as_ref(), lease) {
             self.log_id(now, id, EventKind::Released { token: lease.token });
             Ok(())
         } else {
@@ -354,6 +359,18 @@ impl<T: Table> Store<T> {
                 Write::ClearExpired => {
                     if self.table.delete_if_expired(id, now, lock_ms) {
                         self.log_seen(now, id, stored, EventKind::Pruned);
+                    }
+                }
+                Write::Reclaim { released } => {
+                    let lease = self.new_lease(now);
+                    if self.table.reclaim_if_released(id, &released, lease, now) {
+                        let owned = stored.unwrap_or_else(|| self.owned(id));
+                        self.log_id(now, &owned, EventKind::Claimed { token: lease.token });
+                        return Begin::Execute {
+                            id: owned,
+                            lease,
+                            taken_over: false,
+                        };
                     }
                 }
                 Write::TakeOver { seen } => {

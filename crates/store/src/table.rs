@@ -11,8 +11,9 @@ use crate::{key::IdPair, rules, IdRef, Lease, Record, RecordId, SavedResponse, S
 /// | [`get`](Table::get) | `SELECT … WHERE scope = $1 AND key = $2` |
 /// | [`insert_if_absent`](Table::insert_if_absent) | `INSERT … ON CONFLICT DO NOTHING` |
 /// | [`compare_and_set`](Table::compare_and_set) | `UPDATE … SET …, expires_at = <rules::expires_at($now, retention_ms)> WHERE … AND status = 'in_flight' AND locked_at = $3 AND token = $4` |
-/// | [`delete_if_held`](Table::delete_if_held) | `DELETE … WHERE … AND status = 'in_flight' AND locked_at = $3 AND token = $4` |
-/// | [`delete_if_expired`](Table::delete_if_expired), [`delete_expired`](Table::delete_expired) | `DELETE … WHERE expires_at <= $now AND (status = 'done' OR locked_at + $lock_ms <= $now) [RETURNING scope, key]` |
+/// | [`release_if_held`](Table::release_if_held) | `UPDATE … SET status = 'released' WHERE … AND status = 'in_flight' AND locked_at = $3 AND token = $4` |
+/// | [`reclaim_if_released`](Table::reclaim_if_released) | `UPDATE … SET status = 'in_flight', locked_at = $5, token = $6, expires_at = … WHERE … AND status = 'released' AND locked_at = $3 AND token = $4` |
+/// | [`delete_if_expired`](Table::delete_if_expired), [`delete_expired`](Table::delete_expired) | `DELETE … WHERE expires_at <= $now AND (status <> 'in_flight' OR locked_at + $lock_ms <= $now) [RETURNING scope, key]` |
 /// | [`next_token`](Table::next_token) | `SELECT nextval('lease_token')` |
 ///
 /// Each method is atomic on its own; the conditional ones return whether a row changed
@@ -22,7 +23,8 @@ use crate::{key::IdPair, rules, IdRef, Lease, Record, RecordId, SavedResponse, S
 ///
 /// # Example
 ///
-/// A zombie worker's fenced write changes nothing once its claim has been taken over:
+/// A zombie worker's fenced write changes nothing once its claim has been taken over, and a
+/// released claim is claimed again only under the lease that released it:
 ///
 /// ```
 /// use idem_store::{ErrorPolicy, Fingerprint, IdempotencyKey, Lease, MemoryTable, Record, RecordId, Status, Table};
@@ -44,8 +46,14 @@ use crate::{key::IdPair, rules, IdRef, Lease, Record, RecordId, SavedResponse, S
 ///
 /// let second = Lease { locked_at: 0, token: table.next_token() };
 /// assert!(table.compare_and_set(id, &first, Status::InFlight { lease: second }, 0));
-/// assert!(!table.delete_if_held(id, &first), "the zombie cannot release");
-/// assert!(table.delete_if_held(id, &second));
+/// assert!(!table.release_if_held(id, &first), "the zombie cannot release");
+/// assert!(table.release_if_held(id, &second));
+/// assert!(!table.release_if_held(id, &second), "a release is final for its lease");
+///
+/// let third = Lease { locked_at: 5, token: table.next_token() };
+/// assert!(!table.reclaim_if_released(id, &first, third, 5));
+/// assert!(table.reclaim_if_released(id, &second, third, 5));
+/// assert!(table.get(id).unwrap().is_held_by(&third));
 /// ```
 pub trait Table {
     /// The row for `id`, expired or not (expiry is the store's rule).
@@ -73,8 +81,21 @@ pub trait Table {
         now: u64,
     ) -> bool;
 
-    /// Delete the row if it is in flight under exactly `expected`; whether it was deleted.
-    fn delete_if_held(&mut self, id: IdRef<'_>, expected: &Lease) -> bool;
+    /// Mark the row [`Status::Released`] if it is in flight under exactly `expected`,
+    /// keeping everything else (fingerprint, `created_at`, `expires_at`); whether it changed.
+    fn release_if_held(&mut self, id: IdRef<'_>, expected: &Lease) -> bool;
+
+    /// Put the row back in flight under `lease` if it is released by exactly `released`, and
+    /// restart its retention at `now` (as [`compare_and_set`](Table::compare_and_set));
+    /// whether it changed. Nothing else of the row changes: the key stays bound to the
+    /// fingerprint it was first claimed with.
+    fn reclaim_if_released(
+        &mut self,
+        id: IdRef<'_>,
+        released: &Lease,
+        lease: Lease,
+        now: u64,
+    ) -> bool;
 
     /// Delete the row if it is expired at `now` ([`Record::is_expired`]); whether it was.
     fn delete_if_expired(&mut self, id: IdRef<'_>, now: u64, lock_ms: u64) -> bool;
@@ -207,8 +228,31 @@ impl Table for MemoryTable {
         }
     }
 
-    fn delete_if_held(&mut self, id: IdRef<'_>, expected: &Lease) -> bool {
-        self.remove_where(id, |r| r.is_held_by(expected)).is_some()
+    fn release_if_held(&mut self, id: IdRef<'_>, expected: &Lease) -> bool {
+        match self.get_mut(id) {
+            Some(r) if r.is_held_by(expected) => {
+                r.status = Status::Released { lease: *expected };
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn reclaim_if_released(
+        &mut self,
+        id: IdRef<'_>,
+        released: &Lease,
+        lease: Lease,
+        now: u64,
+    ) -> bool {
+        match self.get_mut(id) {
+            Some(r) if r.is_released_by(released) => {
+                r.status = Status::InFlight { lease };
+                r.expires_at = rules::expires_at(now, r.retention_ms);
+                true
+            }
+            _ => false,
+        }
     }
 
     fn delete_if_expired(&mut self, id: IdRef<'_>, now: u64, lock_ms: u64) -> bool {
@@ -305,9 +349,13 @@ mod tests {
         (record, lease)
     }
 
+    fn done_response() -> SavedResponse {
+        SavedResponse::json(200, b"{}".to_vec())
+    }
+
     fn done() -> Status {
         Status::Done {
-            response: SavedResponse::json(200, b"{}".to_vec()),
+            response: done_response(),
         }
     }
 
@@ -357,19 +405,52 @@ mod tests {
     }
 
     #[test]
-    fn delete_if_held_needs_the_exact_lease() {
+    fn release_if_held_needs_the_exact_lease_and_keeps_the_row() {
         let mut t = MemoryTable::new();
         let (r, lease) = in_flight(&mut t, 0, 100);
-        t.insert_if_absent(&owned("s", "k"), r);
+        t.insert_if_absent(&owned("s", "k"), r.clone());
         let stranger = Lease {
             locked_at: 0,
             token: 99,
         };
-        assert!(!t.delete_if_held(ID, &stranger));
-        assert_eq!(t.len(), 1);
-        assert!(t.delete_if_held(ID, &lease));
-        assert!(t.is_empty());
-        assert!(!t.delete_if_held(ID, &lease));
+        assert!(!t.release_if_held(ID, &stranger));
+        assert_eq!(t.get(ID).as_deref(), Some(&r));
+        assert!(t.release_if_held(ID, &lease));
+        let released = Record {
+            status: Status::Released { lease },
+            ..r
+        };
+        assert_eq!(t.get(ID).as_deref(), Some(&released), "only the status changed");
+        // A release is final for its lease: no second release, no save.
+        assert!(!t.release_if_held(ID, &lease));
+        assert!(!t.compare_and_set(ID, &lease, done(), 1));
+        assert!(t.commit_if_held(ID, &lease, 1, || ((), done_response())).is_none());
+        assert_eq!(t.get(ID).as_deref(), Some(&released));
+    }
+
+    #[test]
+    fn reclaim_if_released_needs_the_released_lease() {
+        let mut t = MemoryTable::new();
+        let (r, lease) = in_flight(&mut t, 0, 100);
+        t.insert_if_absent(&owned("s", "k"), r);
+        let next = Lease {
+            locked_at: 40,
+            token: t.next_token(),
+        };
+        assert!(!t.reclaim_if_released(ID, &lease, next, 40), "still in flight");
+        assert!(t.release_if_held(ID, &lease));
+        let stranger = Lease {
+            locked_at: 0,
+            token: 99,
+        };
+        assert!(!t.reclaim_if_released(ID, &stranger, next, 40));
+        assert!(t.reclaim_if_released(ID, &lease, next, 40));
+        let row = t.get(ID).unwrap();
+        assert!(row.is_held_by(&next));
+        // Retention restarts at the claim, for the row's own span; created_at stays.
+        assert_eq!((row.created_at, row.expires_at), (0, 1_040));
+        drop(row);
+        assert!(!t.reclaim_if_released(ID, &lease, next, 41), "one winner");
     }
 
     #[test]
@@ -457,8 +538,11 @@ mod tests {
             fn compare_and_set(&mut self, id: IdRef<'_>, e: &Lease, s: Status, x: u64) -> bool {
                 self.0.compare_and_set(id, e, s, x)
             }
-            fn delete_if_held(&mut self, id: IdRef<'_>, e: &Lease) -> bool {
-                self.0.delete_if_held(id, e)
+            fn release_if_held(&mut self, id: IdRef<'_>, e: &Lease) -> bool {
+                self.0.release_if_held(id, e)
+            }
+            fn reclaim_if_released(&mut self, id: IdRef<'_>, r: &Lease, l: Lease, x: u64) -> bool {
+                self.0.reclaim_if_released(id, r, l, x)
             }
             fn delete_if_expired(&mut self, id: IdRef<'_>, now: u64, lock_ms: u64) -> bool {
                 self.0.delete_if_expired(id, now, lock_ms)

@@ -12,6 +12,9 @@ pub enum RowState {
     InFlight,
     /// In flight under a stale lease: the next retry takes it over.
     Stale,
+    /// Released after a failure that saved no answer: the same request's retry claims it
+    /// again and resumes; another request under the key is 422.
+    Released,
     /// Done: retries replay the saved response.
     Done,
 }
@@ -25,7 +28,7 @@ pub struct RowView {
     pub key: String,
     /// The request fingerprint, short hex.
     pub fingerprint: String,
-    /// In flight, stale or done.
+    /// In flight, stale, released or done.
     pub state: RowState,
     /// The claiming route's error policy.
     pub on_error: ErrorPolicy,
@@ -33,9 +36,10 @@ pub struct RowView {
     pub response_status: Option<u16>,
     /// A one-line summary of the saved response, e.g. `201 application/json, 12 B`.
     pub response: Option<String>,
-    /// When the lease was taken, while in flight.
+    /// When the lease was taken, while in flight; for a released row, the lease that
+    /// released it.
     pub locked_at: Option<u64>,
-    /// The lease's token, while in flight.
+    /// The lease's token, while in flight; for a released row, the lease that released it.
     pub token: Option<u64>,
     /// Milliseconds left on the lease, while in flight (0 once stale).
     pub lease_left_ms: Option<u64>,
@@ -52,15 +56,17 @@ pub struct RowView {
 impl RowView {
     /// The view of row `r` of `id` at `now` under `lock_ms`.
     pub fn new(id: IdRef<'_>, r: &Record, now: u64, lock_ms: u64) -> Self {
-        let (state, response_status, response, lease) = match &r.status {
+        let (state, response_status, response, lease, left) = match &r.status {
             Status::InFlight { lease } => {
                 let state = if lease.is_live(now, lock_ms) {
                     RowState::InFlight
                 } else {
                     RowState::Stale
                 };
-                (state, None, None, Some(lease))
+                let left = lease.time_left(now, lock_ms);
+                (state, None, None, Some(lease), Some(left))
             }
+            Status::Released { lease } => (RowState::Released, None, None, Some(lease), None),
             Status::Done { response } => (
                 RowState::Done,
                 Some(response.status),
@@ -70,6 +76,7 @@ impl RowView {
                     response.content_type,
                     response.body.len()
                 )),
+                None,
                 None,
             ),
         };
@@ -83,7 +90,7 @@ impl RowView {
             response,
             locked_at: lease.map(|l| l.locked_at),
             token: lease.map(|l| l.token),
-            lease_left_ms: lease.map(|l| l.time_left(now, lock_ms)),
+            lease_left_ms: left,
             created_at: r.created_at,
             expires_at: r.expires_at,
             retention_ms: r.retention_ms,

@@ -184,8 +184,11 @@ impl Table for NoSharedIds {
     fn compare_and_set(&mut self, id: IdRef<'_>, e: &Lease, s: Status, x: u64) -> bool {
         self.0.compare_and_set(id, e, s, x)
     }
-    fn delete_if_held(&mut self, id: IdRef<'_>, e: &Lease) -> bool {
-        self.0.delete_if_held(id, e)
+    fn release_if_held(&mut self, id: IdRef<'_>, e: &Lease) -> bool {
+        self.0.release_if_held(id, e)
+    }
+    fn reclaim_if_released(&mut self, id: IdRef<'_>, r: &Lease, l: Lease, now: u64) -> bool {
+        self.0.reclaim_if_released(id, r, l, now)
     }
     fn delete_if_expired(&mut self, id: IdRef<'_>, now: u64, lock_ms: u64) -> bool {
         self.0.delete_if_expired(id, now, lock_ms)
@@ -239,6 +242,17 @@ fn decisions_and_events_do_not_depend_on_shared_ids() {
         assert_eq!(s.save(LOCK_MS + 1, &id, &lease, created(1)), Err(Fenced));
         s.save(LOCK_MS + 2, &id2, &lease2, created(2)).unwrap();
         let _ = begin(s, LOCK_MS + 3, "k", BODY); // replay
+        let Begin::Execute {
+            id: id3,
+            lease: lease3,
+            ..
+        } = begin(s, LOCK_MS + 4, "k2", BODY)
+        else {
+            panic!("claim")
+        };
+        s.release(LOCK_MS + 5, &id3, &lease3).unwrap();
+        let _ = begin(s, LOCK_MS + 6, "k2", OTHER_BODY); // 422: bound to the first body
+        let _ = begin(s, LOCK_MS + 7, "k2", BODY); // the same body claims again
         let _ = begin(s, LOCK_MS + 2 + RETENTION_MS, "k", BODY); // expired: pruned, claimed again
         let events = s
             .events()
@@ -256,7 +270,9 @@ fn decisions_and_events_do_not_depend_on_shared_ids() {
         k
     });
     assert!(matches!(a.0[4], Begin::Replay(_)));
-    assert_eq!(shared.events().count(), 9);
+    assert_eq!(a.0[6], Begin::Mismatch);
+    assert!(matches!(&a.0[7], Begin::Execute { id, .. } if id.key().as_str() == "k2"));
+    assert_eq!(shared.events().count(), 13);
 }
 
 #[test]

@@ -80,6 +80,11 @@ pub enum Held {
         /// The lease.
         lease: Lease,
     },
+    /// Released by this lease: bound to its fingerprint, free for the same request.
+    Released {
+        /// The lease that released it.
+        lease: Lease,
+    },
     /// Done.
     Done,
 }

@@ -1,5 +1,6 @@
 //! Random sequences of claim / save / commit / fail / release / advance time / prune
-//! (takeovers happen when time passes a lease) across several keys, scopes and two routes
+//! (takeovers happen when time passes a lease; a released key stays bound to its request,
+//! which claims it again) across several keys, scopes and two routes
 //! (two operations with opposite error policies, one with a retention of its own), checked
 //! step by step against a small reference model of the decision table.
 //!
@@ -96,6 +97,8 @@ pub fn config() -> impl Strategy<Value = StoreConfig> {
 #[derive(Debug, Clone, PartialEq)]
 enum State {
     InFlight { locked_at: u64, token: u64 },
+    /// Released by this lease: still bound to its route and payload.
+    Released { locked_at: u64, token: u64 },
     Done { response: SavedResponse },
 }
 
@@ -126,6 +129,16 @@ impl Model {
         self.rows
             .get_mut(&id)
             .filter(|r| matches!(r.state, State::InFlight { token: t, .. } if t == token))
+    }
+
+    /// Release the row held by `lease`: it stays, bound, its retention unchanged.
+    fn release(&mut self, id: (usize, usize), lease: &Lease) {
+        if let Some(row) = self.held(id, lease.token) {
+            row.state = State::Released {
+                locked_at: lease.locked_at,
+                token: lease.token,
+            };
+        }
     }
 }
 
@@ -183,12 +196,13 @@ pub fn run<T: Claims>(
                 {
                     model.rows.remove(&at);
                 }
-                let expect_claim = |model: &mut Model, taken_over: bool| {
+                // (token, taken_over, whether the row keeps its created_at)
+                let expect_claim = |model: &mut Model, taken_over: bool, keeps: bool| {
                     model.last_token += 1;
-                    (model.last_token, taken_over)
+                    (model.last_token, taken_over, keeps)
                 };
                 let claimed = match model.rows.get(&at) {
-                    None => Some(expect_claim(&mut model, false)),
+                    None => Some(expect_claim(&mut model, false, false)),
                     Some(row) if (row.route, row.payload) != (route, payload) => {
                         prop_assert_eq!(&got, &Begin::Mismatch);
                         None
@@ -208,9 +222,14 @@ pub fn run<T: Claims>(
                         prop_assert_eq!(&got, &Begin::InFlight { retry_after_ms });
                         None
                     }
-                    Some(_) => Some(expect_claim(&mut model, true)),
+                    // Released: the same request claims again, whatever the time.
+                    Some(Row {
+                        state: State::Released { .. },
+                        ..
+                    }) => Some(expect_claim(&mut model, false, true)),
+                    Some(_) => Some(expect_claim(&mut model, true, true)),
                 };
-                if let Some((token, taken_over)) = claimed {
+                if let Some((token, taken_over, keeps)) = claimed {
                     let lease = Lease {
                         locked_at: now,
                         token,
@@ -233,7 +252,7 @@ pub fn run<T: Claims>(
                         token,
                     };
                     let created_at = match model.rows.get(&at) {
-                        Some(row) if taken_over => row.created_at,
+                        Some(row) if keeps => row.created_at,
                         _ => now,
                     };
                     model.rows.insert(
@@ -274,9 +293,7 @@ pub fn run<T: Claims>(
                                 row.state = State::Done { response: r };
                                 row.expires_at = now + retention_of(row.route);
                             }
-                            ErrorPolicy::ReleaseClaim => {
-                                model.rows.remove(&w.at);
-                            }
+                            ErrorPolicy::ReleaseClaim => model.release(w.at, &w.lease),
                         }
                     }
                     None => prop_assert_eq!(got, Err(Fenced)),
@@ -300,7 +317,7 @@ pub fn run<T: Claims>(
                 let got = store.release(now, &w.id, &w.lease);
                 if model.held(w.at, w.lease.token).is_some() {
                     prop_assert_eq!(got, Ok(()));
-                    model.rows.remove(&w.at);
+                    model.release(w.at, &w.lease);
                 } else {
                     prop_assert_eq!(got, Err(Fenced));
                 }
@@ -330,13 +347,17 @@ fn check_table<T: Claims>(
         .rows_of(now, &SCOPES)
         .into_iter()
         .map(|r| {
+            let released = r.state == RowState::Released;
             let lease = match r.state {
                 RowState::Done => None,
-                RowState::InFlight | RowState::Stale => r.locked_at.zip(r.token),
+                RowState::InFlight | RowState::Stale | RowState::Released => {
+                    r.locked_at.zip(r.token)
+                }
             };
             (
                 r.scope,
                 r.key,
+                released,
                 lease,
                 r.response_status,
                 r.created_at,
@@ -349,13 +370,15 @@ fn check_table<T: Claims>(
         .rows
         .iter()
         .map(|(&(s, k), r)| {
-            let (lease, status) = match &r.state {
-                State::InFlight { locked_at, token } => (Some((*locked_at, *token)), None),
-                State::Done { response } => (None, Some(response.status)),
+            let (released, lease, status) = match &r.state {
+                State::InFlight { locked_at, token } => (false, Some((*locked_at, *token)), None),
+                State::Released { locked_at, token } => (true, Some((*locked_at, *token)), None),
+                State::Done { response } => (false, None, Some(response.status)),
             };
             (
                 SCOPES[s].to_owned(),
                 KEYS[k].to_owned(),
+                released,
                 lease,
                 status,
                 r.created_at,

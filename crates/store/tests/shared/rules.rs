@@ -63,13 +63,29 @@ pub fn take_over<T: Claims>(s: &mut T, now: u64, key: &str) -> (RecordId, Lease)
 
 /// Where the row of (scope, key) stands.
 pub fn status_of<T: Claims>(s: &mut T, scope: &str, key: &str) -> Option<Held> {
-    s.row_of(0, scope, key)
-        .map(|r| match (r.locked_at, r.token) {
-            (Some(locked_at), Some(token)) => Held::InFlight {
-                lease: Lease { locked_at, token },
-            },
-            _ => Held::Done,
-        })
+    let r = s.row_of(0, scope, key)?;
+    let lease = r
+        .locked_at
+        .zip(r.token)
+        .map(|(locked_at, token)| Lease { locked_at, token });
+    Some(match (r.state, lease) {
+        (RowState::Done, None) => Held::Done,
+        (RowState::Released, Some(lease)) => Held::Released { lease },
+        (RowState::InFlight | RowState::Stale, Some(lease)) => Held::InFlight { lease },
+        (state, lease) => panic!("a {state:?} row shows lease {lease:?}"),
+    })
+}
+
+/// A claim through the releasing route (fresh or again after a release, never a takeover).
+pub fn claim_releasing<T: Claims>(s: &mut T, now: u64, body: &[u8]) -> (RecordId, Lease) {
+    match s.begin(now, "t", Some("k"), body, &RELEASING) {
+        Begin::Execute {
+            id,
+            lease,
+            taken_over: false,
+        } => (id, lease),
+        other => panic!("expected a claim, got {other:?}"),
+    }
 }
 
 /// One `#[test]` per rule test, each over a fresh table from `$make` (a
@@ -98,7 +114,10 @@ macro_rules! rule_tests {
             a_zombie_fail_on_a_releasing_route_leaves_the_record_alone
             two_takeovers_in_the_same_millisecond_get_different_tokens
             a_slow_worker_still_holding_its_lease_may_save
-            release_claim_policy_lets_the_retry_run_again
+            release_claim_policy_lets_the_same_request_run_again
+            a_released_key_stays_bound_to_its_first_request
+            a_released_claim_is_claimed_again_by_one_winner
+            a_released_row_is_pruned_at_its_retention
             save_response_policy_replays_the_error
             fail_follows_the_policy_the_route_declared
             a_key_reused_on_another_operation_with_the_same_body_is_422
@@ -465,29 +484,142 @@ pub fn a_slow_worker_still_holding_its_lease_may_save<T: Claims>(make: impl Fn(S
 
 // ---- error policies ----
 
-pub fn release_claim_policy_lets_the_retry_run_again<T: Claims>(make: impl Fn(StoreConfig) -> T) {
+pub fn release_claim_policy_lets_the_same_request_run_again<T: Claims>(
+    make: impl Fn(StoreConfig) -> T,
+) {
     let mut s = make(config());
-    let Begin::Execute { id, lease, .. } = s.begin(0, "t", Some("k"), BODY, &RELEASING) else {
-        panic!("claim")
-    };
+    let (id, lease) = claim_releasing(&mut s, 0, BODY);
     let failed = SavedResponse::json(503, br#"{"error":"payco down"}"#.to_vec());
     s.fail(1, &id, &lease, failed).unwrap();
-    assert_eq!(status_of(&mut s, "t", "k"), None);
-    // The retry claims afresh, even with a different body: nothing is remembered.
-    let retry = s.begin(2, "t", Some("k"), OTHER_BODY, &REQUIRED);
-    assert!(
-        matches!(
-            retry,
-            Begin::Execute {
-                taken_over: false,
-                ..
-            }
-        ),
-        "{retry:?}"
+    assert_eq!(
+        status_of(&mut s, "t", "k"),
+        Some(Held::Released { lease })
     );
-    assert!(s
-        .kinds()
-        .contains(&EventKind::Released { token: lease.token }));
+    // The retry, inside the released lease's time, claims again under a new lease: the
+    // release ended that lease; nothing is replayed.
+    let (again_id, again) = claim_releasing(&mut s, 2, BODY);
+    assert_eq!(again_id, id);
+    assert!(again.token > lease.token);
+    assert_eq!(again.locked_at, 2);
+    assert_eq!(
+        status_of(&mut s, "t", "k"),
+        Some(Held::InFlight { lease: again })
+    );
+    let row = s.row_of(2, "t", "k").unwrap();
+    assert_eq!((row.created_at, row.expires_at), (0, 2 + RETENTION_MS));
+    assert_eq!(
+        s.kinds(),
+        vec![
+            EventKind::Claimed { token: lease.token },
+            EventKind::Released { token: lease.token },
+            EventKind::Claimed { token: again.token },
+        ]
+    );
+}
+
+/// The issue's three steps: A fails under `release-claim` (402), B reuses A's key with
+/// another payload, A retries. B is 422 and never runs; A's retry claims again.
+pub fn a_released_key_stays_bound_to_its_first_request<T: Claims>(
+    make: impl Fn(StoreConfig) -> T,
+) {
+    let mut s = make(config());
+    let (id, a) = claim_releasing(&mut s, 0, BODY);
+    let declined = SavedResponse::json(402, br#"{"error":"card declined"}"#.to_vec());
+    s.fail(1, &id, &a, declined.clone()).unwrap();
+    // B, another payload under the same key: 422, inside the released lease's time and
+    // long after it, on either route; the row is untouched.
+    for now in [2, 10 * LOCK_MS] {
+        for route in [&RELEASING, &REQUIRED] {
+            assert_eq!(s.begin(now, "t", Some("k"), OTHER_BODY, route), Begin::Mismatch);
+        }
+    }
+    assert_eq!(status_of(&mut s, "t", "k"), Some(Held::Released { lease: a }));
+    // A again, the same payload spelled another way: the work runs again.
+    let same = br#"{ "amount": 4200, "cart": "c-1" }"#;
+    let (_, again) = claim_releasing(&mut s, 10 * LOCK_MS + 1, same);
+    assert!(again.token > a.token);
+    // Still bound: B is 422 while A's retry runs, and after it fails again.
+    assert_eq!(
+        s.begin(10 * LOCK_MS + 2, "t", Some("k"), OTHER_BODY, &RELEASING),
+        Begin::Mismatch
+    );
+    s.fail(10 * LOCK_MS + 3, &id, &again, declined).unwrap();
+    assert_eq!(
+        s.begin(10 * LOCK_MS + 4, "t", Some("k"), OTHER_BODY, &RELEASING),
+        Begin::Mismatch
+    );
+    let mismatch = EventKind::Rejected {
+        status: 422,
+        reason: Rejection::Mismatch,
+    };
+    let kinds = s.kinds();
+    assert_eq!(kinds.iter().filter(|k| **k == mismatch).count(), 6);
+    // B never claimed: the only claims are A's.
+    let claims: Vec<_> = kinds
+        .iter()
+        .filter(|k| matches!(k, EventKind::Claimed { .. } | EventKind::TakenOver { .. }))
+        .collect();
+    assert_eq!(
+        claims,
+        vec![
+            &EventKind::Claimed { token: a.token },
+            &EventKind::Claimed { token: again.token }
+        ]
+    );
+}
+
+pub fn a_released_claim_is_claimed_again_by_one_winner<T: Claims>(
+    make: impl Fn(StoreConfig) -> T,
+) {
+    let mut s = make(config());
+    let (id, first) = claim_releasing(&mut s, 0, BODY);
+    s.release(5, &id, &first).unwrap();
+    let (_, winner) = claim_releasing(&mut s, 10, BODY);
+    // A second retry in the same millisecond finds the new, live lease.
+    assert_eq!(
+        s.begin(10, "t", Some("k"), BODY, &RELEASING),
+        Begin::InFlight {
+            retry_after_ms: LOCK_MS
+        }
+    );
+    // The released lease fences nothing: it can neither save nor release the new claim.
+    assert_eq!(s.save(11, &id, &first, created(1)), Err(Fenced));
+    assert_eq!(s.release(12, &id, &first), Err(Fenced));
+    assert_eq!(
+        status_of(&mut s, "t", "k"),
+        Some(Held::InFlight { lease: winner })
+    );
+    s.commit_response(13, &id, &winner, created(2)).unwrap();
+    assert_eq!(
+        s.begin(14, "t", Some("k"), BODY, &RELEASING),
+        Begin::Replay(created(2))
+    );
+}
+
+/// A released row expires when the claim's retention ends (a release restarts nothing):
+/// pruned then, and the key is free for any payload.
+pub fn a_released_row_is_pruned_at_its_retention<T: Claims>(make: impl Fn(StoreConfig) -> T) {
+    let mut s = make(config());
+    let (id, lease) = claim_releasing(&mut s, 100, BODY);
+    s.release(400, &id, &lease).unwrap();
+    let end = 100 + RETENTION_MS;
+    assert_eq!(s.row_of(400, "t", "k").unwrap().expires_at, end);
+    assert_eq!(s.prune(end - 1), 0);
+    assert_eq!(
+        s.begin(end - 1, "t", Some("k"), OTHER_BODY, &RELEASING),
+        Begin::Mismatch
+    );
+    assert_eq!(s.prune(end), 1);
+    assert_eq!(s.row_count(), 0);
+    claim_releasing(&mut s, end, OTHER_BODY);
+    // Released inside its lease, past a retention shorter than the lease: no live claim.
+    let mut s = make(StoreConfig {
+        retention_ms: 100,
+        ..config()
+    });
+    let (id, lease) = claim_releasing(&mut s, 0, BODY);
+    s.release(10, &id, &lease).unwrap();
+    assert_eq!(s.prune(100), 1);
 }
 
 pub fn save_response_policy_replays_the_error<T: Claims>(make: impl Fn(StoreConfig) -> T) {
@@ -516,7 +648,10 @@ pub fn fail_follows_the_policy_the_route_declared<T: Claims>(make: impl Fn(Store
         s.begin(2, "t", Some("saves"), BODY, &REQUIRED),
         Begin::Replay(failed)
     );
-    assert_eq!(status_of(&mut s, "t", "releases"), None);
+    assert!(matches!(
+        status_of(&mut s, "t", "releases"),
+        Some(Held::Released { lease }) if lease.token == 2
+    ));
     let kinds = s.kinds();
     assert!(
         kinds.contains(&EventKind::Saved {
@@ -589,8 +724,13 @@ pub fn a_released_lease_cannot_save_afterwards<T: Claims>(make: impl Fn(StoreCon
     let (id, lease) = claim(&mut s, 0, "t", "k");
     s.release(1, &id, &lease).unwrap();
     assert_eq!(s.save(2, &id, &lease, created(1)), Err(Fenced));
+    assert_eq!(s.commit_response(2, &id, &lease, created(1)), Err(Fenced));
+    let failed = SavedResponse::json(402, b"{}".to_vec());
+    assert_eq!(s.fail(2, &id, &lease, failed), Err(Fenced));
     assert_eq!(s.release(3, &id, &lease), Err(Fenced));
-    assert!(s.row_count() == 0);
+    assert_eq!(s.row_count(), 1);
+    assert_eq!(status_of(&mut s, "t", "k"), Some(Held::Released { lease }));
+    assert!(s.kinds().contains(&EventKind::Fenced { token: lease.token }));
 }
 
 // ---- retention and pruning ----
