@@ -32,8 +32,8 @@ async fn begin_with_writes_the_claim_its_row_and_its_point_together() {
 }
 
 #[tokio::test]
-async fn begin_with_resumes_a_released_request_and_creates_for_another_payload() {
-    storage::begin_with_resumes_a_released_request_and_creates_for_another_payload(Pg).await;
+async fn begin_with_resumes_a_released_request_and_refuses_another_payload() {
+    storage::begin_with_resumes_a_released_request_and_refuses_another_payload(Pg).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -64,6 +64,11 @@ async fn corrupt_rows_are_clear_errors() {
 #[tokio::test]
 async fn the_database_clock_ages_leases_whatever_the_callers_clock() {
     storage::the_database_clock_ages_leases_whatever_the_callers_clock(Pg).await;
+}
+
+#[tokio::test]
+async fn a_version_2_server_reads_a_released_row_as_an_in_flight_claim() {
+    storage::a_version_2_server_reads_a_released_row_as_an_in_flight_claim(Pg).await;
 }
 
 #[tokio::test]

@@ -29,8 +29,8 @@ async fn begin_with_writes_the_claim_its_row_and_its_point_together() {
 }
 
 #[tokio::test]
-async fn begin_with_resumes_a_released_request_and_creates_for_another_payload() {
-    storage::begin_with_resumes_a_released_request_and_creates_for_another_payload(Sqlite).await;
+async fn begin_with_resumes_a_released_request_and_refuses_another_payload() {
+    storage::begin_with_resumes_a_released_request_and_refuses_another_payload(Sqlite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -70,6 +70,11 @@ async fn the_database_clock_ages_leases_whatever_the_callers_clock() {
 }
 
 #[tokio::test]
+async fn a_version_2_server_reads_a_released_row_as_an_in_flight_claim() {
+    storage::a_version_2_server_reads_a_released_row_as_an_in_flight_claim(Sqlite).await;
+}
+
+#[tokio::test]
 async fn prune_deletes_in_batches() {
     storage::prune_deletes_in_batches(Sqlite).await;
 }
@@ -90,7 +95,7 @@ async fn the_schema_is_created_on_first_open_in_wal_mode() {
         .fetch_all(pool)
         .await
         .unwrap();
-    assert_eq!(versions, vec![1, 2]);
+    assert_eq!(versions, vec![1, 2, 3]);
     db.close().await;
     // Opening again runs nothing new and keeps the rows.
     let db = idem_server::db::Db::open(&url, storage::options())

@@ -172,12 +172,16 @@ impl Db {
                         return Ok(Decided::Claimed(claim));
                     }
                 }
-                Write::TakeOver { seen } => {
+                Write::TakeOver { seen } | Write::Reclaim { released: seen } => {
                     // The row keeps the retention it was claimed with.
                     let retention_ms = row.as_ref().map_or(0, |r| r.retention_ms);
-                    let over = Taking::Over { seen, retention_ms };
+                    let taking = match write {
+                        Write::TakeOver { .. } => Taking::Over { seen, retention_ms },
+                        _ => Taking::Again { seen, retention_ms },
+                    };
                     let held = link.take().unwrap_or(Link::Pool);
-                    if let Some(claim) = self.claim(held, lease_clock, id, fp, route, over).await? {
+                    if let Some(claim) = self.claim(held, lease_clock, id, fp, route, taking).await?
+                    {
                         return Ok(Decided::Claimed(claim));
                     }
                 }
@@ -300,8 +304,11 @@ impl Db {
         let now = clock.at;
         let (seen, retention_ms) = match taking {
             Taking::Fresh { retention_ms } => (None, retention_ms),
-            Taking::Over { seen, retention_ms } => (Some(seen), retention_ms),
+            Taking::Over { seen, retention_ms } | Taking::Again { seen, retention_ms } => {
+                (Some(seen), retention_ms)
+            }
         };
+        let taken_over = matches!(taking, Taking::Over { .. });
         let expires_at = rules::expires_at(now, retention_ms);
         let (now_i, expires_i) = (to_i64("now", now)?, to_i64("expires_at", expires_at)?);
         let retention_i = to_i64("retention_ms", retention_ms)?;
@@ -310,7 +317,8 @@ impl Db {
         if let (Some(bump), Tx::Sqlite(t)) = (sql.bump_token, &mut tx) {
             sqlx::query(bump).execute(&mut **t).await?;
         }
-        // One statement: the conditional write, and the recovery point in its RETURNING.
+        // One statement: the conditional write, and the recovery point in its RETURNING (a
+        // takeover and a claim again are the same compare-and-set on the row's last lease).
         let written: Option<(i64, Option<Vec<u8>>)> = match seen {
             None => with_tx!(&mut tx, |conn| {
                 sqlx::query_as(sqlx::AssertSqlSafe(Arc::clone(&sql.claim)))
@@ -343,11 +351,11 @@ impl Db {
             tx.rollback().await?;
             return Ok(None);
         };
-        let claim = Claim::new(id, token, clock, fp, route, retention_ms, seen.is_some())?;
+        let claim = Claim::new(id, token, clock, fp, route, retention_ms, taken_over)?;
         Ok(Some(ClaimTx {
             claim,
             recovery,
-            replaced: seen.map(|l| l.token),
+            replaced: seen.filter(|_| taken_over).map(|l| l.token),
             expires_at,
             tx,
             db: self.clone(),
@@ -470,11 +478,14 @@ struct LeaseClock {
     read_at: Instant,
 }
 
-/// A fresh claim or a takeover, with the retention the row gets or keeps.
+/// A fresh claim, a takeover or a claim again, with the retention the row gets or keeps.
 #[derive(Debug, Clone, Copy)]
 enum Taking {
     /// No row: the route's retention.
     Fresh { retention_ms: u64 },
     /// A stale lease `seen`: the row keeps its own retention.
     Over { seen: Lease, retention_ms: u64 },
+    /// A row released by `seen`, claimed again by its own request: the row keeps its own
+    /// retention; logged as a claim, not a takeover.
+    Again { seen: Lease, retention_ms: u64 },
 }

@@ -107,9 +107,11 @@ impl Db {
         self.finish_alone(now, claim, finish).await
     }
 
-    /// Delete the claim if it is still ours (`DELETE … WHERE token = $mine`, one
-    /// statement), so a retry runs the work again; its recovery point stays. A zombie's
-    /// release changes nothing and returns `Err(DbError::Fenced)`.
+    /// Release the claim if it is still ours (`UPDATE … SET released_token = token WHERE
+    /// token = $mine`, one statement): the row stays, bound to its fingerprint until
+    /// retention ends, so the same request's retry claims it again and resumes the recovery
+    /// point, and another request under the key is 422. A zombie's release changes nothing
+    /// and returns `Err(DbError::Fenced)`.
     pub async fn release(&self, now: u64, claim: &Claim) -> Result<(), DbError> {
         self.finish_alone(now, claim, Finish::Release).await
     }
@@ -265,7 +267,8 @@ impl CommitTx {
 
     /// The work failed: apply the route's declared policy ([`Claim::on_error`]) in this
     /// transaction, with the route's own writes (say, "order declined"): save `response`
-    /// for replay, or release the claim (`DELETE … WHERE token = $mine`). Fenced like
+    /// for replay, or release the claim (`UPDATE … SET released_token = token WHERE token =
+    /// $mine`). Fenced like
     /// [`commit`](Self::commit): a lost claim rolls everything back.
     pub async fn fail(self, now: u64, response: SavedResponse) -> Result<(), DbError> {
         let finish = rules::finish(self.claim.on_error, response);

@@ -642,7 +642,8 @@ impl Db {
     }
 }
 
-/// The claim table's schema versions: 1, the table; 2, each row's own retention.
+/// The claim table's schema versions: 1, the table; 2, each row's own retention; 3, a
+/// released claim keeps its row (`released_token`).
 const SQLITE_MIGRATIONS: &[MigrationSql] = &[
     (
         1,
@@ -653,6 +654,11 @@ const SQLITE_MIGRATIONS: &[MigrationSql] = &[
         2,
         "retention",
         include_str!("../../migrations/sqlite/0002_retention.sql"),
+    ),
+    (
+        3,
+        "released",
+        include_str!("../../migrations/sqlite/0003_released.sql"),
     ),
 ];
 
@@ -666,6 +672,11 @@ const POSTGRES_MIGRATIONS: &[MigrationSql] = &[
         2,
         "retention",
         include_str!("../../migrations/postgres/0002_retention.sql"),
+    ),
+    (
+        3,
+        "released",
+        include_str!("../../migrations/postgres/0003_released.sql"),
     ),
 ];
 

@@ -1,5 +1,8 @@
 //! Reading a stored row back as an [`idem_store::Record`], checking every column: a row
 //! written by hand, by an older schema or by a bug is a [`DbError::Corrupt`], never a panic.
+//!
+//! `status = 'in_flight'` is in flight, or released when `released_token` names the row's
+//! own lease (schema version 3, see `sql.rs`); `'done'` is done.
 
 use idem_store::{ErrorPolicy, Fingerprint, Lease, Record, SavedResponse, Status};
 use sqlx::{ColumnIndex, Decode, Row, Type};
@@ -21,6 +24,7 @@ pub(crate) struct RawRow {
     response_content_type: Option<String>,
     response_headers: Option<String>,
     response_body: Option<Vec<u8>>,
+    released_token: Option<i64>,
 }
 
 /// Column by name, on either backend's row type.
@@ -58,6 +62,7 @@ impl RawRow {
             response_content_type: get(row, "response_content_type").map_err(e)?,
             response_headers: get(row, "response_headers").map_err(e)?,
             response_body: get(row, "response_body").map_err(e)?,
+            released_token: get(row, "released_token").map_err(e)?,
         })
     }
 
@@ -75,12 +80,15 @@ impl RawRow {
         let on_error = self.on_error.ok_or("on_error is NULL")?;
         let on_error = ErrorPolicy::parse(&on_error)
             .ok_or_else(|| format!("unknown on_error policy {on_error:?}"))?;
+        // Released while the lease that released the row is still the row's (a takeover by
+        // a server that does not know the column moves `token` on and leaves it).
+        let released = self.released_token.is_some() && self.released_token == self.token;
         let token = unsigned("token", self.token)?;
         let locked_at = unsigned("locked_at", self.locked_at)?;
+        let lease = Lease { locked_at, token };
         let status = match self.status.as_deref() {
-            Some("in_flight") => Status::InFlight {
-                lease: Lease { locked_at, token },
-            },
+            Some("in_flight") if released => Status::Released { lease },
+            Some("in_flight") => Status::InFlight { lease },
             Some("done") => Status::Done {
                 response: response(
                     self.response_status,
@@ -165,7 +173,44 @@ mod tests {
             response_content_type: Some("application/json".into()),
             response_headers: Some(r#"[["Location","/o/1"]]"#.into()),
             response_body: Some(b"{}".to_vec()),
+            released_token: None,
         }
+    }
+
+    fn in_flight_row(released_token: Option<i64>) -> RawRow {
+        RawRow {
+            status: Some("in_flight".into()),
+            response_status: None,
+            response_content_type: None,
+            response_headers: None,
+            response_body: None,
+            released_token,
+            ..done_row()
+        }
+    }
+
+    /// Released while `released_token` is the row's own token; a row taken over since (by a
+    /// server that does not know the column, which leaves it) is in flight.
+    #[test]
+    fn released_token_marks_the_row_released_only_under_its_own_lease() {
+        let lease = Lease {
+            locked_at: 10,
+            token: 3,
+        };
+        for (released_token, status) in [
+            (Some(3), Status::Released { lease }),
+            (None, Status::InFlight { lease }),
+            (Some(2), Status::InFlight { lease }),
+        ] {
+            let r = in_flight_row(released_token).into_record().unwrap();
+            assert_eq!(r.status, status, "{released_token:?}");
+        }
+        // A done row is done whatever the column says.
+        let done = RawRow {
+            released_token: Some(3),
+            ..done_row()
+        };
+        assert!(matches!(done.into_record().unwrap().status, Status::Done { .. }));
     }
 
     #[test]

@@ -5,6 +5,13 @@
 //! Every fenced write names the caller's token in its `WHERE`: zero rows changed is how a
 //! zombie learns it lost its lease.
 //!
+//! A released claim keeps its row (schema version 3): `status` stays `'in_flight'` and
+//! `released_token` names the lease that released it, so the row is released while
+//! `released_token = token`. A fenced write also requires the row not to be
+//! released (a release is final for its lease); a takeover, or a claim again of a released
+//! row by its own request, moves `token` on and clears `released_token`. A server of schema
+//! version 2 sees a released row as an in-flight claim (see the migration's comment).
+//!
 //! Texts are kept as `Arc<str>` and handed to sqlx as clones: a `&str` that is not
 //! `'static` would be copied into a new allocation for every statement sent.
 
@@ -18,7 +25,16 @@ use super::{Clock, RouteInsert};
 /// The columns of a claim, in the order [`super::row`] reads them.
 const COLUMNS: &str = "c.fingerprint, c.on_error, c.status, c.token, c.locked_at, \
      c.created_at, c.expires_at, c.retention_ms, c.response_status, c.response_content_type, \
-     c.response_headers, c.response_body";
+     c.response_headers, c.response_body, c.released_token";
+
+/// The row is not a released claim: no lease released it, or one did and the row was taken
+/// over since (by a server of schema version 2, whose takeover leaves `released_token`).
+/// `IS DISTINCT FROM`, because `<>` with a `NULL` `released_token` is `NULL`, not true.
+macro_rules! not_released {
+    () => {
+        "released_token IS DISTINCT FROM token"
+    };
+}
 
 /// The statements, with the backend's token and clock spelled in.
 #[derive(Debug)]
@@ -37,9 +53,13 @@ pub(crate) struct Dialect {
     /// the recovery `point` of ($1, $2, $3) if an earlier worker of this request left one;
     /// no row if the key was claimed meanwhile.
     pub claim: Arc<str>,
-    /// Compare-and-set takeover: $1 scope, $2 key, $3 fingerprint, $4 seen token, $5 now,
-    /// $6 expires_at. Returns `token` and `point` as [`claim`](Self::claim) does; no row if
-    /// the lease changed meanwhile.
+    /// Compare-and-set takeover of a stale lease, or claim again of a row its lease
+    /// released (the same write: the row's last lease is replaced, and the row is no longer
+    /// released): $1 scope, $2 key, $3 fingerprint, $4 seen token, $5 now, $6 expires_at.
+    /// Returns `token` and `point` as [`claim`](Self::claim) does; no row if the lease
+    /// changed meanwhile. Since a release is final for its lease, a row under token $4 that
+    /// was released between the read and this write is what a claim again would take: the
+    /// outcome is the same.
     pub take_over: Arc<str>,
     /// The database clock, in milliseconds.
     pub now: Arc<str>,
@@ -92,7 +112,8 @@ impl Dialect {
             )
             .into(),
             take_over: format!(
-                "UPDATE idem_claims SET token = {token}, locked_at = $5, expires_at = $6 \
+                "UPDATE idem_claims SET token = {token}, locked_at = $5, expires_at = $6, \
+                 released_token = NULL \
                  WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $4 \
                  RETURNING token, {RECOVERY_POINT}"
             )
@@ -137,26 +158,46 @@ pub(crate) fn claim_creating(token: &str, first: &RouteInsert<'_>) -> String {
     )
 }
 
+/// The rows [`idem_store::Record::is_expired`] at $now under $lock_ms: past retention and
+/// no live claim (done, released — `released_token = token`; `NULL = token` is not true —
+/// or in flight under a stale lease).
+macro_rules! expired {
+    ($now:literal, $lock_ms:literal) => {
+        concat!(
+            "expires_at <= ", $now, " AND (status = 'done' OR released_token = token \
+             OR locked_at + ", $lock_ms, " <= ", $now, ")"
+        )
+    };
+}
+
 /// Deletes the row of ($1, $2) if it is past retention at $3 and no live claim under
 /// $4 = lock_ms ([`idem_store::Record::is_expired`]).
-pub(crate) const CLEAR_EXPIRED: &str = "DELETE FROM idem_claims \
-     WHERE scope = $1 AND key = $2 AND expires_at <= $3 \
-     AND (status = 'done' OR locked_at + $4 <= $3)";
+pub(crate) const CLEAR_EXPIRED: &str = concat!(
+    "DELETE FROM idem_claims WHERE scope = $1 AND key = $2 AND ",
+    expired!("$3", "$4")
+);
 
 /// The recovery point of ($1 scope, $2 key, $3 fingerprint) as a scalar subquery, so the
 /// claim's or takeover's own statement returns it (no second round trip).
 const RECOVERY_POINT: &str = "(SELECT r.point FROM idem_recovery AS r \
      WHERE r.scope = $1 AND r.key = $2 AND r.fingerprint = $3) AS point";
 
-/// The fenced commit: ($1, $2) done with the response, if still in flight under token $3.
-pub(crate) const COMMIT: &str = "UPDATE idem_claims SET status = 'done', expires_at = $4, \
-     response_status = $5, response_content_type = $6, response_headers = $7, \
-     response_body = $8 \
-     WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3";
+/// The fenced commit: ($1, $2) done with the response, if still in flight under token $3
+/// and not released by it.
+pub(crate) const COMMIT: &str = concat!(
+    "UPDATE idem_claims SET status = 'done', expires_at = $4, response_status = $5, \
+     response_content_type = $6, response_headers = $7, response_body = $8 \
+     WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3 AND ",
+    not_released!()
+);
 
-/// The fenced release: delete ($1, $2) if still in flight under token $3.
-pub(crate) const RELEASE: &str = "DELETE FROM idem_claims \
-     WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3";
+/// The fenced release: mark ($1, $2) released by token $3, if still in flight under it and
+/// not released already. The row, its fingerprint and its `expires_at` stay.
+pub(crate) const RELEASE: &str = concat!(
+    "UPDATE idem_claims SET released_token = token \
+     WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3 AND ",
+    not_released!()
+);
 
 /// [`COMMIT`] with its parameters from `$(first)` on (after a route's own), `RETURNING 1`.
 pub(crate) fn commit_from(first: usize) -> String {
@@ -164,7 +205,8 @@ pub(crate) fn commit_from(first: usize) -> String {
     format!(
         "UPDATE idem_claims SET status = 'done', expires_at = ${}, response_status = ${}, \
          response_content_type = ${}, response_headers = ${}, response_body = ${} \
-         WHERE scope = ${} AND key = ${} AND status = 'in_flight' AND token = ${} RETURNING 1",
+         WHERE scope = ${} AND key = ${} AND status = 'in_flight' AND token = ${} \
+         AND {} RETURNING 1",
         p(4),
         p(5),
         p(6),
@@ -172,32 +214,36 @@ pub(crate) fn commit_from(first: usize) -> String {
         p(8),
         p(1),
         p(2),
-        p(3)
+        p(3),
+        not_released!()
     )
 }
 
 /// [`RELEASE`] with its parameters from `$(first)` on, `RETURNING 1`.
 pub(crate) fn release_from(first: usize) -> String {
     format!(
-        "DELETE FROM idem_claims WHERE scope = ${} AND key = ${} AND status = 'in_flight' \
-         AND token = ${} RETURNING 1",
+        "UPDATE idem_claims SET released_token = token WHERE scope = ${} AND key = ${} \
+         AND status = 'in_flight' AND token = ${} AND {} RETURNING 1",
         first,
         first + 1,
-        first + 2
+        first + 2,
+        not_released!()
     )
 }
 
 /// One batch of the prune: at most $3 rows past retention at $1 and no live claim under
 /// $2 = lock_ms. The condition is checked again on the rows themselves, so a row that a
 /// concurrent takeover refreshed between the inner select and the delete stays.
-pub(crate) const PRUNE_BATCH: &str = "DELETE FROM idem_claims \
-     WHERE (scope, key) IN (SELECT scope, key FROM idem_claims \
-        WHERE expires_at <= $1 AND (status = 'done' OR locked_at + $2 <= $1) LIMIT $3) \
-     AND expires_at <= $1 AND (status = 'done' OR locked_at + $2 <= $1) \
-     RETURNING scope, key";
+pub(crate) const PRUNE_BATCH: &str = concat!(
+    "DELETE FROM idem_claims WHERE (scope, key) IN (SELECT scope, key FROM idem_claims WHERE ",
+    expired!("$1", "$2"),
+    " LIMIT $3) AND ",
+    expired!("$1", "$2"),
+    " RETURNING scope, key"
+);
 
-/// One batch of recovery points past retention at $1 whose key holds no claim in flight
-/// (at most $2).
+/// One batch of recovery points past retention at $1 whose key holds no claim in flight or
+/// released (a released row's own request resumes its point; at most $2).
 pub(crate) const PRUNE_RECOVERY_BATCH: &str = "DELETE FROM idem_recovery \
      WHERE (scope, key, fingerprint) IN (SELECT r.scope, r.key, r.fingerprint \
         FROM idem_recovery AS r WHERE r.expires_at <= $1 AND NOT EXISTS ( \
@@ -213,7 +259,7 @@ pub(crate) const RECOVERY_WRITE: &str = "INSERT INTO idem_recovery \
 /// The rows of scope $1 with key after $2, in key order, at most $3.
 pub(crate) const ROWS: &str = "SELECT c.scope, c.key, c.fingerprint, c.on_error, c.status, \
      c.token, c.locked_at, c.created_at, c.expires_at, c.retention_ms, c.response_status, \
-     c.response_content_type, c.response_headers, c.response_body \
+     c.response_content_type, c.response_headers, c.response_body, c.released_token \
      FROM idem_claims AS c WHERE c.scope = $1 AND c.key > $2 ORDER BY c.key LIMIT $3";
 
 /// Statements composed from a route's parts ([`claim_creating`], the fenced commit with a

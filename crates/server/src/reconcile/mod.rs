@@ -2,8 +2,10 @@
 //! retry window closed without an answer ("did my charge happen?").
 //!
 //! [`key_state`] reads the row in one round trip and says: in flight (with the lease's
-//! age: the work may still commit, ask again later), or done (the saved status, headers
-//! and body, exactly what a retry would replay). A key that was never claimed, is past
+//! age: the work may still commit, ask again later), released (the work failed without an
+//! answer to save: nothing is committed, and a retry of the same request under the same key
+//! runs it again), or done (the saved status, headers and body, exactly what a retry would
+//! replay). A key that was never claimed, is past
 //! retention, or belongs to another tenant is `None` (404): there is no way to learn
 //! anything about another tenant's keys. `GET /api/keys/{key}` serves it ([`route`]).
 
@@ -30,6 +32,20 @@ pub enum KeyState {
         lease_left_ms: u64,
         /// When the key was first claimed (ms since the epoch).
         created_at: u64,
+    },
+    /// Given back after a failure that saved no answer (a declined charge under the
+    /// `release-claim` policy, or a charge whose outcome the worker could not learn):
+    /// nothing is committed under the key. It stays bound to its first request until
+    /// `expires_at`: a retry with the same request (same key, same body) claims it again
+    /// and resumes the work where it stopped (the same order, the same downstream key);
+    /// another request under it is 422.
+    Released {
+        /// The key.
+        key: String,
+        /// When the key was first claimed (ms since the epoch).
+        created_at: u64,
+        /// When retention ends and the key is forgotten (ms since the epoch).
+        expires_at: u64,
     },
     /// Finished: a retry with the same request replays this response.
     Done {
@@ -98,6 +114,11 @@ pub async fn key_state(
                 created_at: record.created_at,
             }
         }
+        Status::Released { .. } => KeyState::Released {
+            key,
+            created_at: record.created_at,
+            expires_at: record.expires_at,
+        },
         Status::Done { response } => {
             let (body, body_base64) = match String::from_utf8(response.body) {
                 Ok(text) => (Some(text), None),

@@ -8,7 +8,7 @@ use tokio::sync::Barrier;
 
 use crate::{
     client::{self, Answer},
-    stack::Stack,
+    stack::{fresh_database, Stack},
     support::{
         postgres::Postgres,
         process::{checkout_args, Service, TENANT_A},
@@ -85,27 +85,6 @@ async fn two_hundred_identical_requests_execute_once_on_sqlite() {
     let charges = client::charges_per_order(&http, &stack.payco).await;
     assert_eq!(charges.len(), 1, "one order charged: {charges:?}");
     assert_eq!(charges[0].1, 1, "charged once: {charges:?}");
-}
-
-/// A database of its own on the shared cluster.
-pub async fn fresh_database(pg: &Postgres, name: &str) -> String {
-    use sqlx::Connection;
-    let mut conn = sqlx::PgConnection::connect(pg.url())
-        .await
-        .expect("connect to the cluster");
-    let name = format!("{name}_{}", std::process::id());
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name}"
-    )))
-    .execute(&mut conn)
-    .await
-    .expect("drop an old database");
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut conn)
-        .await
-        .expect("create the database");
-    let base = pg.url().rsplit_once('/').expect("a URL with a path").0;
-    format!("{base}/{name}")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -4,9 +4,13 @@
 
 use tempfile::TempDir;
 
-use crate::support::process::{checkout_args, Service};
+use crate::support::{
+    postgres::Postgres,
+    process::{checkout_args, Service},
+};
 
-/// PayCo and one checkout on SQLite files in a temporary folder.
+/// PayCo (on a SQLite file in a temporary folder) and one checkout, on a SQLite file there
+/// too or on a database of its own on the shared PostgreSQL cluster.
 pub struct Stack {
     pub dir: TempDir,
     pub payco: Service,
@@ -22,6 +26,16 @@ impl Stack {
         Stack { dir, payco, server }
     }
 
+    /// Like [`sqlite`](Self::sqlite), the checkout on a fresh database `name` of the shared
+    /// PostgreSQL cluster.
+    pub async fn postgres(name: &str, extra: &[&str]) -> Stack {
+        let url = fresh_database(Postgres::shared(), name).await;
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let payco = Service::payco(dir.path()).await;
+        let server = Service::start(&checkout_args(&url, &payco, extra)).await;
+        Stack { dir, payco, server }
+    }
+
     /// The checkout's database URL in `dir`.
     pub fn checkout_db(dir: &TempDir) -> String {
         format!("sqlite:{}", dir.path().join("checkout.db").display())
@@ -30,4 +44,25 @@ impl Stack {
     pub fn url(&self) -> &str {
         &self.server.url
     }
+}
+
+/// A database of its own on the shared cluster.
+pub async fn fresh_database(pg: &Postgres, name: &str) -> String {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(pg.url())
+        .await
+        .expect("connect to the cluster");
+    let name = format!("{name}_{}", std::process::id());
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name}"
+    )))
+    .execute(&mut conn)
+    .await
+    .expect("drop an old database");
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut conn)
+        .await
+        .expect("create the database");
+    let base = pg.url().rsplit_once('/').expect("a URL with a path").0;
+    format!("{base}/{name}")
 }

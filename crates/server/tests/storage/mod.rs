@@ -262,8 +262,8 @@ pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
         let row = db.row(LOCK_MS + 3, "tenant-a", "k").await.unwrap().unwrap();
         assert_eq!(row.expires_at, LOCK_MS + 2 + options().store.retention_ms);
     }
-    // fail_with follows the route's policy: release (the key is free, the order declined)
-    // or save the 402 (replayed).
+    // fail_with follows the route's policy: release (the key free for the same request, the
+    // order declined) or save the 402 (replayed).
     for (route, replayed) in [(&CHECKOUT, false), (&SAVING, true)] {
         let key = if replayed { "saved" } else { "released" };
         let claim = execute(&db, 0, key, BODY, route)
@@ -289,8 +289,8 @@ pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
 }
 
 /// A failure under a releasing route, with the route's own write, in one fenced
-/// transaction; the next worker with the same request resumes the same order, another
-/// payload under the released key never does.
+/// transaction; the row stays, released, and the next worker with the same request claims
+/// it again and resumes the same order; another payload under the released key is 422.
 pub async fn the_recovery_point_outlives_a_release_for_the_same_request_only(kind: Kind) {
     let db = table(kind).await;
     let mut claim = execute(&db, 0, "k", BODY, &CHECKOUT).await;
@@ -307,18 +307,22 @@ pub async fn the_recovery_point_outlives_a_release_for_the_same_request_only(kin
     .unwrap();
     let timeout = SavedResponse::json(502, b"{}".to_vec());
     failing.fail(1, timeout).await.unwrap();
+    let row = db.row(1, "tenant-a", "k").await.unwrap().expect("kept");
     assert_eq!(
-        tables::count(&db).await,
-        0,
+        row.state,
+        idem_store::RowState::Released,
         "released by the route's policy"
     );
+    assert_eq!(row.token, Some(claim.lease().token));
     assert_eq!(orders(&db).await, vec![(3, "retrying".into())]);
+    assert_eq!(answer(&db, 2, "k", OTHER_BODY).await, StoreBegin::Mismatch);
 
     let again = execute(&db, 2, "k", BODY, &CHECKOUT).await;
     assert!(
         !again.claim().taken_over(),
-        "a fresh claim after the release"
+        "a claim again after the release, not a takeover"
     );
+    assert!(again.claim().lease().token > claim.lease().token);
     assert_eq!(
         again.recovery(),
         Some(&b"3"[..]),
@@ -326,13 +330,15 @@ pub async fn the_recovery_point_outlives_a_release_for_the_same_request_only(kin
     );
     let again = again.commit().await.unwrap();
     db.release(3, &again).await.unwrap();
-
-    let other = execute(&db, 4, "k", OTHER_BODY, &CHECKOUT).await;
-    assert_eq!(
-        other.recovery(),
-        None,
-        "another payload never resumes order 3"
-    );
+    // A release is final for its lease: neither lease can write any more.
+    for lease in [&claim, &again] {
+        let late = db.save(4, lease, created(3)).await;
+        assert!(matches!(late, Err(DbError::Fenced)), "{late:?}");
+        let late = db.release(4, lease).await;
+        assert!(matches!(late, Err(DbError::Fenced)), "{late:?}");
+    }
+    assert_eq!(answer(&db, 4, "k", OTHER_BODY).await, StoreBegin::Mismatch);
+    assert_eq!(orders(&db).await, vec![(3, "retrying".into())]);
 }
 
 /// The test route's first row for `Db::begin_with`: an order with the given id.
@@ -413,10 +419,10 @@ pub async fn begin_with_writes_the_claim_its_row_and_its_point_together(kind: Ki
     );
 }
 
-/// A released claim's point is resumed by `Db::begin_with` for the same request (on
-/// PostgreSQL the one statement writes nothing and the claim takes the transactional path);
-/// another payload under the key creates its own row.
-pub async fn begin_with_resumes_a_released_request_and_creates_for_another_payload(kind: Kind) {
+/// A released claim's point is resumed by `Db::begin_with` for the same request (the read
+/// finds the released row: the claim again takes the transactional path, as a takeover);
+/// another payload under the key is 422 and creates nothing.
+pub async fn begin_with_resumes_a_released_request_and_refuses_another_payload(kind: Kind) {
     let db = table(kind).await;
     let BeginWith::Created { claim, .. } = begin_with(&db, 0, "k", BODY, 3).await else {
         panic!("a new key creates");
@@ -427,19 +433,17 @@ pub async fn begin_with_resumes_a_released_request_and_creates_for_another_paylo
     };
     assert!(
         !again.claim().taken_over(),
-        "a fresh claim after the release"
+        "a claim again after the release"
     );
     assert_eq!(again.recovery(), Some(&b"3"[..]));
     let again = again.commit().await.unwrap();
     db.release(3, &again).await.unwrap();
-    let BeginWith::Created { id, .. } = begin_with(&db, 4, "k", OTHER_BODY, 5).await else {
-        panic!("another payload never resumes order 3");
-    };
-    assert_eq!(id, 5);
-    assert_eq!(
-        orders(&db).await,
-        vec![(3, "pending".into()), (5, "pending".into())]
+    let other = begin_with(&db, 4, "k", OTHER_BODY, 5).await;
+    assert!(
+        matches!(other, BeginWith::Answer(StoreBegin::Mismatch)),
+        "another payload never runs under the key: {other:?}"
     );
+    assert_eq!(orders(&db).await, vec![(3, "pending".into())]);
 }
 
 /// `tasks` concurrent `Db::begin_with` on one key, each with a row of its own: exactly one
@@ -793,8 +797,8 @@ pub async fn the_database_clock_ages_leases_whatever_the_callers_clock(kind: Kin
     );
 }
 
-/// Prune deletes in batches until nothing expired is left, and takes the recovery points
-/// of released keys with it once their retention is over.
+/// Prune deletes in batches until nothing expired is left, released rows included, and
+/// takes the recovery points of released keys with them once their retention is over.
 pub async fn prune_deletes_in_batches(kind: Kind) {
     let options = DbOptions {
         prune_batch: 3,
@@ -820,7 +824,8 @@ pub async fn prune_deletes_in_batches(kind: Kind) {
         .await
         .unwrap();
     assert_eq!(db.prune(59_999).await.unwrap(), 0);
-    assert_eq!(db.prune(60_000).await.unwrap(), 10);
+    assert_eq!(db.row(59_999, "tenant-a", "released").await.unwrap().map(|r| r.state), Some(idem_store::RowState::Released));
+    assert_eq!(db.prune(60_000).await.unwrap(), 11);
     assert_eq!(tables::count(&db).await, 1, "the live claim stays");
     let again = execute(&db, 60_001, "released", BODY, &CHECKOUT).await;
     assert_eq!(
@@ -835,7 +840,7 @@ pub async fn prune_deletes_in_batches(kind: Kind) {
         .iter()
         .filter(|e| *e.kind() == idem_store::EventKind::Pruned)
         .count();
-    assert_eq!(pruned, 10);
+    assert_eq!(pruned, 11);
 }
 
 /// Schema version 1 as it shipped (the claim table before retention per route), per backend.
@@ -929,7 +934,7 @@ pub async fn a_version_1_database_migrates_to_version_2(kind: Kind) {
         }
         .expect("versions")
     };
-    assert_eq!(versions, vec![1, 2]);
+    assert_eq!(versions, vec![1, 2, 3]);
     let done = db.row(10, "tenant-a", "done").await.unwrap().expect("kept");
     assert_eq!((done.retention_ms, done.expires_at), (day, day));
     assert_eq!(
@@ -954,4 +959,167 @@ pub async fn a_version_1_database_migrates_to_version_2(kind: Kind) {
         .unwrap();
     let new = db.row(5_000, "tenant-a", "new").await.unwrap().unwrap();
     assert_eq!((new.retention_ms, new.expires_at), (60_000, 65_000));
+}
+
+/// Schema version 2's statements as they shipped (`crates/server/src/db/sql.rs` before
+/// version 3), which a server of that version still sends to a database this one migrated:
+/// its read (the columns it knows), its takeover and its fenced commit. `{token}` is the
+/// backend's next fencing token.
+const V2_READ: &str = "SELECT status, token, locked_at, fingerprint FROM idem_claims \
+    WHERE scope = $1 AND key = $2";
+const V2_TAKE_OVER: &str = "UPDATE idem_claims SET token = {token}, locked_at = $5, \
+    expires_at = $6 WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $4 \
+    RETURNING token, (SELECT r.point FROM idem_recovery AS r \
+    WHERE r.scope = $1 AND r.key = $2 AND r.fingerprint = $3) AS point";
+const V2_COMMIT: &str = "UPDATE idem_claims SET status = 'done', expires_at = $4, \
+    response_status = $5, response_content_type = $6, response_headers = $7, \
+    response_body = $8 \
+    WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3";
+
+/// A rolling upgrade: a server of schema version 2 shares the database with this one. A row
+/// this one released is, to the older server, an in-flight claim under the released lease (a
+/// status it knows, never a corrupt row: no 500): its rules answer 409 while that lease is
+/// live, 422 to another payload, and a takeover for the same request once it is stale, which
+/// resumes the recovery point. After that takeover the row is in flight for this server too
+/// (it answers 409, it does not claim the row again beside the older server's worker), and
+/// the older server's commit is replayed by both.
+pub async fn a_version_2_server_reads_a_released_row_as_an_in_flight_claim(kind: Kind) {
+    use idem_store::{rules, Fingerprint, Lease, Record, Status};
+    use sqlx::Row;
+
+    let db = table(kind).await;
+    let mut claim = execute(&db, 0, "k", BODY, &CHECKOUT).await;
+    claim.set_recovery(b"3").await.unwrap();
+    let claim = claim.commit().await.unwrap();
+    db.release(10, &claim).await.unwrap();
+    let fp = idem_store::fingerprint("POST /api/checkout", BODY).expect("fingerprint");
+    let other = idem_store::fingerprint("POST /api/checkout", OTHER_BODY).expect("fingerprint");
+
+    // Version 2's read and decoding: `status` is one it knows, the lease the released one.
+    macro_rules! read_v2 {
+        ($pool:expr) => {{
+            let r = sqlx::query(V2_READ)
+                .bind("tenant-a")
+                .bind("k")
+                .fetch_one($pool)
+                .await
+                .expect("version 2's read");
+            let status: String = r.get("status");
+            let token: i64 = r.get("token");
+            let locked_at: i64 = r.get("locked_at");
+            let fingerprint: Vec<u8> = r.get("fingerprint");
+            (status, token, locked_at, fingerprint)
+        }};
+    }
+    let (status, token, locked_at, fingerprint) = match (db.sqlite_pool(), db.postgres_pool()) {
+        (Some(pool), _) => read_v2!(pool),
+        (_, Some(pool)) => read_v2!(pool),
+        _ => unreachable!("one backend"),
+    };
+    assert_eq!(status, "in_flight", "a status version 2 decodes");
+    let seen = Lease {
+        locked_at: u64::try_from(locked_at).unwrap(),
+        token: u64::try_from(token).unwrap(),
+    };
+    assert_eq!(seen, *claim.lease());
+    assert_eq!(fingerprint, fp.0.to_vec());
+    // Version 2's record of it, decided by the same rules.
+    let as_v2 = Record {
+        fingerprint: Fingerprint(fingerprint.try_into().unwrap()),
+        on_error: ErrorPolicy::ReleaseClaim,
+        status: Status::InFlight { lease: seen },
+        created_at: 0,
+        expires_at: 60_000,
+        retention_ms: 60_000,
+    };
+    assert_eq!(
+        rules::decide(Some(&as_v2), 500, &fp, LOCK_MS),
+        rules::Step::Answer(rules::Answer::InFlight { retry_after_ms: 500 })
+    );
+    assert_eq!(
+        rules::decide(Some(&as_v2), LOCK_MS, &other, LOCK_MS),
+        rules::Step::Answer(rules::Answer::Mismatch)
+    );
+    assert_eq!(
+        rules::decide(Some(&as_v2), LOCK_MS, &fp, LOCK_MS),
+        rules::Step::Write(rules::Write::TakeOver { seen })
+    );
+
+    // Version 2's takeover, in its own transaction: it resumes the recovery point.
+    let now = i64::try_from(LOCK_MS).unwrap();
+    macro_rules! take_over_v2 {
+        ($pool:expr, $token:expr, $bump:expr) => {{
+            let mut tx = $pool.begin().await.expect("begin");
+            if let Some(bump) = $bump {
+                sqlx::query(bump).execute(&mut *tx).await.expect("bump");
+            }
+            let sql = V2_TAKE_OVER.replace("{token}", $token);
+            let (token, point): (i64, Option<Vec<u8>>) =
+                sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                    .bind("tenant-a")
+                    .bind("k")
+                    .bind(&fp.0[..])
+                    .bind(token)
+                    .bind(now)
+                    .bind(now + 60_000)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .expect("version 2's takeover");
+            tx.commit().await.expect("commit");
+            (token, point)
+        }};
+    }
+    let (v2_token, point) = match (db.sqlite_pool(), db.postgres_pool()) {
+        (Some(pool), _) => take_over_v2!(
+            pool,
+            "(SELECT last FROM idem_lease_token)",
+            Some("UPDATE idem_lease_token SET last = last + 1")
+        ),
+        (_, Some(pool)) => take_over_v2!(pool, "nextval('idem_lease_token')", None::<&str>),
+        _ => unreachable!("one backend"),
+    };
+    assert_eq!(point.as_deref(), Some(&b"3"[..]), "the same order resumes");
+    assert!(v2_token > token);
+
+    // To this server the row is in flight again, under the older server's lease.
+    let row = db.row(LOCK_MS + 1, "tenant-a", "k").await.unwrap().unwrap();
+    assert_eq!(row.state, idem_store::RowState::InFlight);
+    assert_eq!(row.token, Some(u64::try_from(v2_token).unwrap()));
+    assert_eq!(
+        answer(&db, LOCK_MS + 1, "k", BODY).await,
+        StoreBegin::InFlight {
+            retry_after_ms: LOCK_MS - 1
+        }
+    );
+    assert_eq!(answer(&db, LOCK_MS + 1, "k", OTHER_BODY).await, StoreBegin::Mismatch);
+
+    // The older server's worker commits (version 2's fenced commit); both replay it.
+    let response = created(3);
+    macro_rules! commit_v2 {
+        ($pool:expr) => {
+            sqlx::query(V2_COMMIT)
+                .bind("tenant-a")
+                .bind("k")
+                .bind(v2_token)
+                .bind(now + 60_000)
+                .bind(i64::from(response.status))
+                .bind(response.content_type.as_str())
+                .bind("[]")
+                .bind(response.body.as_slice())
+                .execute($pool)
+                .await
+                .expect("version 2's commit")
+                .rows_affected()
+        };
+    }
+    let committed = match (db.sqlite_pool(), db.postgres_pool()) {
+        (Some(pool), _) => commit_v2!(pool),
+        (_, Some(pool)) => commit_v2!(pool),
+        _ => unreachable!("one backend"),
+    };
+    assert_eq!(committed, 1);
+    assert_eq!(
+        answer(&db, LOCK_MS + 2, "k", BODY).await,
+        StoreBegin::Replay(response)
+    );
 }

@@ -1,0 +1,12 @@
+-- A released claim keeps its row (schema version 3, SQLite; the same as
+-- ../postgres/0003_released.sql). A release frees the lease, not the key: the row stays bound to
+-- its fingerprint until retention ends, so the same request claims it again and resumes its
+-- recovery point, and another request under the key is 422 (idem_store::rules).
+--
+-- released_token is the token of the lease that released the claim. The row is released
+-- while released_token = token; status stays 'in_flight', so a server of schema version 2
+-- (which deleted a released row and knows no other status) reads a released row as an
+-- in-flight claim whose lease goes stale: it answers 409 until then, takes the row over for
+-- the same request (its takeover moves token on, so the row is in flight again for every
+-- server), and answers 422 to another request. NULL (every row written before): not released.
+ALTER TABLE idem_claims ADD COLUMN released_token INTEGER;
