@@ -22,15 +22,24 @@ pub enum KeyState {
         /// How long until a retry may take the claim over, in ms (0: stale).
         lease_left_ms: u64,
     },
-    /// No live claim under this key: no attempt reached the server, or the claim was released
-    /// after a failure (nothing committed), or it is past the server's retention.
+    /// The claim was released after a failure that saved no answer (a declined charge under
+    /// the server's `release-claim` policy, or a charge whose outcome the server could not
+    /// learn): nothing is committed under the key, and the key stays bound to this operation's
+    /// payload until the server's retention ends. The work did not complete, and the key is
+    /// free for this same payload: sending again with the same key and bytes runs it again
+    /// from where it stopped (idem-server resumes the same order and charges under the same
+    /// downstream key, so money moves at most once); another payload under the key is 422.
+    Released,
+    /// No live claim under this key: no attempt reached the server, or it is past the server's
+    /// retention (or the server deletes a released claim, as idem-server before its schema
+    /// version 3 did).
     NotFound,
 }
 
 impl KeyState {
     /// Reads the endpoint's answer: 404, or 200 with `{"state": "done", "status", "body"}`
-    /// (`body_base64` for a body that is not UTF-8) or `{"state": "in_flight", "lease_age_ms",
-    /// "lease_left_ms"}`; other members are ignored. `None` for anything else (401, a 5xx, a
+    /// (`body_base64` for a body that is not UTF-8), `{"state": "in_flight", "lease_age_ms",
+    /// "lease_left_ms"}` or `{"state": "released"}`; other members are ignored. `None` for anything else (401, a 5xx, a
     /// body that is not a key state): nothing was learned.
     pub fn from_reply(status: u16, body: &[u8]) -> Option<KeyState> {
         if status == 404 {
@@ -46,6 +55,7 @@ impl KeyState {
                 lease_age_ms: number("lease_age_ms")?,
                 lease_left_ms: number("lease_left_ms")?,
             }),
+            "released" => Some(KeyState::Released),
             "done" => {
                 let status = u16::try_from(number("status")?).ok()?;
                 let body = match (state.get("body"), state.get("body_base64")) {
@@ -108,6 +118,12 @@ mod tests {
                 lease_age_ms: 850,
                 lease_left_ms: 9150
             })
+        );
+        let released =
+            br#"{"state":"released","key":"k","created_at":1,"expires_at":86400001}"#;
+        assert_eq!(
+            KeyState::from_reply(200, released),
+            Some(KeyState::Released)
         );
         let problem = br#"{"type":"https://idem.dev/problems/not-found","status":404}"#;
         assert_eq!(KeyState::from_reply(404, problem), Some(KeyState::NotFound));

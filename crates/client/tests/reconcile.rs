@@ -90,8 +90,11 @@ fn a_saved_rejection_is_rejected() {
     ));
 }
 
+/// In flight, released (the work did not complete: the page sends again under the same key,
+/// which `released_leaves_the_operation_to_send_again` shows) and not found leave the
+/// operation open and its record as it was.
 #[test]
-fn in_flight_and_not_found_change_nothing() {
+fn in_flight_released_and_not_found_change_nothing() {
     let mut journal = MemoryJournal::new();
     let mut op = unknown(&mut journal);
     let before = journal.load(NAME).unwrap();
@@ -99,7 +102,7 @@ fn in_flight_and_not_found_change_nothing() {
         lease_age_ms: 850,
         lease_left_ms: 9_150,
     };
-    for state in [in_flight, KeyState::NotFound] {
+    for state in [in_flight, KeyState::Released, KeyState::NotFound] {
         assert!(!op.handle_key_state(20_000, &state), "{state:?}");
         assert_eq!(journal.load(NAME).unwrap(), before);
         assert!(op.outcome().is_none());
@@ -110,4 +113,27 @@ fn in_flight_and_not_found_change_nothing() {
         body: Vec::new(),
     };
     assert!(!op.handle_key_state(20_000, &odd));
+}
+
+/// Released: the key is free for this payload, so a resumed operation (a reload, or the JS
+/// `resume(name)`) sends again with the same key and the same bytes.
+#[test]
+fn released_leaves_the_operation_to_send_again_under_its_key() {
+    let mut journal = MemoryJournal::new();
+    let policy = RetryPolicy::default();
+    let spec = OperationSpec::post(NAME, json!({ "amount": 1299 }));
+    let mut keys = || Uuid::from_u128(9);
+    let mut op = Operation::start(spec, policy.clone(), 0, &mut journal, &mut keys).unwrap();
+    let Action::Send(first) = op.poll(0, &mut journal, &mut Zero) else {
+        panic!("the first attempt")
+    };
+    // Its answer is lost; the page reloads and asks what became of the key.
+    op.handle_timeout(10_000);
+    let mut resumed = Operation::resume(NAME, policy, &journal).unwrap().unwrap();
+    assert!(!resumed.handle_key_state(20_000, &KeyState::Released));
+    let Action::Send(again) = resumed.poll(20_000, &mut journal, &mut Zero) else {
+        panic!("a released key is sent again")
+    };
+    assert_eq!(again.key, first.key);
+    assert_eq!(again.body, first.body);
 }

@@ -147,7 +147,9 @@ impl IdempotentClient {
     /// `name` (unknown, or pending after a reload) and settles it from the answer, sending no
     /// attempt: `done` finishes it with the saved answer (`kind` `replayed` or `rejected`,
     /// `reconciled: 'done'`, the record replaced by a settled entry); `inFlight` (with the
-    /// lease's age) and `notFound` leave the record as it is, `kind: 'unknown'`. Resolves to
+    /// lease's age), `released` (the work did not complete and the key is free for this same
+    /// payload: `resume(name)` sends it again with the same key and bytes) and `notFound` leave
+    /// the record as it is, `kind: 'unknown'`. Resolves to
     /// `null` when no open operation is journaled under `name`; rejects with
     /// `code: 'reconcileFailed'` when the endpoint cannot be asked or answers anything else.
     #[wasm_bindgen(unchecked_return_type = "Promise<Reconciliation | null>")]

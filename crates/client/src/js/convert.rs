@@ -76,6 +76,7 @@ pub(super) fn reconciliation_object(outcome: &Outcome, state: &KeyState) -> Obje
             set(&js, "leaseLeftMs", &time(*lease_left_ms));
             "inFlight"
         }
+        KeyState::Released => "released",
         KeyState::NotFound => "notFound",
     };
     set(&js, "reconciled", &JsValue::from_str(how));

@@ -86,12 +86,17 @@ export interface Reconciliation extends Outcome {
    * 'inFlight': a worker holds (or held) the claim: the work may still commit; `kind` is
    * 'unknown' and the record stays; ask again, or `resume(name)`, after `leaseLeftMs` (0: the
    * claim is stale and the next attempt takes it over).
-   * 'notFound': the server has no live claim under the key: no attempt reached it, or it
-   * released the claim after a failure (nothing committed), or its retention passed. `kind` is
-   * 'unknown' and the record stays: within the retry window `resume(name)` sends it again
-   * under the same key; past it, check with the business before paying again.
+   * 'released': the server released the claim after a failure that saved no answer: the
+   * work did not complete (nothing committed), and the key is free for this same payload
+   * (another payload under it is refused, 422). `kind` is 'unknown' and the record stays:
+   * `resume(name)` sends it again with the same key and bytes, and the server runs the work
+   * again from where it stopped (no second charge).
+   * 'notFound': the server has no live claim under the key: no attempt reached it, or its
+   * retention passed (or it is a server that deletes released claims). `kind` is 'unknown' and
+   * the record stays: within the retry window `resume(name)` sends it again under the same
+   * key; past it, check with the business before paying again.
    */
-  reconciled: 'done' | 'inFlight' | 'notFound';
+  reconciled: 'done' | 'inFlight' | 'released' | 'notFound';
   /** How long ago the current lease was taken (inFlight). */
   leaseAgeMs?: number;
   /** How long until the claim may be taken over (inFlight). */

@@ -353,8 +353,10 @@ impl Operation {
     /// reconcile an unknown outcome (or a pending one, say after a reload). [`KeyState::Done`]
     /// finishes the operation with the saved answer, read as a reply under this key would be
     /// (a 2xx is [`OutcomeKind::Replayed`], a rejection [`OutcomeKind::Rejected`]), and the next
-    /// [`poll`](Self::poll) settles the journal; the other states change nothing. Returns whether
-    /// the operation is finished.
+    /// [`poll`](Self::poll) settles the journal; the other states change nothing. After
+    /// [`KeyState::Released`] the work did not complete and the key is free for this payload
+    /// alone: the caller sends again (a resumed operation, same key and bytes) while the retry
+    /// window is open. Returns whether the operation is finished.
     pub fn handle_key_state(&mut self, now: u64, state: &KeyState) -> bool {
         if let KeyState::Done { status, body } = state {
             // No attempt is out, so a retryable status (which no server saves) changes nothing.

@@ -1,6 +1,6 @@
 //! The key-state view in virtual time on SQLite and PostgreSQL: in flight with its lease
-//! age, done with the saved status, headers and body, expired and another tenant's key
-//! absent. (Over HTTP: `http_ops.rs`.)
+//! age, released (bound until its retention ends), done with the saved status, headers and
+//! body, expired and another tenant's key absent. (Over HTTP: `http_ops.rs`.)
 
 use idem_server::{
     db::Db,
@@ -76,6 +76,20 @@ async fn states(db: Db) {
         key_state(&db, t0, "tenant-a", "").await,
         Err(KeyStateError::InvalidKey(_))
     ));
+
+    // Released: no lease, nothing saved, the key still bound until the claim's retention
+    // ends (a release restarts nothing).
+    let r = claim(&db, t0 + 500, "tenant-a", "k2", b"{}").await;
+    db.release(t0 + 600, &r).await.expect("release");
+    let released = Some(KeyState::Released {
+        key: "k2".to_owned(),
+        created_at: t0 + 500,
+        expires_at: t0 + 500 + RETENTION_MS,
+    });
+    let at = |now| key_state(&db, now, "tenant-a", "k2");
+    assert_eq!(at(t0 + 700).await.expect("read"), released);
+    assert_eq!(at(t0 + 499 + RETENTION_MS).await.expect("read"), released);
+    assert_eq!(at(t0 + 500 + RETENTION_MS).await.expect("read"), None);
 }
 
 /// Two routes, two retentions: each key is answered until its own route's retention ends.
