@@ -39,11 +39,15 @@ pub enum Bug {
     /// released claim: after a release the next worker mints a new order, and so a new PayCo
     /// key, and charges again.
     FreshOrderAfterRelease,
+    /// A release deletes the key's record (the lease and the key go together): another payload
+    /// claims the released key and runs, and the first payload's retry is told 422, "never
+    /// ran", for work that ran (and may have moved money).
+    ReleaseForgetsTheKey,
 }
 
 impl Bug {
     /// Every bug, for listings and mutation tests.
-    pub const ALL: [Bug; 9] = [
+    pub const ALL: [Bug; 10] = [
         Bug::NewKeyPerAttempt,
         Bug::SelectThenInsert,
         Bug::UnfencedWrites,
@@ -53,6 +57,7 @@ impl Bug {
         Bug::TwoStepWrite,
         Bug::DeclineBeforeLookup,
         Bug::FreshOrderAfterRelease,
+        Bug::ReleaseForgetsTheKey,
     ];
 
     /// The command-line name.
@@ -67,6 +72,7 @@ impl Bug {
             Bug::TwoStepWrite => "two-step-write",
             Bug::DeclineBeforeLookup => "decline-before-lookup",
             Bug::FreshOrderAfterRelease => "fresh-order-after-release",
+            Bug::ReleaseForgetsTheKey => "release-forgets-the-key",
         }
     }
 
@@ -82,6 +88,9 @@ impl Bug {
             Bug::TwoStepWrite => "the order is committed apart from the key's record",
             Bug::DeclineBeforeLookup => "the handler decides a decline before PayCo's key lookup",
             Bug::FreshOrderAfterRelease => "the recovery point does not survive a released claim",
+            Bug::ReleaseForgetsTheKey => {
+                "a release deletes the record: another payload takes the key"
+            }
         }
     }
 }

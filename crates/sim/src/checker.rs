@@ -9,7 +9,11 @@
 //!   4xx) was never charged for its cart; an unknown outcome is reported as unknown (checked
 //!   when the answer is given, again whenever PayCo moves money for that checkout, and at the
 //!   end);
-//! - every checkout ends paid, rejected or reported unknown (never silently pending).
+//! - every checkout ends paid, rejected or reported unknown (never silently pending);
+//! - a 422 ("key reused with different payload") means that payload never ran under that key:
+//!   the answer tells the client nothing happened, so the work it refuses must not have started
+//!   for that key and payload (checked when the 422 reaches the page, and at the end against
+//!   every run of the whole history).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -77,6 +81,17 @@ pub enum Violation {
         /// The checkout.
         checkout: CheckoutId,
     },
+    /// A 422 ("never ran: the key belongs to another payload") answered to a payload whose
+    /// work ran under that key: the client is told its request did nothing, and it may have
+    /// moved money.
+    MismatchButRan {
+        /// The checkout that was told 422.
+        checkout: CheckoutId,
+        /// The key.
+        key: Uuid,
+        /// The payload's amount (with the checkout, the payload).
+        amount: u32,
+    },
 }
 
 impl Violation {
@@ -90,6 +105,7 @@ impl Violation {
             Violation::SavedAnswerDiffers { .. } => "saved-answer-differs",
             Violation::AnswerDisagrees { .. } => "answer-disagrees",
             Violation::Unreported { .. } => "unreported",
+            Violation::MismatchButRan { .. } => "mismatch-but-ran",
         }
     }
 
@@ -103,6 +119,7 @@ impl Violation {
             | Violation::SavedAnswerDiffers { .. } => Some("replays-identical"),
             Violation::StuckInFlight { .. } => Some("none-stuck"),
             Violation::AnswerDisagrees { .. } => Some("agrees-with-payco"),
+            Violation::MismatchButRan { .. } => Some("mismatch-never-ran"),
             Violation::Unreported { .. } => None,
         }
     }
@@ -130,12 +147,20 @@ impl Verdict {
     }
 }
 
-/// Online state: first answers per key, and answer-level violations as they happen.
+/// Online state: first answers per key, the payloads that ran under each key and the 422s
+/// clients got, and answer-level violations as they happen.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Checker {
     first_by_key: BTreeMap<Uuid, Receipt>,
     /// Checkouts already reported as disagreeing with PayCo (reported once each).
     disagreed: BTreeSet<CheckoutId>,
+    /// When the work first started for each (key, amount): a payload that ran under a key.
+    ran: BTreeMap<(Uuid, u32), u64>,
+    /// Every 422 a page got under a key: the payload and its checkout (checked again at the
+    /// end, against runs that came later too).
+    refused: BTreeMap<(Uuid, u32), CheckoutId>,
+    /// Payloads already reported as refused after running (reported once each).
+    misrefused: BTreeSet<(Uuid, u32)>,
     pub violations: Vec<Violation>,
     /// Cap on stored violations of one kind per run (a broken run can produce thousands).
     cap: usize,
@@ -234,6 +259,46 @@ impl Checker {
         self.first_by_key.get(key)
     }
 
+    /// The work started for the payload `amount` under `key` at `at` (a claim, a takeover, or a
+    /// claim again after a release).
+    pub fn observe_run(&mut self, key: Uuid, amount: u32, at: u64) {
+        self.ran.entry((key, amount)).or_insert(at);
+    }
+
+    /// A 422 reached `checkout`'s page for its payload `amount` under `key`: that payload must
+    /// never have run under that key.
+    pub fn observe_mismatch(&mut self, checkout: CheckoutId, key: Uuid, amount: u32) {
+        self.refused.entry((key, amount)).or_insert(checkout);
+        if self.ran.contains_key(&(key, amount)) {
+            self.mismatch_but_ran(checkout, key, amount);
+        }
+    }
+
+    /// The end-of-run pass over every 422: a payload refused under a key must not have run
+    /// under it at any time of the run, before the 422 or after (a key is bound to one payload
+    /// for its retention, longer than a run).
+    pub fn check_mismatches(&mut self) {
+        let refused: Vec<_> = self
+            .refused
+            .iter()
+            .filter(|(payload, _)| self.ran.contains_key(payload))
+            .map(|(&(key, amount), &checkout)| (checkout, key, amount))
+            .collect();
+        for (checkout, key, amount) in refused {
+            self.mismatch_but_ran(checkout, key, amount);
+        }
+    }
+
+    fn mismatch_but_ran(&mut self, checkout: CheckoutId, key: Uuid, amount: u32) {
+        if self.misrefused.insert((key, amount)) {
+            self.push(Violation::MismatchButRan {
+                checkout,
+                key,
+                amount,
+            });
+        }
+    }
+
     /// End-of-run checks are added by the world (it owns PayCo and the store).
     pub fn add(&mut self, v: Violation) {
         self.push(v);
@@ -269,6 +334,37 @@ mod tests {
         // Unkeyed answers are only checked against what was sent.
         c.observe_ok(CheckoutId(1), None, 7, r(9, 7));
         assert_eq!(c.violations.len(), 2);
+    }
+
+    #[test]
+    fn a_422_to_a_payload_that_ran_under_the_key_is_flagged_once() {
+        let mut c = Checker::new();
+        let k = Uuid::from_u128(1);
+        c.observe_run(k, 10, 5);
+        // Another payload under the key: a true 422.
+        c.observe_mismatch(CheckoutId(0), k, 11);
+        // Another key: a run under one key says nothing about another.
+        c.observe_mismatch(CheckoutId(1), Uuid::from_u128(2), 10);
+        c.check_mismatches();
+        assert!(c.violations.is_empty(), "{:?}", c.violations);
+        // The payload that ran, refused: broken when the 422 arrives, reported once.
+        c.observe_mismatch(CheckoutId(0), k, 10);
+        c.observe_mismatch(CheckoutId(0), k, 10);
+        c.check_mismatches();
+        assert_eq!(
+            c.violations,
+            [Violation::MismatchButRan {
+                checkout: CheckoutId(0),
+                key: k,
+                amount: 10
+            }]
+        );
+        assert_eq!(c.violations[0].property(), Some("mismatch-never-ran"));
+        // Refused first, run later under the same key: the end-of-run pass sees it.
+        c.observe_run(k, 11, 9);
+        c.check_mismatches();
+        assert_eq!(c.violations.len(), 2);
+        assert_eq!(c.violations[1].name(), "mismatch-but-ran");
     }
 
     #[test]

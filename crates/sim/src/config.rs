@@ -73,7 +73,9 @@ pub struct Faults {
     pub slow_worker: f64,
     /// Probability a checkout's tab is reloaded once while it waits (memory lost, journal kept).
     pub tab_reload: f64,
-    /// Probability a (buggy) page also submits a different cart under the checkout's key.
+    /// Probability a (buggy) page also submits a different cart under the checkout's key: half
+    /// of those pages within 300 ms of Pay, half as soon as one of their attempts fails (402
+    /// or 5xx), when a release may have left the key to be claimed again.
     pub reuse_key_other_cart: f64,
     /// Probability PayCo declines a card it has not seen under the call's key (PayCo decides
     /// after its key lookup and saves the decline under the key): the work fails and the

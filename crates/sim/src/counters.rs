@@ -13,6 +13,10 @@ pub struct Counters {
     pub conflicts: u64,
     /// 422 answers (same key, different parameters).
     pub mismatches: u64,
+    /// Those of the 422s whose key had been released (the key stays bound to its first
+    /// payload after a release).
+    #[serde(default)]
+    pub released_mismatches: u64,
     /// Stale claims taken over.
     pub takeovers: u64,
     /// Writes refused because the writer's lease was gone (zombies stopped).
@@ -55,6 +59,7 @@ impl Counters {
             attempts,
             conflicts,
             mismatches,
+            released_mismatches,
             takeovers,
             fenced,
             unknown,
@@ -74,6 +79,7 @@ impl Counters {
         self.attempts += attempts;
         self.conflicts += conflicts;
         self.mismatches += mismatches;
+        self.released_mismatches += released_mismatches;
         self.takeovers += takeovers;
         self.fenced += fenced;
         self.unknown += unknown;

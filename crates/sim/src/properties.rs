@@ -1,4 +1,4 @@
-//! Live properties: the checker's invariants as four badges, each remembering the moment it
+//! Live properties: the checker's invariants as five badges, each remembering the moment it
 //! first broke. Tracked incrementally: O(1) per event for charges and answers (only the
 //! checker's new violations are looked at); "stuck in flight" is one pass over the claim table,
 //! done when asked ([`crate::World::properties`]), not per event.
@@ -32,7 +32,7 @@ impl Property {
     }
 }
 
-/// The four live badges.
+/// The five live badges.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Properties {
     /// At most one charge per order.
@@ -45,24 +45,30 @@ pub struct Properties {
     /// The client's final answer agrees with PayCo: paid means charged exactly once, rejected
     /// means never charged, and what the page cannot know it reports as unknown.
     pub agrees_with_payco: Property,
+    /// A 422 means that payload never ran under that key (a key stays bound to its first
+    /// payload, released or not, so the payload that ran is never refused).
+    #[serde(default)]
+    pub mismatch_never_ran: Property,
 }
 
 impl Properties {
     /// Names used by the demo's test hooks (`property-<name>`), in badge order.
-    pub const NAMES: [&'static str; 4] = [
+    pub const NAMES: [&'static str; 5] = [
         "one-charge",
         "replays-identical",
         "none-stuck",
         "agrees-with-payco",
+        "mismatch-never-ran",
     ];
 
     /// The properties in [`Properties::NAMES`] order.
-    pub fn all(&self) -> [&Property; 4] {
+    pub fn all(&self) -> [&Property; 5] {
         [
             &self.one_charge,
             &self.replays_identical,
             &self.none_stuck,
             &self.agrees_with_payco,
+            &self.mismatch_never_ran,
         ]
     }
 
@@ -80,6 +86,7 @@ pub(crate) struct Tracker {
     pub replay: Option<Breach>,
     pub stuck: Option<Breach>,
     pub disagrees: Option<Breach>,
+    pub mismatch_ran: Option<Breach>,
     /// Checker violations already looked at.
     pub seen: usize,
 }
@@ -97,6 +104,7 @@ impl Tracker {
                 Some("replays-identical") => &mut self.replay,
                 Some("none-stuck") => &mut self.stuck,
                 Some("agrees-with-payco") => &mut self.disagrees,
+                Some("mismatch-never-ran") => &mut self.mismatch_ran,
                 _ => continue,
             };
             if slot.is_none() {

@@ -137,8 +137,9 @@ fn pause_moments_are_plausible() {
     }
 }
 
-/// A declined charge under each error policy: released (a retry could run again) or saved
-/// (retries replay the 402). No money moves either way.
+/// A declined charge under each error policy: released (the key stays bound to the cart: the
+/// same cart runs again and PayCo repeats its decline from its key, another cart is 422) or
+/// saved (retries replay the 402). No money moves either way.
 #[test]
 fn a_declined_charge_follows_the_error_policy() {
     use idem_sim::{CheckoutOutcome, ErrorPolicy, SimConfig, Strategy};
@@ -158,7 +159,18 @@ fn a_declined_charge_follows_the_error_policy() {
         ));
         let rows = w.rows();
         match policy {
-            ErrorPolicy::ReleaseClaim => assert!(rows.is_empty(), "{rows:?}"),
+            ErrorPolicy::ReleaseClaim => {
+                assert_eq!(rows.len(), 1);
+                assert_eq!(rows[0].state, idem_store::RowState::Released, "{rows:?}");
+                w.resend_with_other_cart(c).unwrap();
+                w.run_until(1_000);
+                assert_eq!(w.counters().released_mismatches, 1, "another cart: 422");
+                w.resend_same_cart(c).unwrap();
+                w.run_until(1_500);
+                assert_eq!(w.counters().executions, 2, "the same cart ran again");
+                assert_eq!(w.counters().deduped, 1, "PayCo repeated its decline");
+                assert_eq!(w.counters().replays, 0);
+            }
             ErrorPolicy::SaveResponse => {
                 assert_eq!(rows.len(), 1);
                 assert_eq!(rows[0].response_status, Some(402));

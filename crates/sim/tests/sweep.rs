@@ -1,5 +1,6 @@
 //! The gate: 1,000 seeds × 100 orders with swarm-drawn faults (every fault of `Faults`, short
-//! leases, both error policies), zero violations of all four properties for the correct store;
+//! leases, both error policies, other carts on released keys), zero violations of all five
+//! properties for the correct store;
 //! the swarm draws every fault field; and each classic bug is caught, within 200 seeds, by the
 //! property it breaks (a checker that cannot fail is not a checker).
 #![cfg(not(target_arch = "wasm32"))]
@@ -43,6 +44,7 @@ fn thousand_seeds_are_clean_for_the_correct_store() {
         ("slow workers", t.slow_workers),
         ("tab reloads", t.reloads),
         ("other-cart 422s", t.mismatches),
+        ("other-cart 422s on a released key", t.released_mismatches),
         ("declines", t.declines),
         ("PayCo timeouts", t.payco_timeouts),
         ("PayCo dedupes", t.deduped),
@@ -128,6 +130,7 @@ fn breaks(bug: Bug) -> &'static str {
         | Bug::FreshOrderAfterRelease => "one-charge",
         Bug::UnfencedWrites | Bug::NoFingerprintCheck => "replays-identical",
         Bug::DeclineBeforeLookup => "agrees-with-payco",
+        Bug::ReleaseForgetsTheKey => "mismatch-never-ran",
     }
 }
 

@@ -15,9 +15,11 @@
 //! | `two-step-write` | the save, and the recovery point | [`save_apart`], [`Recovery::Never`] |
 //! | `decline-before-lookup` | who declines | [`decline_before_lookup`], [`payco_asked_after`] |
 //! | `fresh-order-after-release` | the recovery point | [`Recovery::OnTakeover`] |
+//! | `release-forgets-the-key` | the end of a failed work's claim | [`release_forgetting_the_key`] |
 
 use idem_store::{
-    Fingerprint, IdRef, IdempotencyKey, Lease, Record, RecordId, SavedResponse, Status, Table,
+    ErrorPolicy, Fenced, Fingerprint, IdRef, IdempotencyKey, Lease, Record, RecordId,
+    SavedResponse, Status, Table,
 };
 
 use super::server::{canonical_fingerprint, key_str, Claim, Job, Phase};
@@ -79,6 +81,9 @@ pub(super) struct Steps {
     pub payco_declines: fn(&mut OneShots, &mut SimRng, f64) -> bool,
     /// Saves a finished work's answer; false when the store refused it (fenced).
     pub save: fn(&mut World, &RecordId, &Lease, &Fingerprint, SavedResponse) -> bool,
+    /// Ends a failed work's claim by the route's error policy (release it, or save `response`);
+    /// `Err` when the store refused it (fenced).
+    pub fail: fn(&mut World, &RecordId, &Lease, SavedResponse) -> Result<(), Fenced>,
     /// The store's retention for the configured one.
     pub retention: fn(u64) -> u64,
 }
@@ -95,6 +100,7 @@ impl Steps {
             decline_unasked: payco_decides,
             payco_declines: payco_draws,
             save: commit_fenced,
+            fail: fail_by_policy,
             retention: as_configured,
         };
         let (mut recovery_on_takeover, mut two_step, mut unfenced) = (false, false, false);
@@ -115,6 +121,7 @@ impl Steps {
                     steps.payco_declines = payco_asked_after;
                 }
                 Bug::FreshOrderAfterRelease => recovery_on_takeover = true,
+                Bug::ReleaseForgetsTheKey => steps.fail = release_forgetting_the_key,
             }
         }
         if recovery_on_takeover {
@@ -170,6 +177,18 @@ fn commit_fenced(
         .store
         .commit(now, id, lease, || ((), response))
         .is_ok()
+}
+
+/// The store's `fail`: the route's policy, fenced; a release keeps the key bound to its
+/// first payload.
+fn fail_by_policy(
+    world: &mut World,
+    id: &RecordId,
+    lease: &Lease,
+    response: SavedResponse,
+) -> Result<(), Fenced> {
+    let now = world.now;
+    world.server.store.fail(now, id, lease, response)
 }
 
 fn as_configured(retention_ms: u64) -> u64 {
@@ -290,6 +309,37 @@ fn save_unfenced(
     true
 }
 
+/// release-forgets-the-key: under `release-claim`, a release deletes the record (fenced, as the
+/// store's own release is): the key is free for any payload, so another cart under it claims
+/// and runs, and the first payload's retry is answered 422 for work that ran.
+fn release_forgetting_the_key(
+    world: &mut World,
+    id: &RecordId,
+    lease: &Lease,
+    response: SavedResponse,
+) -> Result<(), Fenced> {
+    let now = world.now;
+    let releases = world.server.config().on_error == ErrorPolicy::ReleaseClaim;
+    let held = world
+        .server
+        .store
+        .table()
+        .get(id.as_ref())
+        .is_some_and(|r| r.is_held_by(lease));
+    if !(releases && held) {
+        return world.server.store.fail(now, id, lease, response);
+    }
+    world.table_mut().remove(id.as_ref());
+    // The delete bypassed the store, so note it where the store's events go.
+    let text = format!(
+        "release by lease #{} deleted the record: the key is free for any payload",
+        lease.token
+    );
+    let key = id.as_ref().key.to_owned();
+    world.server.store.push_event(now, SCOPE, Some(&key), text);
+    Ok(())
+}
+
 /// short-retention: records are kept for less time than clients retry.
 fn short_retention(retention_ms: u64) -> u64 {
     retention_ms.min(SHORT_RETENTION_MS)
@@ -347,6 +397,7 @@ impl World {
             };
         }
         self.counters.executions += 1;
+        self.checker.observe_run(key, origin.amount, now);
         self.schedule(
             now + self.server.config().order_ms,
             Ev::Work(job, Phase::Order),

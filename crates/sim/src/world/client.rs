@@ -48,6 +48,9 @@ pub(super) struct Client {
     pub reloading: bool,
     pub next_token: u32,
     pub done: bool,
+    /// A buggy page that reuses its key for another cart as soon as an attempt of its own
+    /// fails (402 or 5xx): the moment a release has left the key to be claimed again.
+    pub reuse_after_failure: bool,
 }
 
 /// The operation name a same-key checkout's page journals under: `checkout:co_N`.
@@ -113,6 +116,7 @@ impl World {
             reloading: false,
             next_token: 0,
             done: false,
+            reuse_after_failure: false,
         });
         self.history.checkouts.push(CheckoutRecord {
             id,
@@ -132,8 +136,14 @@ impl World {
             self.schedule(at, Ev::Reload(id));
         }
         if key.is_some() && self.rng.chance(p_other) {
-            let at = self.now + self.rng.upto(300);
-            self.schedule(at, Ev::Resend(id, true));
+            // Half of the buggy pages send the other cart soon after Pay, half as soon as an
+            // attempt fails: the swarm then draws releases followed by another payload.
+            if self.rng.chance(0.5) {
+                self.clients[id.0 as usize].reuse_after_failure = true;
+            } else {
+                let at = self.now + self.rng.upto(300);
+                self.schedule(at, Ev::Resend(id, true));
+            }
         }
         if effective == Strategy::SameKey {
             self.pump(id);
@@ -314,6 +324,9 @@ impl World {
             self.checker.observe_ok(c, origin.key, origin.amount, r);
         }
         let status = reply.status;
+        if let (422, Some(key)) = (status, origin.key) {
+            self.checker.observe_mismatch(c, key, origin.amount);
+        }
         let result = match receipt {
             Some(receipt) => AttemptResult::Ok {
                 status,
@@ -349,6 +362,11 @@ impl World {
         if let Some(out) = current {
             cl.out = None;
             let amount = cl.amount;
+            let reuse =
+                (status == 402 || status >= 500) && std::mem::take(&mut cl.reuse_after_failure);
+            if reuse {
+                self.schedule(self.now, Ev::Resend(c, true));
+            }
             self.record_attempt(c, out, amount, result);
             self.cancel_timer(c);
             let cl = &mut self.clients[c.0 as usize];

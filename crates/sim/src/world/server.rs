@@ -6,8 +6,8 @@
 
 use idem_store::http::{self, HttpResponse};
 use idem_store::{
-    Begin, Fingerprint, Lease, MemoryTable, RecordId, RouteConfig, SavedResponse, Store,
-    StoreConfig,
+    Begin, Fingerprint, IdRef, Lease, MemoryTable, RecordId, RouteConfig, SavedResponse, Status,
+    Store, StoreConfig, Table,
 };
 use uuid::Uuid;
 
@@ -237,6 +237,12 @@ impl World {
             }
             Begin::Mismatch => {
                 self.counters.mismatches += 1;
+                // The key stays bound to its first payload after a release: count those 422s.
+                let released = key.is_some_and(|key| {
+                    let row = self.server.store.table().get(IdRef { scope: SCOPE, key });
+                    row.is_some_and(|r| matches!(r.status, Status::Released { .. }))
+                });
+                self.counters.released_mismatches += u64::from(released);
                 Decision::Mismatch
             }
             Begin::Invalid(e) => Decision::Invalid { status: e.status() },
@@ -267,6 +273,9 @@ impl World {
     /// The work starts: the order comes first.
     pub(super) fn start_job(&mut self, job: Job) {
         self.counters.executions += 1;
+        if let (Claim::Leased { .. }, Some(key)) = (&job.claim, job.origin.key) {
+            self.checker.observe_run(key, job.origin.amount, self.now);
+        }
         let job = self.server.jobs.insert(job);
         self.schedule(
             self.now + self.server.config.order_ms,
@@ -297,18 +306,15 @@ impl World {
             }
             _ => None,
         };
-        let point = recoverable.and_then(|(k, _, taken_over)| {
+        let point = recoverable.and_then(|(k, fp, taken_over)| {
             recovery
                 .looks(taken_over)
-                .then(|| self.server.recovery.find(k, now))
+                .then(|| self.server.recovery.find(k, fp, now))
                 .flatten()
         });
-        let order = match (point, recoverable) {
-            (Some(p), Some((_, fp, _))) if p.fingerprint != fp => {
-                return self.refuse_other_payload(job)
-            }
-            (Some(p), _) => p.order,
-            (None, _) => self.server.new_order(),
+        let order = match point {
+            Some(order) => order,
+            None => self.server.new_order(),
         };
         if let Some((k, fp, _)) = recoverable {
             // The recovery point, written in the claim's transaction; it lives as long as the
@@ -445,7 +451,8 @@ impl World {
             Claim::Unkeyed => WorkEnd::Answered { status },
             Claim::Leased { id, lease, .. } => {
                 let policy = self.server.config.on_error;
-                match self.server.store.fail(self.now, id, lease, saved(&first)) {
+                let fail = self.steps.fail;
+                match fail(self, id, lease, saved(&first)) {
                     Err(_) => WorkEnd::Fenced,
                     Ok(()) if policy == idem_store::ErrorPolicy::SaveResponse => {
                         WorkEnd::Saved { status }
@@ -460,26 +467,6 @@ impl World {
         let (c, request) = (j.origin.checkout, j.origin.message);
         self.record_step(c, StepKind::Worked { request, end });
         self.respond(j.origin, first);
-    }
-
-    /// A released key's recovery point belongs to another payload: give the claim back and
-    /// answer 422, as the store answers a key reused with another payload while its record
-    /// lives. Nothing ran.
-    fn refuse_other_payload(&mut self, job: u32) {
-        let Some(j) = self.server.jobs.take(job) else {
-            return;
-        };
-        let mut end = WorkEnd::Released { status: 422 };
-        if let Claim::Leased { id, lease, .. } = &j.claim {
-            if self.server.store.release(self.now, id, lease).is_err() {
-                self.counters.fenced += 1;
-                end = WorkEnd::Fenced;
-            }
-        }
-        self.counters.mismatches += 1;
-        let (c, request) = (j.origin.checkout, j.origin.message);
-        self.record_step(c, StepKind::Worked { request, end });
-        self.respond(j.origin, decided(&Begin::Mismatch));
     }
 
     fn work_save(&mut self, job: u32) {

@@ -177,6 +177,8 @@ impl World {
             }
             match &r.status {
                 Status::InFlight { .. } => in_flight.push((id.key.to_owned(), r.fingerprint)),
+                // Released: no lease to be stuck on; its own payload claims it again.
+                Status::Released { .. } => {}
                 Status::Done { response } => {
                     let Ok(key) = Uuid::parse_str(id.key) else {
                         return;
@@ -209,6 +211,8 @@ impl World {
         for v in found {
             self.checker.add(v);
         }
+        // Every 422 of the run against every run of the run.
+        self.checker.check_mismatches();
         for rec in &self.history.checkouts {
             if rec.outcome == crate::history::CheckoutOutcome::Pending {
                 self.checker.add(Violation::Unreported { checkout: rec.id });
@@ -280,6 +284,9 @@ impl World {
             none_stuck: Property { broke: stuck },
             agrees_with_payco: Property {
                 broke: self.props.disagrees.clone(),
+            },
+            mismatch_never_ran: Property {
+                broke: self.props.mismatch_ran.clone(),
             },
         }
     }
