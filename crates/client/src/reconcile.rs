@@ -119,8 +119,7 @@ mod tests {
                 lease_left_ms: 9150
             })
         );
-        let released =
-            br#"{"state":"released","key":"k","created_at":1,"expires_at":86400001}"#;
+        let released = br#"{"state":"released","key":"k","created_at":1,"expires_at":86400001}"#;
         assert_eq!(
             KeyState::from_reply(200, released),
             Some(KeyState::Released)

@@ -420,11 +420,17 @@ mod tests {
             status: Status::Released { lease },
             ..r
         };
-        assert_eq!(t.get(ID).as_deref(), Some(&released), "only the status changed");
+        assert_eq!(
+            t.get(ID).as_deref(),
+            Some(&released),
+            "only the status changed"
+        );
         // A release is final for its lease: no second release, no save.
         assert!(!t.release_if_held(ID, &lease));
         assert!(!t.compare_and_set(ID, &lease, done(), 1));
-        assert!(t.commit_if_held(ID, &lease, 1, || ((), done_response())).is_none());
+        assert!(t
+            .commit_if_held(ID, &lease, 1, || ((), done_response()))
+            .is_none());
         assert_eq!(t.get(ID).as_deref(), Some(&released));
     }
 
@@ -437,7 +443,10 @@ mod tests {
             locked_at: 40,
             token: t.next_token(),
         };
-        assert!(!t.reclaim_if_released(ID, &lease, next, 40), "still in flight");
+        assert!(
+            !t.reclaim_if_released(ID, &lease, next, 40),
+            "still in flight"
+        );
         assert!(t.release_if_held(ID, &lease));
         let stranger = Lease {
             locked_at: 0,

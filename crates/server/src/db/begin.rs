@@ -180,7 +180,8 @@ impl Db {
                         _ => Taking::Again { seen, retention_ms },
                     };
                     let held = link.take().unwrap_or(Link::Pool);
-                    if let Some(claim) = self.claim(held, lease_clock, id, fp, route, taking).await?
+                    if let Some(claim) =
+                        self.claim(held, lease_clock, id, fp, route, taking).await?
                     {
                         return Ok(Decided::Claimed(claim));
                     }

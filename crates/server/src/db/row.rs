@@ -210,7 +210,10 @@ mod tests {
             released_token: Some(3),
             ..done_row()
         };
-        assert!(matches!(done.into_record().unwrap().status, Status::Done { .. }));
+        assert!(matches!(
+            done.into_record().unwrap().status,
+            Status::Done { .. }
+        ));
     }
 
     #[test]

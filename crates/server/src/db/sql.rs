@@ -164,8 +164,14 @@ pub(crate) fn claim_creating(token: &str, first: &RouteInsert<'_>) -> String {
 macro_rules! expired {
     ($now:literal, $lock_ms:literal) => {
         concat!(
-            "expires_at <= ", $now, " AND (status = 'done' OR released_token = token \
-             OR locked_at + ", $lock_ms, " <= ", $now, ")"
+            "expires_at <= ",
+            $now,
+            " AND (status = 'done' OR released_token = token \
+             OR locked_at + ",
+            $lock_ms,
+            " <= ",
+            $now,
+            ")"
         )
     };
 }

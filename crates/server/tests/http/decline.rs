@@ -38,7 +38,10 @@ async fn stays_bound(stack: Stack) {
     let other = client::checkout(&http, stack.url(), TENANT_A.0, "bound-1", &b).await;
     assert_eq!(other.status, 422, "{}", other.text());
     assert!(
-        other.problem().kind.ends_with("/key-reused-with-different-payload"),
+        other
+            .problem()
+            .kind
+            .ends_with("/key-reused-with-different-payload"),
         "{}",
         other.text()
     );

@@ -824,7 +824,13 @@ pub async fn prune_deletes_in_batches(kind: Kind) {
         .await
         .unwrap();
     assert_eq!(db.prune(59_999).await.unwrap(), 0);
-    assert_eq!(db.row(59_999, "tenant-a", "released").await.unwrap().map(|r| r.state), Some(idem_store::RowState::Released));
+    assert_eq!(
+        db.row(59_999, "tenant-a", "released")
+            .await
+            .unwrap()
+            .map(|r| r.state),
+        Some(idem_store::RowState::Released)
+    );
     assert_eq!(db.prune(60_000).await.unwrap(), 11);
     assert_eq!(tables::count(&db).await, 1, "the live claim stays");
     let again = execute(&db, 60_001, "released", BODY, &CHECKOUT).await;
@@ -1034,7 +1040,9 @@ pub async fn a_version_2_server_reads_a_released_row_as_an_in_flight_claim(kind:
     };
     assert_eq!(
         rules::decide(Some(&as_v2), 500, &fp, LOCK_MS),
-        rules::Step::Answer(rules::Answer::InFlight { retry_after_ms: 500 })
+        rules::Step::Answer(rules::Answer::InFlight {
+            retry_after_ms: 500
+        })
     );
     assert_eq!(
         rules::decide(Some(&as_v2), LOCK_MS, &other, LOCK_MS),
@@ -1054,17 +1062,16 @@ pub async fn a_version_2_server_reads_a_released_row_as_an_in_flight_claim(kind:
                 sqlx::query(bump).execute(&mut *tx).await.expect("bump");
             }
             let sql = V2_TAKE_OVER.replace("{token}", $token);
-            let (token, point): (i64, Option<Vec<u8>>) =
-                sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                    .bind("tenant-a")
-                    .bind("k")
-                    .bind(&fp.0[..])
-                    .bind(token)
-                    .bind(now)
-                    .bind(now + 60_000)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .expect("version 2's takeover");
+            let (token, point): (i64, Option<Vec<u8>>) = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind("tenant-a")
+                .bind("k")
+                .bind(&fp.0[..])
+                .bind(token)
+                .bind(now)
+                .bind(now + 60_000)
+                .fetch_one(&mut *tx)
+                .await
+                .expect("version 2's takeover");
             tx.commit().await.expect("commit");
             (token, point)
         }};
@@ -1091,7 +1098,10 @@ pub async fn a_version_2_server_reads_a_released_row_as_an_in_flight_claim(kind:
             retry_after_ms: LOCK_MS - 1
         }
     );
-    assert_eq!(answer(&db, LOCK_MS + 1, "k", OTHER_BODY).await, StoreBegin::Mismatch);
+    assert_eq!(
+        answer(&db, LOCK_MS + 1, "k", OTHER_BODY).await,
+        StoreBegin::Mismatch
+    );
 
     // The older server's worker commits (version 2's fenced commit); both replay it.
     let response = created(3);

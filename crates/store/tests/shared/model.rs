@@ -96,10 +96,18 @@ pub fn config() -> impl Strategy<Value = StoreConfig> {
 /// The model's view of a record.
 #[derive(Debug, Clone, PartialEq)]
 enum State {
-    InFlight { locked_at: u64, token: u64 },
+    InFlight {
+        locked_at: u64,
+        token: u64,
+    },
     /// Released by this lease: still bound to its route and payload.
-    Released { locked_at: u64, token: u64 },
-    Done { response: SavedResponse },
+    Released {
+        locked_at: u64,
+        token: u64,
+    },
+    Done {
+        response: SavedResponse,
+    },
 }
 
 #[derive(Debug, Clone)]

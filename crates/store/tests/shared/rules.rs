@@ -491,10 +491,7 @@ pub fn release_claim_policy_lets_the_same_request_run_again<T: Claims>(
     let (id, lease) = claim_releasing(&mut s, 0, BODY);
     let failed = SavedResponse::json(503, br#"{"error":"payco down"}"#.to_vec());
     s.fail(1, &id, &lease, failed).unwrap();
-    assert_eq!(
-        status_of(&mut s, "t", "k"),
-        Some(Held::Released { lease })
-    );
+    assert_eq!(status_of(&mut s, "t", "k"), Some(Held::Released { lease }));
     // The retry, inside the released lease's time, claims again under a new lease: the
     // release ended that lease; nothing is replayed.
     let (again_id, again) = claim_releasing(&mut s, 2, BODY);
@@ -519,9 +516,7 @@ pub fn release_claim_policy_lets_the_same_request_run_again<T: Claims>(
 
 /// The issue's three steps: A fails under `release-claim` (402), B reuses A's key with
 /// another payload, A retries. B is 422 and never runs; A's retry claims again.
-pub fn a_released_key_stays_bound_to_its_first_request<T: Claims>(
-    make: impl Fn(StoreConfig) -> T,
-) {
+pub fn a_released_key_stays_bound_to_its_first_request<T: Claims>(make: impl Fn(StoreConfig) -> T) {
     let mut s = make(config());
     let (id, a) = claim_releasing(&mut s, 0, BODY);
     let declined = SavedResponse::json(402, br#"{"error":"card declined"}"#.to_vec());
@@ -530,10 +525,16 @@ pub fn a_released_key_stays_bound_to_its_first_request<T: Claims>(
     // long after it, on either route; the row is untouched.
     for now in [2, 10 * LOCK_MS] {
         for route in [&RELEASING, &REQUIRED] {
-            assert_eq!(s.begin(now, "t", Some("k"), OTHER_BODY, route), Begin::Mismatch);
+            assert_eq!(
+                s.begin(now, "t", Some("k"), OTHER_BODY, route),
+                Begin::Mismatch
+            );
         }
     }
-    assert_eq!(status_of(&mut s, "t", "k"), Some(Held::Released { lease: a }));
+    assert_eq!(
+        status_of(&mut s, "t", "k"),
+        Some(Held::Released { lease: a })
+    );
     // A again, the same payload spelled another way: the work runs again.
     let same = br#"{ "amount": 4200, "cart": "c-1" }"#;
     let (_, again) = claim_releasing(&mut s, 10 * LOCK_MS + 1, same);
@@ -568,9 +569,7 @@ pub fn a_released_key_stays_bound_to_its_first_request<T: Claims>(
     );
 }
 
-pub fn a_released_claim_is_claimed_again_by_one_winner<T: Claims>(
-    make: impl Fn(StoreConfig) -> T,
-) {
+pub fn a_released_claim_is_claimed_again_by_one_winner<T: Claims>(make: impl Fn(StoreConfig) -> T) {
     let mut s = make(config());
     let (id, first) = claim_releasing(&mut s, 0, BODY);
     s.release(5, &id, &first).unwrap();
@@ -730,7 +729,9 @@ pub fn a_released_lease_cannot_save_afterwards<T: Claims>(make: impl Fn(StoreCon
     assert_eq!(s.release(3, &id, &lease), Err(Fenced));
     assert_eq!(s.row_count(), 1);
     assert_eq!(status_of(&mut s, "t", "k"), Some(Held::Released { lease }));
-    assert!(s.kinds().contains(&EventKind::Fenced { token: lease.token }));
+    assert!(s
+        .kinds()
+        .contains(&EventKind::Fenced { token: lease.token }));
 }
 
 // ---- retention and pruning ----
