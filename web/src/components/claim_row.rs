@@ -76,7 +76,11 @@ pub fn ClaimRowView(props: &ClaimRowProps) -> Html {
             <span role="cell" class="c-key mono" title={r.key.clone()}>{ &r.key }</span>
             <span role="cell" class="c-fp mono" title="SHA-256 of the canonical request, first digits">{ &r.fingerprint }</span>
             <span role="cell" class="c-status"><span class={classes!("chip", status)}>
-                { if r.status == ClaimStatus::InFlight { "● in_flight" } else { "✓ done" } }
+                { match r.status {
+                    ClaimStatus::InFlight => "● in_flight",
+                    ClaimStatus::Released => "↺ released",
+                    ClaimStatus::Done => "✓ done",
+                } }
             </span></span>
             <span role="cell" class="c-resp mono">{ if r.response.is_empty() { "—" } else { &r.response } }</span>
             <span role="cell" class="c-num mono">{ opt(r.locked_at) }</span>

@@ -10,11 +10,12 @@ use crate::model::clock::{Clock, ClockAction};
 use crate::session::Session;
 
 /// One label per badge, in `Properties::NAMES` order.
-const LABELS: [&str; 4] = [
+const LABELS: [&str; 5] = [
     "≤ 1 charge per order",
     "every replay identical",
     "no record stuck in flight",
     "answers agree with PayCo",
+    "a 422 never ran",
 ];
 
 /// What broke, in words (string pieces, not `format!`: the bundle stays lean).
@@ -38,13 +39,17 @@ fn what(v: &Violation) -> String {
                 _ => " told refused, but PayCo charged it",
             },
         ),
+        Violation::MismatchButRan { checkout, .. } => (
+            checkout.to_string(),
+            " told 422 for a payload that ran under its key",
+        ),
         other => (String::new(), other.name()),
     };
     who + text
 }
 
-/// The four badges; a click on a broken one pauses `clock` and seeks `session` to the moment
-/// it broke. A function, not a component (see `help`): four buttons cost less to rebuild with
+/// The five badges; a click on a broken one pauses `clock` and seeks `session` to the moment
+/// it broke. A function, not a component (see `help`): five buttons cost less to rebuild with
 /// the ledger than a component type costs the bundle.
 pub fn property_badges(
     props: &Properties,

@@ -39,6 +39,10 @@ pub fn real_status(real: &Real, info: &RealInfo) -> Html {
             ]
             .concat(),
         ),
+        Reconciled::Released => (
+            "released",
+            "released: the work did not complete; the key is free for this cart".to_owned(),
+        ),
         Reconciled::NotFound => ("not_found", "not found: no live claim".to_owned()),
         Reconciled::Failed(why) => ("failed", ["not asked: ", why].concat()),
     });

@@ -35,6 +35,9 @@ pub enum Reconciled {
         /// How long until a retry may take the claim over, ms (0: stale).
         lease_left_ms: u64,
     },
+    /// Released after a failure that saved no answer: the work did not complete, and the key
+    /// is free for this checkout's own request (sent again, same key and body).
+    Released,
     /// No live claim under the key.
     NotFound,
     /// Nothing learned: why.

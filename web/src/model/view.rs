@@ -15,6 +15,9 @@ use yew::Reducible;
 pub enum ClaimStatus {
     /// Claimed, work running, response not saved yet.
     InFlight,
+    /// Released after a failure that saved no answer: the lease is over, the key is not (the
+    /// same request claims it again, another is 422).
+    Released,
     /// Response saved; retries replay it.
     Done,
 }
@@ -24,6 +27,7 @@ impl ClaimStatus {
     pub fn value(self) -> &'static str {
         match self {
             ClaimStatus::InFlight => "in_flight",
+            ClaimStatus::Released => "released",
             ClaimStatus::Done => "done",
         }
     }
@@ -38,13 +42,13 @@ pub struct ClaimRow {
     pub key: String,
     /// First hex digits of the request fingerprint.
     pub fingerprint: String,
-    /// In flight or done.
+    /// In flight, released or done.
     pub status: ClaimStatus,
     /// The saved response, short (`"201 order o-12"`), empty while in flight.
     pub response: String,
-    /// When the current lease was taken (in flight only).
+    /// When the current lease was taken (in flight; released: the lease that released it).
     pub locked_at: Option<u64>,
-    /// The current lease's token (in flight only).
+    /// The current lease's token (in flight; released: the lease that released it).
     pub token: Option<u64>,
     /// When the current lease goes stale (`locked_at + lock_ms`).
     pub lease_until: Option<u64>,

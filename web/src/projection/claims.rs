@@ -29,10 +29,10 @@ impl Claims {
             .rows()
             .into_iter()
             .map(|r| ClaimRow {
-                status: if r.state == RowState::Done {
-                    ClaimStatus::Done
-                } else {
-                    ClaimStatus::InFlight
+                status: match r.state {
+                    RowState::Done => ClaimStatus::Done,
+                    RowState::Released => ClaimStatus::Released,
+                    RowState::InFlight | RowState::Stale => ClaimStatus::InFlight,
                 },
                 scope: r.scope,
                 key: r.key,
@@ -40,7 +40,11 @@ impl Claims {
                 response: r.response_status.map(status_text).unwrap_or_default(),
                 locked_at: r.locked_at,
                 token: r.token,
-                lease_until: r.locked_at.map(|at| at + lock_ms),
+                // A released row's lease counts down no more.
+                lease_until: r
+                    .locked_at
+                    .filter(|_| r.state != RowState::Released)
+                    .map(|at| at + lock_ms),
                 created_at: r.created_at,
             })
             .collect();

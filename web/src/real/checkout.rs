@@ -182,7 +182,7 @@ impl Real {
     }
 
     /// Asks the key-state endpoint what became of checkout `name`'s key and settles it from the
-    /// answer (done: the saved answer; in flight or not found: it stays unknown).
+    /// answer (done: the saved answer; in flight, released or not found: it stays unknown).
     pub fn reconcile(&self, name: String) {
         let (prefix, server, headers) = {
             let st = self.0.state.borrow();
@@ -258,6 +258,7 @@ fn reconciled(asked: Result<KeyState, String>) -> Reconciled {
             lease_age_ms,
             lease_left_ms,
         },
+        Ok(KeyState::Released) => Reconciled::Released,
         Ok(KeyState::NotFound) => Reconciled::NotFound,
         Err(why) => Reconciled::Failed(why),
     }
@@ -391,6 +392,7 @@ mod tests {
             }
         );
         assert_eq!(reconciled(Ok(KeyState::NotFound)), Reconciled::NotFound);
+        assert_eq!(reconciled(Ok(KeyState::Released)), Reconciled::Released);
         assert_eq!(
             reconciled(Ok(KeyState::Done {
                 status: 201,

@@ -44,7 +44,15 @@ impl Tables {
         // own text (one number-to-text call for all kinds keeps the bundle lean).
         let (kind, text, n) = match &e.kind {
             ServerEventKind::Claimed(token) => {
-                self.remove(&e.key);
+                // A released key claimed again by its own request keeps its row (and when it
+                // was first claimed); any other claim is of a key the table no longer holds.
+                let again = self
+                    .claims
+                    .iter()
+                    .any(|r| r.key == e.key && r.status == ClaimStatus::Released);
+                if !again {
+                    self.remove(&e.key);
+                }
                 lease(row(&mut self.claims), *token);
                 (
                     EventKind::Claimed,
@@ -65,7 +73,11 @@ impl Tables {
                 (EventKind::Saved, "saved the answer ", u64::from(*status))
             }
             ServerEventKind::Released(token) => {
-                self.remove(&e.key);
+                // The lease is over, not the key: the row stays, bound to its request.
+                let r = row(&mut self.claims);
+                r.status = ClaimStatus::Released;
+                r.token = Some(*token);
+                r.lease_until = None;
                 (EventKind::Released, "released lease #", *token)
             }
             ServerEventKind::Fenced(token) => {
@@ -256,28 +268,58 @@ mod tests {
     }
 
     #[test]
-    fn released_and_pruned_rows_go_and_a_new_claim_starts_afresh() {
+    fn a_released_row_stays_until_claimed_again_and_pruned_rows_go() {
         let mut t = Tables::default();
         t.apply(&ev(1, 10, "a", ServerEventKind::Claimed(1)), "s", 0, 100);
         t.apply(&ev(2, 20, "b", ServerEventKind::Claimed(2)), "s", 0, 100);
         t.apply(&ev(3, 30, "a", ServerEventKind::Released(1)), "s", 0, 100);
+        let a = t.rows().into_iter().find(|r| r.key == "a").expect("kept");
         assert_eq!(
-            t.rows().iter().map(|r| r.key.as_str()).collect::<Vec<_>>(),
-            ["b"]
+            (a.status, a.token, a.lease_until, a.created_at),
+            (ClaimStatus::Released, Some(1), None, 10)
         );
+        assert_eq!(t.in_flight(), 1);
+        // Claimed again by its own request: the same row, in flight under the new lease.
         t.apply(&ev(4, 40, "a", ServerEventKind::Claimed(3)), "s", 0, 100);
         t.apply(&ev(5, 50, "b", ServerEventKind::Saved(2, 402)), "s", 0, 100);
         t.apply(&ev(6, 60, "b", ServerEventKind::Pruned), "s", 0, 100);
         let rows = t.rows();
         assert_eq!(rows.len(), 1);
         assert_eq!(
-            (rows[0].key.as_str(), rows[0].created_at, rows[0].token),
-            ("a", 40, Some(3))
+            (
+                rows[0].key.as_str(),
+                rows[0].status,
+                rows[0].created_at,
+                rows[0].token
+            ),
+            ("a", ClaimStatus::InFlight, 10, Some(3))
         );
+        // A claim of a key whose row is done (after its retention) starts afresh.
+        t.apply(&ev(7, 70, "c", ServerEventKind::Claimed(4)), "s", 0, 100);
+        t.apply(&ev(8, 80, "c", ServerEventKind::Saved(4, 201)), "s", 0, 100);
+        t.apply(&ev(9, 90, "c", ServerEventKind::Claimed(5)), "s", 0, 100);
+        let c = t
+            .rows()
+            .into_iter()
+            .find(|r| r.key == "c")
+            .expect("claimed");
+        assert_eq!((c.created_at, c.token), (90, Some(5)));
+        t.apply(&ev(10, 95, "c", ServerEventKind::Pruned), "s", 0, 100);
+        let rows = t.rows();
         // Replays, rejections and fenced writes change no row.
-        t.apply(&ev(7, 70, "a", ServerEventKind::Fenced(1)), "s", 0, 100);
-        t.apply(&ev(8, 80, "a", ServerEventKind::Replayed(201)), "s", 0, 100);
-        t.apply(&ev(9, 90, "a", ServerEventKind::Rejected(422)), "s", 0, 100);
+        t.apply(&ev(11, 100, "a", ServerEventKind::Fenced(1)), "s", 0, 100);
+        t.apply(
+            &ev(12, 110, "a", ServerEventKind::Replayed(201)),
+            "s",
+            0,
+            100,
+        );
+        t.apply(
+            &ev(13, 120, "a", ServerEventKind::Rejected(422)),
+            "s",
+            0,
+            100,
+        );
         assert_eq!(t.rows(), rows);
         assert_eq!((t.fenced, t.conflicts, t.mismatches), (1, 0, 1));
     }
