@@ -65,7 +65,7 @@ fn request(key: &str) -> Request<'_> {
 }
 
 /// Statements of each step of one keyed first request, as the checkout makes it, then of a
-/// replay and of a 409.
+/// replay, of a 409, and of a claim again over a released key by the same request.
 #[derive(Debug, PartialEq, Eq)]
 struct Counted {
     /// The read, and the claim with the order and its recovery point (`Db::begin_with`).
@@ -74,6 +74,8 @@ struct Counted {
     commit: usize,
     replay: usize,
     conflict: usize,
+    /// The read, and the claim again (the takeover's statement) in its transaction.
+    reclaim: usize,
 }
 
 /// The checkout's storage sequence for one keyed first request on `key`: the claim with the
@@ -114,7 +116,7 @@ async fn count_steps(db: &Db, count: &AtomicUsize) -> Counted {
     let Begin::Execute(held) = db.begin(3, request("held")).await.unwrap() else {
         panic!("claim")
     };
-    held.commit().await.unwrap();
+    let held = held.commit().await.unwrap();
     let (conflict, conflict_statements) = statements_of(count, db.begin(4, request("held"))).await;
     assert!(
         matches!(
@@ -123,11 +125,18 @@ async fn count_steps(db: &Db, count: &AtomicUsize) -> Counted {
         ),
         "a 409"
     );
+    db.release(5, &held).await.expect("release");
+    let (again, reclaim) = statements_of(count, db.begin(6, request("held"))).await;
+    let Begin::Execute(again) = again.unwrap() else {
+        panic!("the same request claims a released key again")
+    };
+    again.commit().await.unwrap();
     Counted {
         begin_with,
         commit,
         replay: replay_statements,
         conflict: conflict_statements,
+        reclaim,
     }
 }
 
@@ -144,22 +153,27 @@ async fn statements_and_round_trips_per_request_are_pinned() {
             Kind::Sqlite,
             // begin_with: read, token bump, claim (returning the recovery point), order,
             // recovery point; commit: fenced update, order update.
+            // reclaim: read, token bump, the takeover's statement.
             Counted {
                 begin_with: 5,
                 commit: 2,
                 replay: 1,
                 conflict: 1,
+                reclaim: 3,
             },
         ),
         (
             Kind::Postgres,
             // begin_with: read, then one statement (claim, order, recovery point); commit:
             // one statement (fence + order update).
+            // reclaim: read, `BEGIN` (the claim's transaction on the read's connection), the
+            // takeover's statement; its `COMMIT` comes with the route's writes.
             Counted {
                 begin_with: 2,
                 commit: 1,
                 replay: 1,
                 conflict: 1,
+                reclaim: 3,
             },
         ),
     ] {
