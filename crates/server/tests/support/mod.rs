@@ -1,2 +1,3 @@
+pub mod latency;
 pub mod postgres;
 pub mod process;
