@@ -283,6 +283,7 @@ impl Bench {
             RowState::InFlight | RowState::Stale => Seen::InFlight {
                 token: row.token.expect("an in-flight row has a lease"),
             },
+            RowState::Released => Seen::Released,
             RowState::Done => Seen::Done,
         })
     }
@@ -346,6 +347,8 @@ impl Bench {
 enum Seen {
     /// Claimed, under the lease whose token this is.
     InFlight { token: u64 },
+    /// Released: the lease is over, the key still bound to its first request.
+    Released,
     /// Its answer saved.
     Done,
 }
@@ -605,7 +608,8 @@ pub async fn a_cut_commit_tx_saves_and_writes_together_or_not_at_all(kind: Kind)
         .await;
 }
 
-/// A fenced release: the claim is gone (the next request claims) or still ours (409).
+/// A fenced release: the claim released (kept, bound to its request: the next request with the
+/// same body claims it again) or still ours (409).
 pub async fn a_cut_release_frees_the_key_or_leaves_the_claim(kind: Kind) {
     let mut bench = Bench::new(kind).await;
     let mut claims = Vec::new();
@@ -625,13 +629,18 @@ pub async fn a_cut_release_frees_the_key_or_leaves_the_claim(kind: Kind) {
                 let key = format!("release-{n}");
                 let seen = bench.observed(&key).await;
                 assert!(
-                    !completed || seen.is_none(),
-                    "a completed release freed the key"
+                    !completed || seen == Some(Seen::Released),
+                    "a completed release released the claim"
                 );
                 let next = bench.next_request(2, &key).await;
                 match seen {
-                    None => assert_eq!(next, None, "release-{n} done: the next request claims"),
-                    Some(_) => assert!(is_in_flight(&next), "release-{n} cut: 409, got {next:?}"),
+                    Some(Seen::Released) => {
+                        assert_eq!(
+                            next, None,
+                            "release-{n} done: the same request claims again"
+                        )
+                    }
+                    _ => assert!(is_in_flight(&next), "release-{n} cut: 409, got {next:?}"),
                 }
             },
         )
