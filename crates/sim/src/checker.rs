@@ -154,13 +154,15 @@ pub(crate) struct Checker {
     first_by_key: BTreeMap<Uuid, Receipt>,
     /// Checkouts already reported as disagreeing with PayCo (reported once each).
     disagreed: BTreeSet<CheckoutId>,
-    /// When the work first started for each (key, amount): a payload that ran under a key.
-    ran: BTreeMap<(Uuid, u32), u64>,
-    /// Every 422 a page got under a key: the payload and its checkout (checked again at the
-    /// end, against runs that came later too).
-    refused: BTreeMap<(Uuid, u32), CheckoutId>,
+    /// The payloads whose work started, per checkout (a key belongs to one checkout, so its
+    /// runs are that checkout's): (key, amount). Vectors, not maps: a checkout runs one or two
+    /// payloads, and a map of a new key type costs the demo's `.wasm` kilobytes.
+    ran: Vec<Vec<(Uuid, u32)>>,
+    /// The 422s pages got for payloads that had not run (yet): checked again at the end,
+    /// against runs that came later too.
+    refused: Vec<(CheckoutId, Uuid, u32)>,
     /// Payloads already reported as refused after running (reported once each).
-    misrefused: BTreeSet<(Uuid, u32)>,
+    misrefused: Vec<(Uuid, u32)>,
     pub violations: Vec<Violation>,
     /// Cap on stored violations of one kind per run (a broken run can produce thousands).
     cap: usize,
@@ -259,18 +261,26 @@ impl Checker {
         self.first_by_key.get(key)
     }
 
-    /// The work started for the payload `amount` under `key` at `at` (a claim, a takeover, or a
-    /// claim again after a release).
-    pub fn observe_run(&mut self, key: Uuid, amount: u32, at: u64) {
-        self.ran.entry((key, amount)).or_insert(at);
+    /// The work started for `checkout`'s payload `amount` under `key` (a claim, a takeover, or
+    /// a claim again after a release).
+    pub fn observe_run(&mut self, checkout: CheckoutId, key: Uuid, amount: u32) {
+        let i = checkout.0 as usize;
+        if self.ran.len() <= i {
+            self.ran.resize_with(i + 1, Vec::new);
+        }
+        let payloads = &mut self.ran[i];
+        if !payloads.contains(&(key, amount)) {
+            payloads.push((key, amount));
+        }
     }
 
     /// A 422 reached `checkout`'s page for its payload `amount` under `key`: that payload must
     /// never have run under that key.
     pub fn observe_mismatch(&mut self, checkout: CheckoutId, key: Uuid, amount: u32) {
-        self.refused.entry((key, amount)).or_insert(checkout);
-        if self.ran.contains_key(&(key, amount)) {
+        if self.ran(checkout, key, amount) {
             self.mismatch_but_ran(checkout, key, amount);
+        } else {
+            self.refused.push((checkout, key, amount));
         }
     }
 
@@ -278,19 +288,23 @@ impl Checker {
     /// under it at any time of the run, before the 422 or after (a key is bound to one payload
     /// for its retention, longer than a run).
     pub fn check_mismatches(&mut self) {
-        let refused: Vec<_> = self
-            .refused
-            .iter()
-            .filter(|(payload, _)| self.ran.contains_key(payload))
-            .map(|(&(key, amount), &checkout)| (checkout, key, amount))
-            .collect();
-        for (checkout, key, amount) in refused {
-            self.mismatch_but_ran(checkout, key, amount);
+        let refused = std::mem::take(&mut self.refused);
+        for &(checkout, key, amount) in &refused {
+            if self.ran(checkout, key, amount) {
+                self.mismatch_but_ran(checkout, key, amount);
+            }
         }
+        self.refused = refused;
+    }
+
+    fn ran(&self, checkout: CheckoutId, key: Uuid, amount: u32) -> bool {
+        let runs = self.ran.get(checkout.0 as usize);
+        runs.is_some_and(|p| p.contains(&(key, amount)))
     }
 
     fn mismatch_but_ran(&mut self, checkout: CheckoutId, key: Uuid, amount: u32) {
-        if self.misrefused.insert((key, amount)) {
+        if !self.misrefused.contains(&(key, amount)) {
+            self.misrefused.push((key, amount));
             self.push(Violation::MismatchButRan {
                 checkout,
                 key,
@@ -340,11 +354,11 @@ mod tests {
     fn a_422_to_a_payload_that_ran_under_the_key_is_flagged_once() {
         let mut c = Checker::new();
         let k = Uuid::from_u128(1);
-        c.observe_run(k, 10, 5);
+        c.observe_run(CheckoutId(0), k, 10);
         // Another payload under the key: a true 422.
         c.observe_mismatch(CheckoutId(0), k, 11);
         // Another key: a run under one key says nothing about another.
-        c.observe_mismatch(CheckoutId(1), Uuid::from_u128(2), 10);
+        c.observe_mismatch(CheckoutId(0), Uuid::from_u128(2), 10);
         c.check_mismatches();
         assert!(c.violations.is_empty(), "{:?}", c.violations);
         // The payload that ran, refused: broken when the 422 arrives, reported once.
@@ -361,7 +375,7 @@ mod tests {
         );
         assert_eq!(c.violations[0].property(), Some("mismatch-never-ran"));
         // Refused first, run later under the same key: the end-of-run pass sees it.
-        c.observe_run(k, 11, 9);
+        c.observe_run(CheckoutId(0), k, 11);
         c.check_mismatches();
         assert_eq!(c.violations.len(), 2);
         assert_eq!(c.violations[1].name(), "mismatch-but-ran");

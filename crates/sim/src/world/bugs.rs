@@ -397,7 +397,8 @@ impl World {
             };
         }
         self.counters.executions += 1;
-        self.checker.observe_run(key, origin.amount, now);
+        self.checker
+            .observe_run(origin.checkout, key, origin.amount);
         self.schedule(
             now + self.server.config().order_ms,
             Ev::Work(job, Phase::Order),

@@ -1,14 +1,15 @@
-//! The checkout handler's recovery points: the order each key's operation created, per key and
-//! payload fingerprint, written in the claim's first step (as the server half writes the order
-//! row in the claim's transaction, keyed by scope, key and fingerprint). A later worker for the
-//! same key and payload resumes that order, so PayCo sees the same `charge:<orderId>` whether
+//! The checkout handler's recovery points: the order each key's operation created, with the
+//! fingerprint of its payload, written in the claim's first step (as the server half writes the
+//! order row in the claim's transaction). A later worker for the same key and payload resumes
+//! that order, so PayCo sees the same `charge:<orderId>` whether
 //! the claim was taken over *or* released in between: releasing a claim on error is only safe
 //! because the downstream key outlives the release.
 //!
 //! Who may run under a key is the store's rule, not this file's: a released key stays bound to
 //! its first payload (`idem_store::rules`), so another payload is answered 422 before any work
 //! starts. A point is found only for its own payload, so no other request ever resumes it,
-//! even one that claims the key afresh once the record is gone.
+//! even one that claims the key afresh once the record is gone (and whose own point then
+//! replaces it: one point per key, as only one payload at a time may hold the key).
 //!
 //! A recovery point lives as long as its key's record may: `retention_ms` from its last claim.
 //! After that the key may be claimed afresh and its order is forgotten too (the short-retention
@@ -21,34 +22,40 @@ use uuid::Uuid;
 
 use crate::ids::OrderId;
 
-/// One recovery point.
+/// One key's recovery point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Point {
-    /// The order the key and payload's work created.
+    /// The payload the key's operation was claimed with.
+    fingerprint: Fingerprint,
+    /// The order it created.
     order: OrderId,
     expires_at: u64,
 }
 
-/// The recovery points of one server, by key and payload (the world has one scope).
+/// The recovery points of one server, by key (the world has one scope).
 #[derive(Debug, Default)]
 pub(super) struct RecoveryPoints {
-    points: BTreeMap<(Uuid, Fingerprint), Point>,
+    points: BTreeMap<Uuid, Point>,
 }
 
 impl RecoveryPoints {
     /// The order of `key` and payload `fingerprint`, if its point is live at `now`.
     pub fn find(&self, key: Uuid, fingerprint: Fingerprint, now: u64) -> Option<OrderId> {
         self.points
-            .get(&(key, fingerprint))
-            .filter(|p| now < p.expires_at)
+            .get(&key)
+            .filter(|p| p.fingerprint == fingerprint && now < p.expires_at)
             .map(|p| p.order)
     }
 
     /// Write (or refresh) the recovery point: `order` for this key and payload until
     /// `expires_at`.
     pub fn record(&mut self, key: Uuid, fingerprint: Fingerprint, order: OrderId, expires_at: u64) {
-        let point = Point { order, expires_at };
-        self.points.insert((key, fingerprint), point);
+        let point = Point {
+            fingerprint,
+            order,
+            expires_at,
+        };
+        self.points.insert(key, point);
     }
 }
 

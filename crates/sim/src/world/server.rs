@@ -274,7 +274,8 @@ impl World {
     pub(super) fn start_job(&mut self, job: Job) {
         self.counters.executions += 1;
         if let (Claim::Leased { .. }, Some(key)) = (&job.claim, job.origin.key) {
-            self.checker.observe_run(key, job.origin.amount, self.now);
+            self.checker
+                .observe_run(job.origin.checkout, key, job.origin.amount);
         }
         let job = self.server.jobs.insert(job);
         self.schedule(
