@@ -84,6 +84,34 @@ test('not found: nothing reached the server; the record stays and resume() sends
   expect(await idem.chargesPerOrder()).toEqual({ [resumed.body.order]: 1 });
 });
 
+test('released: the work failed and saved nothing; reconcile says so, and resume() sends it again under its key', async ({ page, idem }) => {
+  await idem.open(page, { policy: ONE_SHOT });
+  // PayCo declines; under release-claim (the server's default) the claim is released, and the
+  // 402 is held past the attempt's timeout: the SDK gives up not knowing.
+  await idem.arm([{ fault: 'hold-response', hold_ms: 5_000 }]);
+  const declining = { ...PAYLOAD, card: 'tok_decline' };
+  const unknown = await submit(page, NAME, declining);
+  expect(unknown).toMatchObject({ kind: 'unknown', attempts: 1, lastError: 'timed out' });
+
+  const released = await reconcile(page, NAME);
+  expect(released).toMatchObject({ reconciled: 'released', kind: 'unknown', key: unknown.key, attempts: 1 });
+  expect(released.status).toBeUndefined();
+  // Nothing settled, nothing sent: the record stays for the page to send again.
+  expect(await page.evaluate(() => (window as any).sdk.pending())).toEqual([
+    expect.objectContaining({ name: NAME, key: unknown.key, status: 'unknown' }),
+  ]);
+  expect(countKinds(await idem.events(), unknown.key)).toEqual({ claimed: 1, released: 1 });
+
+  // The key is free for this payload: the same key and bytes run the work again from its
+  // order, and PayCo answers from its key (the same decline, no second call's decision).
+  await idem.open(page, { policy: { initialBackoffMs: 200, jitter: false } });
+  const resumed = await page.evaluate((name) => (window as any).sdk.resume(name), NAME);
+  expect(resumed).toMatchObject({ kind: 'rejected', status: 402, key: unknown.key, attempts: 2 });
+  expect(countKinds(await idem.events(), unknown.key)).toEqual({ claimed: 2, released: 2 });
+  expect(await idem.orders()).toEqual([expect.objectContaining({ key: unknown.key, status: 'declined' })]);
+  expect(await idem.ledger()).toEqual([expect.objectContaining({ outcome: 'declined' })]);
+});
+
 test('an endpoint that cannot answer a key state is an error, and nothing changes', async ({ page, idem }) => {
   // The checkout route itself is no key-state endpoint: GET there is 405.
   await idem.open(page, { policy: ONE_SHOT, keyStateUrl: `${idem.endpoint}?key={key}` });

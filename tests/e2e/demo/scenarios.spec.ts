@@ -265,7 +265,11 @@ test('a declined charge follows the server error policy: released, or the 402 sa
   await page.getByTestId('decline-next').click();
   await page.getByTestId('pay').click();
   await expect(page.locator('[data-testid="event"][data-kind="released"]').first()).toBeVisible({ timeout: 10_000 });
-  await expect(page.getByTestId('claim-row')).toHaveCount(0);
+  // Released: the lease is over, not the key; the row stays, bound to its cart.
+  const released = page.locator('[data-testid="claim-row"][data-status="released"]');
+  await expect(released).toHaveCount(1);
+  await expect(released).toContainText('released');
+  await expect(page.getByTestId('claim-row')).toHaveCount(1);
   await expect(page.getByTestId('stat-charges')).toHaveText('0');
 
   await page.getByTestId('error-policy').selectOption('save-response');
