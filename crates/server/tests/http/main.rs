@@ -18,4 +18,5 @@ mod problems;
 mod protocol;
 mod stack;
 mod two_step;
+mod unknown_charge;
 mod views;

@@ -1,0 +1,80 @@
+//! An unknown PayCo outcome over real HTTP: PayCo charges, but its answer comes back after the
+//! checkout's PayCo timeout (a latency proxy between the two). The checkout answers 502 and
+//! releases the claim (`give_back`) whatever the policy; the key stays bound to that first
+//! request (issue 22): another payload under it is 422 and never runs, though the first one's
+//! money moved, and the first one's retry resumes the order and is answered from PayCo's key,
+//! one charge in all.
+
+use std::time::Duration;
+
+use crate::{
+    client,
+    stack::Stack,
+    support::{
+        latency::LatencyProxy,
+        process::{checkout_args, Service, TENANT_A},
+    },
+};
+
+/// The checkout's arguments with PayCo reached at `payco_url` instead of `payco`'s own.
+fn through(database: &str, payco: &Service, payco_url: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = checkout_args(database, payco, extra);
+    let at = args.iter().position(|a| a == "--payco").expect("--payco") + 1;
+    args[at] = payco_url.to_owned();
+    args
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_released_key_after_an_unknown_charge_refuses_another_payload_and_resumes_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Stack::checkout_db(&dir);
+    let payco = Service::payco(dir.path()).await;
+    // PayCo's answers come back 2 s late; the checkout waits 300 ms for them.
+    let slow = LatencyProxy::start(payco.addr().parse().unwrap(), Duration::from_secs(2)).await;
+    let slow_url = format!("http://{}", slow.addr());
+    let extra = ["--on-error", "release-claim", "--payco-timeout-ms", "300"];
+    let server = Service::start(&through(&db, &payco, &slow_url, &extra)).await;
+    let http = client::http();
+    let a = client::body("cart-unknown", 4200, "tok_visa");
+    let b = client::body("cart-unknown", 4300, "tok_visa");
+
+    let first = client::checkout(&http, &server.url, TENANT_A.0, "unknown-1", &a).await;
+    assert_eq!(first.status, 502, "{}", first.text());
+    // PayCo did charge A's order: the outcome was unknown to the checkout, not to PayCo.
+    let charged = client::charges_per_order(&http, &payco).await;
+    assert_eq!(charged.len(), 1, "{charged:?}");
+    let order = charged[0].0;
+    let keys = format!("{}/api/keys/unknown-1", server.url);
+    let state = client::get_json(&http, &keys, TENANT_A.0).await;
+    assert_eq!(state["state"], "released", "{state}");
+
+    // B under A's key: 422, and B never runs (no order, no PayCo call), whatever A's state.
+    let other = client::checkout(&http, &server.url, TENANT_A.0, "unknown-1", &b).await;
+    assert_eq!(other.status, 422, "{}", other.text());
+    let orders = client::orders(&http, &server.url, TENANT_A.0).await;
+    assert_eq!(orders.len(), 1, "{orders:?}");
+    assert_eq!(orders[0]["id"].as_i64(), Some(order));
+    assert_eq!(client::ledger(&http, &payco).await.len(), 1);
+
+    // The same checkout, now reaching PayCo in time: A's retry claims the key again, resumes
+    // its order and PayCo answers from `charge:<order>`: 201, one charge.
+    server.kill().await;
+    let server = Service::start(&checkout_args(&db, &payco, &extra)).await;
+    let again = client::checkout(&http, &server.url, TENANT_A.0, "unknown-1", &a).await;
+    assert_eq!(again.status, 201, "{}", again.text());
+    assert!(!again.is_replay(), "released: the work ran again");
+    assert_eq!(
+        again.json()["order"].as_i64(),
+        Some(order),
+        "the same order"
+    );
+    assert_eq!(
+        client::charges_per_order(&http, &payco).await,
+        vec![(order, 1)],
+        "PayCo answered the retry from its key"
+    );
+    let late = client::checkout(&http, &server.url, TENANT_A.0, "unknown-1", &b).await;
+    assert_eq!(late.status, 422, "{}", late.text());
+    let replay = client::checkout(&http, &server.url, TENANT_A.0, "unknown-1", &a).await;
+    assert!(replay.is_replay());
+}
