@@ -6,12 +6,15 @@
 mod support;
 
 mod bad_input;
+mod challenge;
 mod client;
 mod concurrency;
 mod crash;
 mod decline;
 mod demo;
 mod failpoints;
+mod head_limits;
+mod path_params;
 mod payco;
 mod postgres_restart;
 mod problems;
