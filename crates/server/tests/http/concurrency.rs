@@ -87,30 +87,9 @@ async fn two_hundred_identical_requests_execute_once_on_sqlite() {
     assert_eq!(charges[0].1, 1, "charged once: {charges:?}");
 }
 
-/// A database of its own on the shared cluster.
-pub async fn fresh_database(pg: &Postgres, name: &str) -> String {
-    use sqlx::Connection;
-    let mut conn = sqlx::PgConnection::connect(pg.url())
-        .await
-        .expect("connect to the cluster");
-    let name = format!("{name}_{}", std::process::id());
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name}"
-    )))
-    .execute(&mut conn)
-    .await
-    .expect("drop an old database");
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut conn)
-        .await
-        .expect("create the database");
-    let base = pg.url().rsplit_once('/').expect("a URL with a path").0;
-    format!("{base}/{name}")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_servers_on_one_postgres_execute_once() {
-    let url = fresh_database(Postgres::shared(), "storm").await;
+    let url = Postgres::shared().fresh_database("storm").await;
     let dir = tempfile::tempdir().unwrap();
     let payco = Service::payco(dir.path()).await;
     let one = Service::start(&checkout_args(&url, &payco, &[])).await;

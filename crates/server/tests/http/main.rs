@@ -5,8 +5,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+use support::client;
+
 mod bad_input;
-mod client;
 mod concurrency;
 mod crash;
 mod decline;

@@ -1,2 +1,3 @@
+pub mod client;
 pub mod postgres;
 pub mod process;
