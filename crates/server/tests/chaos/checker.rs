@@ -13,8 +13,9 @@
 //! - no other 4xx, and never a 500;
 //! - every unknown outcome reconciles to the ledger's truth: the key's state, or the same
 //!   request resent under the key, answers as above;
-//! - on PostgreSQL, once the clients are done, no session of the checkout's database is left
-//!   idle inside a transaction (a pooled connection returned mid-transaction, `pg_sessions`).
+//! - on PostgreSQL, no pooled connection goes back to its pool inside a transaction: once the
+//!   clients are done no session of the checkout's database is idle in a transaction, and
+//!   PostgreSQL never logged a `BEGIN` inside an open transaction (`pg_sessions`).
 
 use std::{collections::BTreeMap, fmt};
 
@@ -67,6 +68,8 @@ pub enum Violation {
     NotReconciled { op: String, why: String },
     /// A connection of the checkout's pool sat inside a transaction after the run.
     IdleInTransaction { session: String },
+    /// PostgreSQL received a `BEGIN` on a connection already inside a transaction.
+    BeginInsideTransaction { log_line: String },
 }
 
 impl Violation {
@@ -84,6 +87,7 @@ impl Violation {
             Violation::UnexpectedAnswer { .. } => "unexpected answer",
             Violation::NotReconciled { .. } => "not reconciled",
             Violation::IdleInTransaction { .. } => "idle in transaction",
+            Violation::BeginInsideTransaction { .. } => "BEGIN inside a transaction",
         }
     }
 }
@@ -168,6 +172,11 @@ impl fmt::Display for Violation {
                 "after the run PostgreSQL has a session of the checkout idle in a transaction \
                  (a pooled connection returned inside a transaction): {session}"
             ),
+            Violation::BeginInsideTransaction { log_line } => write!(
+                f,
+                "PostgreSQL got a BEGIN on a connection already inside a transaction (a pooled \
+                 connection returned inside one): {log_line}"
+            ),
         }
     }
 }
@@ -189,6 +198,8 @@ pub struct Truth {
     charges: BTreeMap<i64, (usize, i64)>,
     /// PostgreSQL's sessions of the checkout left idle in a transaction after the run.
     pub idle_in_transaction: Vec<String>,
+    /// PostgreSQL's log lines warning of a `BEGIN` inside an open transaction.
+    pub begins_inside_transactions: Vec<String>,
 }
 
 impl Truth {
@@ -217,6 +228,7 @@ impl Truth {
             orders,
             charges,
             idle_in_transaction: Vec::new(),
+            begins_inside_transactions: Vec::new(),
         }
     }
 
@@ -265,6 +277,11 @@ pub fn check(stories: &[Story], truth: &Truth, release_claim: bool) -> Vec<Viola
     for session in &truth.idle_in_transaction {
         found.push(Violation::IdleInTransaction {
             session: session.clone(),
+        });
+    }
+    for log_line in &truth.begins_inside_transactions {
+        found.push(Violation::BeginInsideTransaction {
+            log_line: log_line.clone(),
         });
     }
     for story in stories {

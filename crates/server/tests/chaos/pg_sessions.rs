@@ -1,7 +1,9 @@
-//! What PostgreSQL itself says about the checkout's connections: a session `idle in
-//! transaction` once the clients are done and the nemesis has stopped is a pooled connection
-//! that went back to its pool inside a transaction. Every later statement it carries, meant
-//! to commit on its own, would be lost with that transaction.
+//! What PostgreSQL itself says about the checkout's connections. Two signs that a pooled
+//! connection went back to its pool inside a transaction (every later statement it carries,
+//! meant to commit on its own, is then lost with that transaction): a session `idle in
+//! transaction` once the clients are done and the nemesis has stopped, and, in PostgreSQL's
+//! log, a `BEGIN` sent inside an open transaction (this server sends `BEGIN` only on a
+//! connection it just took from its pool).
 
 use sqlx::Connection;
 
@@ -31,5 +33,16 @@ pub async fn idle_in_transaction(cluster: &str, database: &str) -> Vec<String> {
             let query: String = query.split_whitespace().collect::<Vec<_>>().join(" ");
             format!("backend {pid}, idle in transaction for {idle_s:.1} s after {query:.120}")
         })
+        .collect()
+}
+
+/// PostgreSQL's warning for a `BEGIN` inside an open transaction.
+const BEGIN_INSIDE: &str = "there is already a transaction in progress";
+
+/// The lines of PostgreSQL's `log` warning of a `BEGIN` inside an open transaction.
+pub fn begins_inside_transactions(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|line| line.contains(BEGIN_INSIDE))
+        .map(str::to_owned)
         .collect()
 }

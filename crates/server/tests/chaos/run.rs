@@ -148,7 +148,7 @@ async fn run(config: Config) -> Verdict {
     let payco_log = log.clone();
     payco.forward_stderr(move |line| payco_log.line(format!("payco stderr: {line}")));
     // The database `serve` uses, the latency proxy it goes through, and (PostgreSQL) the
-    // database's own URL, bypassing the proxy.
+    // cluster with the database's own URL, bypassing the proxy.
     let (database, _latency, direct) = match config.backend {
         Backend::Sqlite => (
             format!("sqlite:{}", dir.path().join("checkout.db").display()),
@@ -156,16 +156,16 @@ async fn run(config: Config) -> Verdict {
             None,
         ),
         Backend::Postgres | Backend::TwoServersOnPostgres => {
-            let url = Postgres::shared()
-                .fresh_database(&format!("chaos_{}", config.name))
-                .await;
+            // A cluster of its own, so its log is this run's alone.
+            let pg = Postgres::start();
+            let url = pg.fresh_database("chaos").await;
             let cluster = url
                 .split_once('@')
                 .and_then(|(_, rest)| rest.split_once('/'))
                 .map(|(host, _)| host.to_owned())
                 .expect("postgres://user@host:port/db");
             let latency = LatencyProxy::start(cluster, seed, log.clone()).await;
-            (latency.url_for(&url), Some(latency), Some(url))
+            (latency.url_for(&url), Some(latency), Some((pg, url)))
         }
     };
     let lock_ms = LOCK_MS.to_string();
@@ -223,13 +223,13 @@ async fn run(config: Config) -> Verdict {
     nemesis.stop().await;
     // Nothing runs now: any transaction still open is a connection its pool took back open.
     let idle_in_transaction = match &direct {
-        Some(url) => {
+        Some((pg, url)) => {
             tokio::time::sleep(Duration::from_millis(1_500)).await;
             let name = url
                 .rsplit_once('/')
                 .map(|(_, name)| name)
                 .unwrap_or_default();
-            pg_sessions::idle_in_transaction(Postgres::shared().url(), name).await
+            pg_sessions::idle_in_transaction(pg.url(), name).await
         }
         None => Vec::new(),
     };
@@ -256,6 +256,9 @@ async fn run(config: Config) -> Verdict {
 
     let mut truth = Truth::read(&orders, &ledger);
     truth.idle_in_transaction = idle_in_transaction;
+    if let Some(log) = direct.as_ref().and_then(|(pg, _)| pg.log()) {
+        truth.begins_inside_transactions = pg_sessions::begins_inside_transactions(&log);
+    }
     let violations = checker::check(&stories, &truth, config.on_error == "release-claim");
     for v in &violations {
         log.line(format!("VIOLATION [{}] {v}", v.kind()));

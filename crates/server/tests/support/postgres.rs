@@ -104,6 +104,13 @@ impl Postgres {
         format!("{base}/{name}")
     }
 
+    /// The server's log so far (what PostgreSQL itself wrote: warnings, errors), or `None`
+    /// for a `DATABASE_URL` server, whose log this process cannot read.
+    pub fn log(&self) -> Option<String> {
+        let cluster = self.cluster.as_ref()?;
+        Some(std::fs::read_to_string(cluster.dir.join("log")).unwrap_or_default())
+    }
+
     /// Stops the server (fast shutdown: open connections are cut). Panics for a `DATABASE_URL`
     /// server, which this process does not own.
     pub fn stop(&self) {
