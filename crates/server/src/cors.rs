@@ -1,8 +1,9 @@
 //! Cross-origin use, configured rather than left to luck: a browser SDK served from another
 //! origin may send `Idempotency-Key`, `Content-Type`, `Authorization` and `Last-Event-ID` (with
 //! GET, POST, and PUT for demo mode's fault switches), and may read
-//! `Retry-After` and `Idempotent-Replayed` (without `Access-Control-Expose-Headers` a script
-//! sees neither, and could not tell a replay or wait as told). Only the configured origins
+//! `Retry-After`, `Idempotent-Replayed` and a 401's `WWW-Authenticate` (without
+//! `Access-Control-Expose-Headers` a script sees none of them, and could not tell a replay,
+//! wait as told, or tell a refused token from a missing one). Only the configured origins
 //! are allowed; with none configured no CORS headers are sent at all.
 
 use http::{header, HeaderName, HeaderValue, Method};
@@ -34,6 +35,7 @@ pub fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>, InvalidOrigin
                 header::RETRY_AFTER,
                 HeaderName::from_static("idempotent-replayed"),
                 header::LOCATION,
+                header::WWW_AUTHENTICATE,
             ])
             .max_age(std::time::Duration::from_secs(600)),
     ))

@@ -4,18 +4,22 @@
 //! `/problems/<name>` (crates/store/README.md): resolved against the request's URI, it names
 //! a page on the deployer's own origin, and every service of this crate serves that page, a
 //! short plain-text description, from [`TYPES`]: the store's types (`idem_store::http`'s
-//! builders: 400, 401, 404, 405, 408, 409, 413, 422, 500, 502, 503) and the example services'
-//! own two, written here: 400 for JSON that is not a route's parameters and 402 for a
-//! declined card. All are written by the store's one `problem` function, so every body has
-//! the same shape. An unknown name is a 404 problem.
+//! builders: 400, 401, 404, 405, 408, 409, 413, 422, 500, 502, 503) and this crate's own
+//! three, written here: 400 for a path parameter a route cannot read (not UTF-8, not its
+//! type), 400 for JSON that is not a route's parameters and 402 for a declined card. All are
+//! written by the store's one `problem` function, so every body has the same shape. An
+//! unknown name is a 404 problem.
 
-use axum::{extract::Path, response::Response, routing::get, Router};
+use axum::{response::Response, routing::get, Router};
 use idem_store::http::{problem, problem as store, HttpResponse};
 
-use crate::wire::to_response;
+use crate::{request::PathParam, wire::to_response};
 
-/// Problem `type` URIs of the example's business errors.
+/// Problem `type` URIs of this crate's own errors: a path it cannot read, and the example's
+/// business errors.
 pub mod kind {
+    /// 400: a path parameter is not percent-encoded UTF-8, or not what the route takes.
+    pub const INVALID_PATH: &str = "/problems/invalid-path-parameter";
     /// 400: the body is JSON, but not the parameters the route takes.
     pub const INVALID_PARAMETERS: &str = "/problems/invalid-parameters";
     /// 402: the card was declined. Final for this idempotency key.
@@ -100,7 +104,9 @@ pub const TYPES: &[ProblemType] = &[
         uri: store::UNAUTHORIZED,
         status: 401,
         title: "Unauthorized",
-        description: "No credentials, or credentials the server does not know.",
+        description: "No credentials, or credentials the server does not know. The \
+            WWW-Authenticate header names the scheme (Bearer, realm \"idem\") and, when a token \
+            came and was refused, error=\"invalid_token\".",
     },
     ProblemType {
         uri: store::NOT_FOUND,
@@ -146,6 +152,14 @@ pub const TYPES: &[ProblemType] = &[
             Retry-After.",
     },
     ProblemType {
+        uri: kind::INVALID_PATH,
+        status: 400,
+        title: "Invalid path parameter",
+        description: "A segment of the request's path is not what the route takes: its \
+            percent-encoding is not UTF-8 text, or it is not the parameter's type. Nothing was \
+            read or recorded; retrying the same path will not help.",
+    },
+    ProblemType {
         uri: kind::INVALID_PARAMETERS,
         status: 400,
         title: "Invalid parameters",
@@ -173,7 +187,7 @@ pub fn routes() -> Router {
 
 /// 200 `text/plain`: the type's title, status and description; 404 problem for a name no
 /// service of this crate sends.
-async fn get_problem(Path(name): Path<String>) -> Response {
+async fn get_problem(PathParam(name): PathParam<String>) -> Response {
     let found = TYPES
         .iter()
         .find(|t| t.uri.strip_prefix("/problems/") == Some(name.as_str()));
@@ -192,6 +206,17 @@ async fn get_problem(Path(name): Path<String>) -> Response {
         },
         None => idem_store::http::not_found("no such problem type"),
     })
+}
+
+/// 400 for a path parameter the route cannot read (`detail`: which, and why).
+pub fn invalid_path(detail: &str) -> HttpResponse {
+    problem(
+        400,
+        kind::INVALID_PATH,
+        "Invalid path parameter",
+        detail,
+        None,
+    )
 }
 
 /// 400 for a JSON body that is not the route's parameters.
@@ -225,6 +250,7 @@ mod tests {
     #[test]
     fn problem_types_are_relative_references() {
         for (r, kind) in [
+            (invalid_path("x"), kind::INVALID_PATH),
             (invalid_parameters("x"), kind::INVALID_PARAMETERS),
             (payment_declined("x"), kind::PAYMENT_DECLINED),
         ] {
@@ -248,13 +274,14 @@ mod tests {
             h::response_for(&idem_store::Begin::Mismatch).unwrap(),
             h::in_flight(1),
             h::lease_lost(),
-            h::unauthorized("x"),
+            h::unauthorized(h::Challenge::TokenMissing, "x"),
             h::not_found("x"),
             h::method_not_allowed(),
             h::request_timeout(),
             h::internal_error(),
             h::bad_gateway("x", 1),
             h::unavailable(1),
+            invalid_path("x"),
             invalid_parameters("x"),
             payment_declined("x"),
         ];

@@ -38,14 +38,32 @@ use tables::Kind;
 static ROUTE: RouteConfig = RouteConfig::required("POST /api/checkout", ErrorPolicy::SaveResponse);
 const BODY: &[u8] = br#"{"cart":"c-1","amount":4200,"card":"tok_visa"}"#;
 
-/// Counts the statements sqlx logs.
+/// Counts the statements sqlx logs, but the pool's release probe (`db/pool.rs`), which runs
+/// as a connection goes back to the pool, off the request's path, like sqlx's own ping.
 struct Statements(Arc<AtomicUsize>);
 
 impl<S: tracing::Subscriber> Layer<S> for Statements {
     fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        if event.metadata().target() == "sqlx::query" {
+        if event.metadata().target() != "sqlx::query" {
+            return;
+        }
+        let mut text = Text(String::new());
+        event.record(&mut text);
+        if !text.0.contains(RELEASE_PROBE) {
             self.0.fetch_add(1, Ordering::SeqCst);
         }
+    }
+}
+
+/// What the release probe's SQL contains.
+const RELEASE_PROBE: &str = "transaction_timestamp()";
+
+/// An event's fields, as text.
+struct Text(String);
+
+impl tracing::field::Visit for Text {
+    fn record_debug(&mut self, _: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!("{value:?} "));
     }
 }
 
@@ -186,13 +204,17 @@ struct Waits {
     statements: AtomicUsize,
     /// Bare `Sync`s: sqlx's ping of a connection coming back to its pool.
     pings: AtomicUsize,
+    /// The pool's release probe (a `Query` of [`RELEASE_PROBE`]), as a connection comes
+    /// back: is it inside a transaction?
+    probes: AtomicUsize,
 }
 
 impl Waits {
-    fn now(&self) -> (usize, usize) {
+    fn now(&self) -> (usize, usize, usize) {
         (
             self.statements.load(Ordering::SeqCst),
             self.pings.load(Ordering::SeqCst),
+            self.probes.load(Ordering::SeqCst),
         )
     }
 }
@@ -242,7 +264,11 @@ async fn counting_proxy(upstream: String, waits: Arc<Waits>) -> String {
                             let code = u32::from_be_bytes(pending[4..8].try_into().unwrap());
                             untyped = code == 80_877_103;
                         } else {
+                            let probe = pending[0] == b'Q'
+                                && String::from_utf8_lossy(&pending[5..total])
+                                    .contains(RELEASE_PROBE);
                             match pending[0] {
+                                b'Q' if probe => &waits.probes,
                                 b'S' if bare => &waits.pings,
                                 b'S' | b'Q' => &waits.statements,
                                 _ => {
@@ -263,17 +289,17 @@ async fn counting_proxy(upstream: String, waits: Arc<Waits>) -> String {
     addr.to_string()
 }
 
-/// Round trips of `f` carrying statements, and sqlx's pings of the connections it took,
-/// once they are back in the pool.
+/// Round trips of `f` carrying statements, and sqlx's pings and the pool's release probes
+/// of the connections it took, once they are back in the pool.
 async fn round_trips_of<F: std::future::Future>(
     waits: &Waits,
     f: F,
-) -> (F::Output, (usize, usize)) {
-    let (statements, pings) = waits.now();
+) -> (F::Output, (usize, usize, usize)) {
+    let (statements, pings, probes) = waits.now();
     let out = f.await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let (s, p) = waits.now();
-    (out, (s - statements, p - pings))
+    let (s, p, r) = waits.now();
+    (out, (s - statements, p - pings, r - probes))
 }
 
 /// Round trips on PostgreSQL, on the wire.
@@ -312,13 +338,15 @@ async fn round_trips_on_postgres() {
         Begin::Answer(idem_store::Begin::Replay(_))
     ));
     println!(
-        "PostgreSQL round trips (statements, pings): keyed first {first:?}, replay {replayed:?}"
+        "PostgreSQL round trips (statements, pings, release probes): keyed first {first:?}, \
+         replay {replayed:?}"
     );
     // The first request: the read; the claim with the order and its recovery point (one
-    // statement); the fenced commit with the order's update (one statement): 3. sqlx pings
-    // each of the two connections it took from the pool (the read and the claim share one)
-    // as it comes back (off the request's path, in a task of its own).
-    assert_eq!(first, (3, 2));
-    // A replay: the read, and the ping of its connection.
-    assert_eq!(replayed, (1, 1));
+    // statement); the fenced commit with the order's update (one statement): 3. Each of the
+    // two connections it took from the pool (the read and the claim share one) is probed by
+    // the pool's release net and pinged by sqlx as it comes back (off the request's path, in
+    // a task of its own).
+    assert_eq!(first, (3, 2, 2));
+    // A replay: the read; the probe and the ping of its connection.
+    assert_eq!(replayed, (1, 1, 1));
 }

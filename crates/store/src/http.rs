@@ -15,6 +15,7 @@
 //! | [`RequestError::BodyTooLarge`] | 413 | | [`problem::BODY_TOO_LARGE`] |
 //! | [`RequestError::InvalidJson`] | 400 | | [`problem::INVALID_JSON`] |
 //! | [`Fenced`](crate::Fenced) (see [`lease_lost`]) | 409 | `Retry-After: 1` | [`problem::LEASE_LOST`] |
+//! | no or unknown credentials (see [`unauthorized`]) | 401 | `WWW-Authenticate: Bearer realm="idem"`, plus `error="invalid_token"` for an unknown token | [`problem::UNAUTHORIZED`] |
 
 use std::borrow::Cow;
 
@@ -30,6 +31,10 @@ pub const IDEMPOTENT_REPLAYED: &str = "Idempotent-Replayed";
 pub const REPLAYED_TRUE: &str = "true";
 /// Response header on 409: whole seconds to wait.
 pub const RETRY_AFTER: &str = "Retry-After";
+/// Response header on 401: the challenge (RFC 9110 §11.6.1), a Bearer one (RFC 6750 §3).
+pub const WWW_AUTHENTICATE: &str = "WWW-Authenticate";
+/// The `realm` of every challenge idem's services send (RFC 6750 §3: the protection space).
+pub const REALM: &str = "idem";
 /// The content type header.
 pub const CONTENT_TYPE: &str = "Content-Type";
 /// Content type of problem bodies (RFC 9457).
@@ -175,9 +180,35 @@ pub fn lease_lost() -> HttpResponse {
     )
 }
 
-/// 401: no credentials, or unknown ones.
-pub fn unauthorized(detail: &str) -> HttpResponse {
-    problem(401, problem::UNAUTHORIZED, "Unauthorized", detail, None)
+/// What a 401's challenge tells the client about the credentials it sent (RFC 6750 §3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Challenge {
+    /// No bearer token came (none at all, or another scheme): the bare challenge, no error
+    /// code, as RFC 6750 §3.1 asks for a client that may not know authentication is needed.
+    TokenMissing,
+    /// A bearer token the server does not accept: `error="invalid_token"`.
+    TokenInvalid,
+}
+
+impl Challenge {
+    /// The `WWW-Authenticate` value: `Bearer realm="idem"`, and for
+    /// [`TokenInvalid`](Self::TokenInvalid) `, error="invalid_token"`.
+    pub fn header_value(self) -> String {
+        match self {
+            Self::TokenMissing => format!("Bearer realm=\"{REALM}\""),
+            Self::TokenInvalid => format!("Bearer realm=\"{REALM}\", error=\"invalid_token\""),
+        }
+    }
+}
+
+/// 401 with its `WWW-Authenticate` challenge (RFC 9110 §15.5.2: a 401 MUST carry one): no
+/// credentials, or unknown ones, as `challenge` says.
+pub fn unauthorized(challenge: Challenge, detail: &str) -> HttpResponse {
+    let mut response = problem(401, problem::UNAUTHORIZED, "Unauthorized", detail, None);
+    response
+        .headers
+        .push((WWW_AUTHENTICATE.to_owned(), challenge.header_value()));
+    response
 }
 
 /// 404: no such resource.
@@ -681,7 +712,12 @@ mod tests {
     #[test]
     fn the_server_problems_have_their_status_type_and_retry_after() {
         for (r, status, kind, retry) in [
-            (unauthorized("no token"), 401, problem::UNAUTHORIZED, None),
+            (
+                unauthorized(Challenge::TokenMissing, "no token"),
+                401,
+                problem::UNAUTHORIZED,
+                None,
+            ),
             (not_found("no order 9"), 404, problem::NOT_FOUND, None),
             (method_not_allowed(), 405, problem::METHOD_NOT_ALLOWED, None),
             (request_timeout(), 408, problem::REQUEST_TIMEOUT, None),
@@ -699,7 +735,25 @@ mod tests {
             let p = problem_of(&r);
             assert_eq!((p.kind.as_str(), p.status), (kind, status));
         }
-        assert_eq!(problem_of(&unauthorized("no token")).detail, "no token");
+        let missing = unauthorized(Challenge::TokenMissing, "no token");
+        assert_eq!(problem_of(&missing).detail, "no token");
+    }
+
+    /// RFC 9110 §15.5.2: every 401 carries a challenge; RFC 6750 §3.1: an error code only
+    /// when a token came and was refused.
+    #[test]
+    fn a_401_carries_its_bearer_challenge() {
+        let missing = unauthorized(Challenge::TokenMissing, "no token");
+        assert_eq!(
+            missing.header(WWW_AUTHENTICATE),
+            Some(r#"Bearer realm="idem""#)
+        );
+        let invalid = unauthorized(Challenge::TokenInvalid, "unknown token");
+        assert_eq!(
+            invalid.header(WWW_AUTHENTICATE),
+            Some(r#"Bearer realm="idem", error="invalid_token""#)
+        );
+        assert_eq!(invalid.header(CONTENT_TYPE), Some(PROBLEM_JSON));
     }
 
     /// Relative references under `/problems/`, lowercase words and hyphens: the deployer's

@@ -27,6 +27,14 @@ fn response(name: &str) -> HttpResponse {
             len: 70_000,
             limit: 65_536,
         })),
+        "no token" => Some(http::unauthorized(
+            http::Challenge::TokenMissing,
+            "missing bearer token",
+        )),
+        "unknown token" => Some(http::unauthorized(
+            http::Challenge::TokenInvalid,
+            "unknown bearer token",
+        )),
         "replay" => http::response_for(&Begin::Replay(SavedResponse::json(
             201,
             br#"{"order":17}"#.to_vec(),

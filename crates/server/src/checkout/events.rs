@@ -23,16 +23,16 @@ use futures_util::stream;
 use idem_store::Event;
 use tokio::sync::broadcast::{error::RecvError, Receiver};
 
-use super::{views::scope, Checkout};
-use crate::{ops::health::Draining, wire::to_response};
+use super::Checkout;
+use crate::{ops::health::Draining, request::Scope};
 
 /// The handler.
-pub async fn events(State(app): State<Checkout>, request: Request) -> Response {
+pub async fn events(
+    State(app): State<Checkout>,
+    Scope(scope): Scope,
+    request: Request,
+) -> Response {
     let (parts, _) = request.into_parts();
-    let scope = match scope(&app, &parts) {
-        Ok(scope) => scope,
-        Err(refused) => return to_response(refused),
-    };
     let from = parts
         .headers
         .get("last-event-id")

@@ -1,16 +1,13 @@
 //! `GET /api/failpoints` and `PUT /api/failpoints/{step}` (body: the action), mounted only when
 //! the server was started with failpoints enabled (loopback only).
 
-use axum::{
-    body::Bytes,
-    extract::{Path, State},
-    response::Response,
-};
+use axum::{body::Bytes, extract::State, response::Response};
 
 use super::Checkout;
 use crate::{
     failpoint::Action,
     problems,
+    request::PathParam,
     wire::{json, to_response},
 };
 
@@ -26,7 +23,11 @@ pub async fn list(State(app): State<Checkout>) -> Response {
 }
 
 /// Set one step's action.
-pub async fn set(State(app): State<Checkout>, Path(step): Path<String>, body: Bytes) -> Response {
+pub async fn set(
+    State(app): State<Checkout>,
+    PathParam(step): PathParam<String>,
+    body: Bytes,
+) -> Response {
     let parsed = step.parse().and_then(|step| {
         let action: Action = String::from_utf8_lossy(&body).trim().parse()?;
         app.failpoints.set(step, action).map(|()| (step, action))

@@ -29,7 +29,7 @@ use crate::{
     db::{AppMigrations, Db},
     failpoint::{Action, Failpoints, Step},
     reconcile::route::{self, KeyStates},
-    request::{BearerTenants, BodyLimits, ScopeExtractor},
+    request::{BearerTenants, BodyLimits, ScopeExtractor, Scopes},
     StartError,
 };
 use demo::{faults::FaultTable, Demo, DemoTenants};
@@ -90,13 +90,18 @@ impl Deref for Checkout {
     }
 }
 
-/// `GET /api/keys/{key}` reads the checkout's table, scoped as `POST /api/checkout`.
+/// `GET /api/keys/{key}` reads the checkout's table.
 impl FromRef<Checkout> for KeyStates {
     fn from_ref(app: &Checkout) -> KeyStates {
-        KeyStates {
-            db: app.db.clone(),
-            tenants: Arc::clone(&app.tenants),
-        }
+        KeyStates { db: app.db.clone() }
+    }
+}
+
+/// Every scoped route of the checkout (the views, the key state, the event stream) reads the
+/// tenant as `POST /api/checkout` does.
+impl FromRef<Checkout> for Scopes {
+    fn from_ref(app: &Checkout) -> Scopes {
+        Scopes(Arc::clone(&app.tenants))
     }
 }
 

@@ -137,6 +137,7 @@ macro_rules! on_link {
 mod begin;
 mod error;
 mod finish;
+mod pool;
 mod row;
 mod sql;
 mod tx;
@@ -152,6 +153,7 @@ use std::{
 use idem_store::{
     ErrorPolicy, Event, EventKind, EventLog, Fingerprint, Lease, RecordId, RouteConfig, StoreConfig,
 };
+use prometheus_client::metrics::counter::Counter;
 use sqlx::{
     migrate::{Migration, MigrationType, Migrator},
     postgres::{PgConnectOptions, PgPoolOptions},
@@ -247,6 +249,9 @@ struct Inner {
     /// SQLite: this process's writers take turns here before they ask SQLite for its write
     /// lock (see [`Db::writer_turn`]).
     writers: Arc<tokio::sync::Mutex<()>>,
+    /// PostgreSQL: connections the pool found inside a transaction when they came back, and
+    /// rolled back (`pool.rs`). Stays 0 while every transaction's guard does its job.
+    cleaned: Counter,
 }
 
 /// Where a request's statements go before its claim's transaction opens.
@@ -498,6 +503,7 @@ impl Db {
     /// Open the database at `url` (`sqlite:PATH`, `sqlite://PATH`, `postgres://…`),
     /// creating the SQLite file if missing, and bring its schema up to date.
     pub async fn open(url: &str, options: DbOptions) -> Result<Db, DbError> {
+        let cleaned = Counter::default();
         let (pool, sql) = if url.starts_with("sqlite:") {
             let connect = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
@@ -520,7 +526,8 @@ impl Db {
             (Pool::Sqlite(pool), sql::Dialect::sqlite(options.clock))
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let connect = PgConnectOptions::from_str(url)?;
-            let pool = PgPoolOptions::new()
+            // A connection back inside a transaction is rolled back before reuse.
+            let pool = pool::clean_on_release(PgPoolOptions::new(), cleaned.clone())
                 .max_connections(options.max_connections)
                 .acquire_timeout(Duration::from_secs(5))
                 // No ping before each use: it was a round trip on every request's path
@@ -548,8 +555,22 @@ impl Db {
                 composed: sql::Composed::default(),
                 events,
                 writers: Arc::new(tokio::sync::Mutex::new(())),
+                cleaned,
             }),
         })
+    }
+
+    /// How many connections came back to the PostgreSQL pool inside a transaction and were
+    /// rolled back before reuse (each is also logged). Always 0 on SQLite, whose driver
+    /// rolls back a transaction dropped at any point itself.
+    pub fn connections_cleaned(&self) -> u64 {
+        self.inner.cleaned.get()
+    }
+
+    /// The counter behind [`connections_cleaned`](Self::connections_cleaned), for the
+    /// metrics registry.
+    pub(crate) fn cleaned_counter(&self) -> &Counter {
+        &self.inner.cleaned
     }
 
     /// Which backend.

@@ -23,20 +23,32 @@ pub enum Tx {
 /// request reads its row first and then claims in a transaction: on a second connection that
 /// is one more acquisition and one more round trip (sqlx pings each connection as it goes
 /// back to the pool). So this sends `BEGIN`, `COMMIT` and `ROLLBACK` itself on the
-/// connection it owns, and, as sqlx's own transaction does, rolls back a transaction dropped
-/// while open before its connection is used again.
+/// connection it owns, and rolls back a transaction dropped while open before its connection
+/// is used again.
+///
+/// The rollback is armed *before* the first await: a handler's future is dropped wherever
+/// it stands when its client goes away, `BEGIN`'s own await included, and a connection that
+/// went back to the pool with its `BEGIN` sent and no `ROLLBACK` after it would run every
+/// later statement of other requests inside that invisible transaction. (sqlx 0.9.0's own
+/// `begin` raises its transaction depth only after that await, so its guard has the same
+/// hole.) The pool cleans any connection that still comes back inside a transaction
+/// ([`clean_on_release`](super::pool::clean_on_release)), so one missed guard cannot poison
+/// other requests; this guard makes that net the exception, counted and logged.
 #[derive(Debug)]
 pub struct PgTx {
-    /// `Some` until the transaction ends ([`commit`](Tx::commit), [`rollback`](Tx::rollback)
-    /// or drop).
+    /// `Some` from before `BEGIN` is sent until the transaction ends
+    /// ([`commit`](Tx::commit), [`rollback`](Tx::rollback) or drop).
     conn: Option<PoolConnection<Postgres>>,
 }
 
 impl PgTx {
     /// `BEGIN` on `conn`.
-    pub async fn begin(mut conn: PoolConnection<Postgres>) -> Result<Self, sqlx::Error> {
+    pub async fn begin(conn: PoolConnection<Postgres>) -> Result<Self, sqlx::Error> {
+        // Armed first: dropped during the await below, or failing, `Drop` rolls back.
+        let mut tx = Self { conn: Some(conn) };
+        let conn: &mut PgConnection = &mut tx;
         conn.execute("BEGIN").await?;
-        Ok(Self { conn: Some(conn) })
+        Ok(tx)
     }
 
     /// `COMMIT`, or `ROLLBACK`; the connection goes back to the pool. Should the statement

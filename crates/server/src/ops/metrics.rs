@@ -110,6 +110,12 @@ impl Metrics {
         );
         registry.register("pruned", "Rows pruned after retention", c.pruned.clone());
         registry.register(
+            "db_connections_cleaned",
+            "PostgreSQL connections that came back to the pool inside a transaction and were \
+             rolled back before reuse (a cancelled request whose guard missed; 0 when healthy)",
+            db.cleaned_counter().clone(),
+        );
+        registry.register(
             "events_lost",
             "Events dropped from the bounded log before the metrics counted them",
             c.lost.clone(),

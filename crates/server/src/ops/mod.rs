@@ -2,17 +2,19 @@
 //! Prometheus text format ([`metrics`]: `/metrics`, from the claim table's events), the
 //! problem types' descriptions (`/problems/{name}`, [`crate::problems`]), request logs with
 //! scope and key on every line ([`trace`]), the background pruner
-//! ([`crate::retention::pruner`]) and graceful shutdown ([`shutdown`]).
+//! ([`crate::retention::pruner`]), graceful shutdown ([`shutdown`]), and handlers that run to
+//! completion when their client goes away ([`detach`]).
 //!
 //! [`serve_service`] wires them around a service's routes; the checkout and PayCo both run
 //! through it. It decides nothing about requests: the rules stay in idem-store and `db`.
 
+pub mod detach;
 pub mod health;
 pub mod metrics;
 pub mod shutdown;
 pub mod trace;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::{middleware::from_fn_with_state, routing::get, Extension, Router};
 use tokio::{net::TcpListener, sync::watch};
@@ -25,6 +27,7 @@ use crate::{
     retention::pruner::{self, PrunerConfig},
     serve::{serve_until, ConnLimits},
 };
+use detach::Detached;
 use health::Health;
 use metrics::Metrics;
 use trace::SharedScope;
@@ -114,10 +117,12 @@ pub async fn serve_service_until(
     let metrics = Metrics::new(&db);
     let follower = metrics.spawn_follower();
     let health = Health::new(&db);
+    let detached = Detached::default();
     let router = with_common_layers(
         app_routes.merge(routes(health.clone(), metrics.clone())),
         cors,
     )
+    .layer(from_fn_with_state(detached.clone(), detach::detach))
     .layer(from_fn_with_state(metrics, metrics::observe_latency))
     .layer(from_fn_with_state(scopes, trace::request_span))
     .layer(Extension(health.draining()));
@@ -128,8 +133,20 @@ pub async fn serve_service_until(
         shutdown.await;
         draining.start_draining();
     };
-    let drained = serve_until(listener, router, conn, shutdown, ops.drain).await;
-    if drained {
+    let drain_started = std::sync::Arc::new(std::sync::OnceLock::new());
+    let started = std::sync::Arc::clone(&drain_started);
+    let shutdown = async move {
+        shutdown.await;
+        let _ = started.set(Instant::now());
+    };
+    let connections_drained = serve_until(listener, router, conn, shutdown, ops.drain).await;
+    // Handlers whose clients went away run on (see `detach`): they get what is left of
+    // the same deadline.
+    let since = drain_started.get().map_or(Duration::ZERO, Instant::elapsed);
+    let work_drained = tokio::time::timeout(ops.drain.saturating_sub(since), detached.idle())
+        .await
+        .is_ok();
+    if connections_drained && work_drained {
         tracing::info!("drained: every in-flight request finished");
     } else {
         tracing::warn!(

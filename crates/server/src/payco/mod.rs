@@ -13,7 +13,7 @@ pub mod wire;
 use std::{ops::Deref, sync::Arc};
 
 use axum::{
-    extract::{Request, State},
+    extract::{FromRef, Request, State},
     response::Response,
     routing::{get, post},
     Router,
@@ -26,7 +26,7 @@ use crate::{
     app::ServiceConfig,
     db::{AppMigrations, Db},
     problems,
-    request::{BearerTenants, BodyLimits, ScopeExtractor},
+    request::{BearerTenants, BodyLimits, Scope, ScopeExtractor, Scopes},
     storage_error,
     wire::{json, to_response},
     StartError,
@@ -58,7 +58,7 @@ pub struct Inner {
     /// `POST /charges`: key required, answers saved (declines included).
     pub route: RouteConfig,
     /// Which merchant is asking.
-    pub merchants: Box<dyn ScopeExtractor>,
+    pub merchants: Arc<dyn ScopeExtractor>,
     /// Body limits.
     pub body: BodyLimits,
 }
@@ -78,6 +78,13 @@ impl Payco {
     }
 }
 
+/// `GET /ledger` reads the merchant as `POST /charges` does.
+impl FromRef<Payco> for Scopes {
+    fn from_ref(app: &Payco) -> Scopes {
+        Scopes(Arc::clone(&app.merchants))
+    }
+}
+
 /// The route every charge is claimed under.
 pub fn charge_route() -> RouteConfig {
     RouteConfig::required(wire::CHARGE_ROUTE, ErrorPolicy::SaveResponse)
@@ -91,13 +98,12 @@ pub fn routes(app: Payco) -> Router {
         .with_state(app)
 }
 
-async fn list_ledger(State(app): State<Payco>, request: Request) -> Response {
-    let (parts, _) = request.into_parts();
-    let merchant = match app.merchants.scope(&parts.headers) {
-        Ok(m) => m,
-        Err(e) => return to_response(idem_store::http::unauthorized(&e.to_string())),
-    };
-    let from_order = match from_order(parts.uri.query()) {
+async fn list_ledger(
+    State(app): State<Payco>,
+    Scope(merchant): Scope,
+    request: Request,
+) -> Response {
+    let from_order = match from_order(request.uri().query()) {
         Ok(from) => from,
         Err(refused) => return to_response(refused),
     };
@@ -124,13 +130,14 @@ fn from_order(query: Option<&str>) -> Result<i64, HttpResponse> {
 /// Open PayCo's database, bind, print `idem-server payco listening on http://ADDR`, serve.
 pub async fn run(config: PaycoConfig) -> Result<(), StartError> {
     let db = config.service.open_db(&SCHEMA).await?;
+    let merchants: Arc<dyn ScopeExtractor> = Arc::new(config.merchants);
     let app = Payco::new(Inner {
         db: db.clone(),
         route: charge_route(),
-        merchants: Box::new(config.merchants.clone()),
+        merchants: Arc::clone(&merchants),
         body: config.service.body,
     });
-    let scopes: crate::ops::trace::SharedScope = Arc::new(config.merchants);
+    let scopes: crate::ops::trace::SharedScope = merchants;
     config
         .service
         .serve("payco", routes(app), db, Some(scopes))

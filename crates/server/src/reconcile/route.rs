@@ -1,38 +1,34 @@
 //! `GET /api/keys/{key}`: [`key_state`](super::key_state) over HTTP, scoped by the serving
 //! route's own scope extractor (the checkout's: the same bearer tenant as
-//! `POST /api/checkout`). A service's state hands over its table and extractor through
-//! axum's `FromRef` ([`KeyStates`]).
+//! `POST /api/checkout`). A service's state hands over its table ([`KeyStates`]) and its
+//! scope extractor ([`Scopes`](crate::request::Scopes)) through axum's `FromRef`. The scope
+//! is read before the key in the path, so a caller without a tenant is told 401 whatever
+//! path it sent.
 
-use std::sync::Arc;
-
-use axum::{
-    extract::{Path, Request, State},
-    response::Response,
-};
+use axum::{extract::State, response::Response};
 
 use super::{key_state, KeyStateError};
-use crate::{db::Db, request::ScopeExtractor, sql::now_ms, storage_error, wire};
+use crate::{
+    db::Db,
+    request::{PathParam, Scope},
+    sql::now_ms,
+    storage_error, wire,
+};
 
-/// What `GET /api/keys/{key}` reads: the claim table, and who is asking.
+/// What `GET /api/keys/{key}` reads: the claim table.
 #[derive(Clone)]
 pub struct KeyStates {
     /// The claim table.
     pub db: Db,
-    /// The same scope extractor as the idempotent route whose keys these are.
-    pub tenants: Arc<dyn ScopeExtractor>,
 }
 
 /// 200 with the [`KeyState`](super::KeyState), 404 (no live row for this tenant), 400 (not
-/// a valid key), 401 (no tenant).
+/// a valid key, or a path that is not UTF-8), 401 (no tenant, checked first).
 pub async fn get_key_state(
     State(app): State<KeyStates>,
-    Path(key): Path<String>,
-    request: Request,
+    Scope(scope): Scope,
+    PathParam(key): PathParam<String>,
 ) -> Response {
-    let scope = match app.tenants.scope(request.headers()) {
-        Ok(scope) => scope,
-        Err(e) => return wire::to_response(idem_store::http::unauthorized(&e.to_string())),
-    };
     wire::to_response(match key_state(&app.db, now_ms(), &scope, &key).await {
         Ok(Some(state)) => wire::json(200, &state, &[]),
         Ok(None) => {

@@ -2,11 +2,17 @@
 //! is asking), the `Idempotency-Key`, and the body, each refused with a problem response
 //! when it is wrong (401, 400, 413, 408); then the request is handed to the store
 //! ([`IdempotentRequest::begin`]), which decides what to do with the key.
+//!
+//! And what every other route reads: the scope as an extractor ([`Scope`]), read before its
+//! path parameters ([`PathParam`]), each refused with a problem (401 with its
+//! `WWW-Authenticate` challenge, 400).
 
 mod begin;
 mod body;
 mod key;
+mod path;
 mod scope;
+mod scoped;
 
 use std::sync::Arc;
 
@@ -16,7 +22,11 @@ use idem_store::http::{problem_for, HttpResponse};
 
 pub use body::{discard_body, read_body, BodyLimits};
 pub use key::idempotency_key;
-pub use scope::{bearer_token, BearerTenants, ScopeExtractor, ScopeRejection, Unscoped};
+pub use path::PathParam;
+pub use scope::{
+    bearer_token, BearerTenants, QueryTokenRefused, ScopeExtractor, ScopeRejection, Unscoped,
+};
+pub use scoped::{scope_of, Scope, Scopes};
 
 /// A request an idempotent route can hand to the store.
 #[derive(Debug, Clone)]
@@ -41,9 +51,8 @@ impl IdempotentRequest {
         scopes: &dyn ScopeExtractor,
         limits: BodyLimits,
     ) -> Result<Self, HttpResponse> {
-        let checked = scopes
-            .scope(&parts.headers)
-            .map_err(|e| idem_store::http::unauthorized(&e.to_string()))
+        let checked = scope_of(scopes, parts)
+            .map_err(|refused| refused.response())
             .and_then(|scope| {
                 let key = idempotency_key(&parts.headers).map_err(|e| problem_for(&e))?;
                 Ok((scope, key))

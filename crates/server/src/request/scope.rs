@@ -11,6 +11,7 @@
 use std::{collections::HashMap, sync::Arc};
 
 use http::HeaderMap;
+use idem_store::http::{unauthorized, Challenge, HttpResponse};
 
 /// Finds the scope of a request from its headers. Implementations must be cheap and must
 /// not trust anything the caller can choose without proving it.
@@ -28,7 +29,31 @@ pub enum ScopeRejection {
     /// A bearer token no tenant holds.
     #[error("unknown bearer token")]
     UnknownToken,
+    /// A token in the URL's `access_token` query parameter that is not taken from a URL
+    /// (demo mode takes demo tokens only there; see [`QueryTokenRefused`]).
+    #[error("this access_token is not accepted in a URL: send Authorization: Bearer <token>")]
+    QueryTokenRefused,
 }
+
+impl ScopeRejection {
+    /// The 401 problem and its Bearer challenge: `error="invalid_token"` when a token came and
+    /// was refused, the bare challenge when none came (RFC 6750 §3.1). Every route's 401 is
+    /// written here.
+    pub fn response(&self) -> HttpResponse {
+        let challenge = match self {
+            Self::MissingToken => Challenge::TokenMissing,
+            Self::UnknownToken | Self::QueryTokenRefused => Challenge::TokenInvalid,
+        };
+        unauthorized(challenge, &self.to_string())
+    }
+}
+
+/// A request extension: the request carried a token in its URL that a middleware did not
+/// accept (demo mode's `access_token`, which takes demo tokens only). Without an
+/// `Authorization` header such a request is refused as [`ScopeRejection::QueryTokenRefused`]
+/// (a token came and is not valid here), not as a request without credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryTokenRefused;
 
 /// One bearer token per tenant: `Authorization: Bearer <token>` selects the tenant.
 #[derive(Debug, Clone, Default)]
@@ -131,5 +156,27 @@ mod tests {
             tenants.scope(&auth("Bearer tok-x")),
             Err(ScopeRejection::UnknownToken)
         );
+    }
+
+    #[test]
+    fn only_a_refused_token_gets_an_error_code() {
+        let challenge = |r: ScopeRejection| {
+            r.response()
+                .header(idem_store::http::WWW_AUTHENTICATE)
+                .map(str::to_owned)
+        };
+        assert_eq!(
+            challenge(ScopeRejection::MissingToken).as_deref(),
+            Some(r#"Bearer realm="idem""#)
+        );
+        for refused in [
+            ScopeRejection::UnknownToken,
+            ScopeRejection::QueryTokenRefused,
+        ] {
+            assert_eq!(
+                challenge(refused).as_deref(),
+                Some(r#"Bearer realm="idem", error="invalid_token""#)
+            );
+        }
     }
 }

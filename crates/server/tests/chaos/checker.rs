@@ -15,7 +15,9 @@
 //!   request resent under the key, answers as above;
 //! - on PostgreSQL, no pooled connection goes back to its pool inside a transaction: once the
 //!   clients are done no session of the checkout's database is idle in a transaction, and
-//!   PostgreSQL never logged a `BEGIN` inside an open transaction (`pg_sessions`).
+//!   PostgreSQL never logged a `BEGIN` inside an open transaction (`pg_sessions`), and no
+//!   `serve` running at the end counts a connection its pool had to clean
+//!   (`idem_db_connections_cleaned_total`, 0 while every transaction's guard holds).
 
 use std::{collections::BTreeMap, fmt};
 
@@ -70,6 +72,8 @@ pub enum Violation {
     IdleInTransaction { session: String },
     /// PostgreSQL received a `BEGIN` on a connection already inside a transaction.
     BeginInsideTransaction { log_line: String },
+    /// A server's pool took back connections inside a transaction and had to clean them.
+    PoolCleaned { server: String, count: u64 },
 }
 
 impl Violation {
@@ -88,6 +92,7 @@ impl Violation {
             Violation::NotReconciled { .. } => "not reconciled",
             Violation::IdleInTransaction { .. } => "idle in transaction",
             Violation::BeginInsideTransaction { .. } => "BEGIN inside a transaction",
+            Violation::PoolCleaned { .. } => "pool cleaned a connection",
         }
     }
 }
@@ -172,6 +177,12 @@ impl fmt::Display for Violation {
                 "after the run PostgreSQL has a session of the checkout idle in a transaction \
                  (a pooled connection returned inside a transaction): {session}"
             ),
+            Violation::PoolCleaned { server, count } => write!(
+                f,
+                "{server}'s pool took back {count} connection(s) inside a transaction and had \
+                 to roll them back (idem_db_connections_cleaned_total): a transaction's guard \
+                 missed"
+            ),
             Violation::BeginInsideTransaction { log_line } => write!(
                 f,
                 "PostgreSQL got a BEGIN on a connection already inside a transaction (a pooled \
@@ -200,6 +211,9 @@ pub struct Truth {
     pub idle_in_transaction: Vec<String>,
     /// PostgreSQL's log lines warning of a `BEGIN` inside an open transaction.
     pub begins_inside_transactions: Vec<String>,
+    /// `idem_db_connections_cleaned_total` of each `serve` running at the end (since its
+    /// last start).
+    pub pool_cleaned: Vec<(String, u64)>,
 }
 
 impl Truth {
@@ -229,6 +243,7 @@ impl Truth {
             charges,
             idle_in_transaction: Vec::new(),
             begins_inside_transactions: Vec::new(),
+            pool_cleaned: Vec::new(),
         }
     }
 
@@ -283,6 +298,14 @@ pub fn check(stories: &[Story], truth: &Truth, release_claim: bool) -> Vec<Viola
         found.push(Violation::BeginInsideTransaction {
             log_line: log_line.clone(),
         });
+    }
+    for (server, count) in &truth.pool_cleaned {
+        if *count > 0 {
+            found.push(Violation::PoolCleaned {
+                server: server.clone(),
+                count: *count,
+            });
+        }
     }
     for story in stories {
         check_story(story, truth, release_claim, &mut found);

@@ -1,15 +1,17 @@
-//! Chaos over real HTTP: the real `idem-server serve` (one on SQLite, one on PostgreSQL, two
-//! sharing one PostgreSQL), the real PayCo, idem's SDK as the clients, and between them the
-//! faults a network, a database across a network and an operator bring (`fault_proxy`,
-//! `latency_proxy`, `nemesis`). After a final SIGKILL of every `serve`, `checker` holds what
-//! each client was told against PayCo's ledger and the checkout's orders: at most one charge
-//! per checkout, and the client told the truth.
+//! Chaos over real HTTP: the real `idem-server serve` (on SQLite, on PostgreSQL, and two of
+//! them sharing one PostgreSQL), the real PayCo, idem's SDK as the clients, and between them
+//! the faults a network, a database across a network and an operator bring: `fault_proxy`
+//! between the clients and `serve`, the shared latency proxy (`support::latency`) between
+//! `serve` and PostgreSQL, and the `nemesis`. After a final SIGKILL of every `serve`,
+//! `checker` holds what each client was told against PayCo's ledger and the checkout's
+//! orders: at most one charge per checkout, and the client told the truth.
 //!
 //! Each run is bounded (36 checkouts over 11 s, each client's retry window 8 s) and seeded:
 //! a failing run prints its seed (the fault schedule), a command that runs it again with
-//! `IDEM_CHAOS_SEED`, and the path of its exchange log. The simulator (idem-sim) cannot see
-//! this class: its in-memory store has no transactions, so a request cut while the server
-//! waits on its database exists only here.
+//! `IDEM_CHAOS_SEED`, and the path of its exchange log. PostgreSQL gets two seeds per
+//! configuration: a request cut while its server waits on the database strikes by timing,
+//! and more runs catch it more surely. The simulator (idem-sim) cannot see this class: its
+//! in-memory store has no transactions, so it exists only here.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -17,7 +19,6 @@ mod support;
 mod checker;
 mod clients;
 mod fault_proxy;
-mod latency_proxy;
 mod log;
 mod nemesis;
 mod pg_sessions;
@@ -27,76 +28,58 @@ mod run;
 use clients::Style;
 use run::{assert_caught, assert_holds, Backend, Config};
 
+/// One careful configuration.
+fn careful(
+    name: &'static str,
+    backend: Backend,
+    on_error: &'static str,
+    seeds: &'static [u64],
+) -> Config {
+    Config {
+        name,
+        backend,
+        on_error,
+        seeds,
+        style: Style::Careful,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_release_claim() {
-    assert_holds(Config {
-        name: "sqlite_release_claim",
-        backend: Backend::Sqlite,
-        on_error: "release-claim",
-        seed: 1,
-        style: Style::Careful,
-    })
-    .await;
+    let name = "sqlite_release_claim";
+    assert_holds(careful(name, Backend::Sqlite, "release-claim", &[1])).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_save_response() {
-    assert_holds(Config {
-        name: "sqlite_save_response",
-        backend: Backend::Sqlite,
-        on_error: "save-response",
-        seed: 2,
-        style: Style::Careful,
-    })
-    .await;
+    let name = "sqlite_save_response";
+    assert_holds(careful(name, Backend::Sqlite, "save-response", &[2])).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_release_claim() {
-    assert_holds(Config {
-        name: "postgres_release_claim",
-        backend: Backend::Postgres,
-        on_error: "release-claim",
-        seed: 3,
-        style: Style::Careful,
-    })
-    .await;
+    let name = "postgres_release_claim";
+    assert_holds(careful(name, Backend::Postgres, "release-claim", &[3, 13])).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_save_response() {
-    assert_holds(Config {
-        name: "postgres_save_response",
-        backend: Backend::Postgres,
-        on_error: "save-response",
-        seed: 4,
-        style: Style::Careful,
-    })
-    .await;
+    let name = "postgres_save_response";
+    assert_holds(careful(name, Backend::Postgres, "save-response", &[4, 14])).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_on_postgres_release_claim() {
-    assert_holds(Config {
-        name: "two_servers_on_postgres_release_claim",
-        backend: Backend::TwoServersOnPostgres,
-        on_error: "release-claim",
-        seed: 5,
-        style: Style::Careful,
-    })
-    .await;
+    let name = "two_servers_on_postgres_release_claim";
+    let backend = Backend::TwoServersOnPostgres;
+    assert_holds(careful(name, backend, "release-claim", &[5, 15])).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_on_postgres_save_response() {
-    assert_holds(Config {
-        name: "two_servers_on_postgres_save_response",
-        backend: Backend::TwoServersOnPostgres,
-        on_error: "save-response",
-        seed: 6,
-        style: Style::Careful,
-    })
-    .await;
+    let name = "two_servers_on_postgres_save_response";
+    let backend = Backend::TwoServersOnPostgres;
+    assert_holds(careful(name, backend, "save-response", &[6, 16])).await;
 }
 
 /// The control: pages that mint a new key per attempt must be caught charging twice.
@@ -106,7 +89,7 @@ async fn control_a_new_key_per_attempt_is_caught_charging_twice() {
         name: "control_a_new_key_per_attempt_is_caught_charging_twice",
         backend: Backend::Sqlite,
         on_error: "release-claim",
-        seed: 7,
+        seeds: &[7],
         style: Style::NewKeyPerAttempt,
     })
     .await;

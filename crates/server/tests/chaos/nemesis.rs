@@ -67,6 +67,34 @@ impl Servers {
             .collect()
     }
 
+    /// The counter `name` (`idem_…_total`) from each `serve`'s `GET /metrics`, as
+    /// (`serveN`, value). Every `serve` runs when this is asked (the nemesis has stopped).
+    pub async fn counter(&self, name: &str) -> Vec<(String, u64)> {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .expect("reqwest client");
+        let mut values = Vec::new();
+        for (i, addr) in self.addrs().await.into_iter().enumerate() {
+            let text = http
+                .get(format!("http://{addr}/metrics"))
+                .send()
+                .await
+                .expect("GET /metrics")
+                .text()
+                .await
+                .expect("read /metrics");
+            let value = text
+                .lines()
+                .find_map(|line| line.strip_prefix(name)?.trim().parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("serve{i} has no {name} in {text}"));
+            self.log.line(format!("serve{i}: {name} {value}"));
+            values.push((format!("serve{i}"), value));
+        }
+        values
+    }
+
     /// SIGKILL every `serve`.
     pub async fn kill_all(&self) {
         for (i, slot) in self.slots.lock().await.iter_mut().enumerate() {

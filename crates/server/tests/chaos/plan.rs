@@ -25,14 +25,14 @@ pub const RETRY_WINDOW_MS: u64 = 8_000;
 /// How long the nemesis stops a server: longer than a lease, so its claims go stale.
 pub const PAUSE_MS: u64 = LOCK_MS + 600;
 
-/// The run's seed: `IDEM_CHAOS_SEED` when set, else `default`.
-pub fn seed(default: u64) -> u64 {
+/// The seeds to run: the one `IDEM_CHAOS_SEED` names when set, else `defaults`.
+pub fn seeds(defaults: &[u64]) -> Vec<u64> {
     match std::env::var(SEED_ENV) {
-        Ok(text) => text
+        Ok(text) => vec![text
             .trim()
             .parse()
-            .unwrap_or_else(|_| panic!("{SEED_ENV}={text:?} is not a u64")),
-        Err(_) => default,
+            .unwrap_or_else(|_| panic!("{SEED_ENV}={text:?} is not a u64"))],
+        Err(_) => defaults.to_vec(),
     }
 }
 

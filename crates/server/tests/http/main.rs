@@ -8,11 +8,14 @@ mod support;
 use support::client;
 
 mod bad_input;
+mod challenge;
 mod concurrency;
 mod crash;
 mod decline;
 mod demo;
 mod failpoints;
+mod head_limits;
+mod path_params;
 mod payco;
 mod postgres_restart;
 mod problems;

@@ -130,4 +130,21 @@ async fn cors_allows_the_configured_origin_only() {
         exposed.contains("retry-after") && exposed.contains("idempotent-replayed"),
         "{exposed}"
     );
+
+    // A cross-origin 401: the script may read its challenge.
+    let refused = client::answer(
+        http.get(format!("{}/api/orders", stack.url()))
+            .header("Origin", ORIGIN)
+            .bearer_auth("nobody")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(refused.status, 401);
+    let exposed = refused
+        .header("access-control-expose-headers")
+        .unwrap()
+        .to_lowercase();
+    assert!(exposed.contains("www-authenticate"), "{exposed}");
 }

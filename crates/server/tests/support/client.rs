@@ -73,7 +73,8 @@ pub fn http_fresh_connections() -> reqwest::Client {
 
 /// The answer, whole. A problem body's `type` must be one the services describe at
 /// `GET /problems/{name}` (`idem_server::problems::TYPES`; `problems.rs` checks over HTTP that
-/// every entry resolves): so every type any HTTP test sees resolves to 200.
+/// every entry resolves): so every type any HTTP test sees resolves to 200. A 401 must carry
+/// its Bearer challenge (RFC 9110 §15.5.2; `challenge.rs` checks each route's exact value).
 pub async fn answer(response: reqwest::Response) -> Answer {
     let status = response.status().as_u16();
     let headers = response.headers().clone();
@@ -88,6 +89,13 @@ pub async fn answer(response: reqwest::Response) -> Answer {
         assert!(
             idem_server::problems::describe(&kind).is_some(),
             "problem type {kind} has no description at GET /problems/..."
+        );
+    }
+    if answer.status == 401 {
+        let challenge = answer.header("www-authenticate").unwrap_or_default();
+        assert!(
+            challenge.starts_with(r#"Bearer realm="idem""#),
+            "a 401 without its challenge: {answer:?}"
         );
     }
     answer

@@ -77,6 +77,33 @@ pub const CASES: &[WireCase] = &[
         problem_type: Some("/problems/request-body-too-large"),
     },
     WireCase {
+        name: "no token",
+        status: 401,
+        headers: &[
+            ("Content-Type", "application/problem+json"),
+            ("WWW-Authenticate", r#"Bearer realm="idem""#),
+        ],
+        body: r#"{"type":"/problems/unauthorized","title":"Unauthorized","status":401,"detail":"missing bearer token"}"#,
+        retry_after_ms: None,
+        replayed: false,
+        problem_type: Some("/problems/unauthorized"),
+    },
+    WireCase {
+        name: "unknown token",
+        status: 401,
+        headers: &[
+            ("Content-Type", "application/problem+json"),
+            (
+                "WWW-Authenticate",
+                r#"Bearer realm="idem", error="invalid_token""#,
+            ),
+        ],
+        body: r#"{"type":"/problems/unauthorized","title":"Unauthorized","status":401,"detail":"unknown bearer token"}"#,
+        retry_after_ms: None,
+        replayed: false,
+        problem_type: Some("/problems/unauthorized"),
+    },
+    WireCase {
         name: "replay",
         status: 201,
         headers: &[

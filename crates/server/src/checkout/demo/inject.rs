@@ -2,9 +2,9 @@
 //! the [`Checkpoints`] the handler passes on its way (after PayCo's charge, after the commit).
 //!
 //! The middleware answers `unavailable` itself, before the handler runs. Otherwise it runs the
-//! handler as a task of its own, so a worker keeps working when its client gives up (an
-//! attempt timeout aborts the request, not the work, as in a server whose workers are not
-//! tied to the connection): only `crash-after-charge` ends it early. The handler records at
+//! handler, which like every handler keeps working when its client gives up
+//! ([`crate::ops::detach`]: an attempt timeout aborts the request, not the work): only
+//! `crash-after-charge` ends it early. The handler records at
 //! its checkpoints what fired; when it is done, the middleware sends its answer, holds it, or
 //! closes the connection without one.
 
@@ -17,7 +17,6 @@ use axum::{
     response::Response,
 };
 use idem_store::http::{problem, HttpResponse};
-use tracing::Instrument;
 
 use super::{
     faults::{uniform, Fault, Fired, Point},
@@ -48,15 +47,9 @@ pub async fn inject(State(demo): State<Demo>, mut request: Request, next: Next) 
         fired: Mutex::new(None),
     }));
     request.extensions_mut().insert(checkpoints.clone());
-    // The work outlives the connection (see the module docs); a panic in it is one 500.
-    let work = tokio::spawn(next.run(request).in_current_span());
-    let response = match work.await {
-        Ok(response) => response,
-        Err(e) => {
-            tracing::error!(error = %e, "checkout task failed");
-            return to_response(idem_store::http::internal_error());
-        }
-    };
+    // The work outlives the connection as every handler's does (`ops::detach`): this
+    // middleware runs inside that task.
+    let response = next.run(request).await;
     match checkpoints.fired() {
         Some(Fired {
             fault: Fault::DropResponse | Fault::CrashAfterCharge,

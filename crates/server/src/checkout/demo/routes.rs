@@ -2,18 +2,17 @@
 //! `GET`/`PUT /api/demo/faults` (what is armed), `GET /api/demo/ledger` (PayCo's ledger rows
 //! of this tenant's orders); and the `access_token` query parameter for `EventSource`.
 
-use std::{collections::HashSet, sync::Arc};
+use std::collections::HashSet;
 
 use axum::{
-    body::Bytes,
-    extract::{Request, State},
+    body::{Body, Bytes},
+    extract::{FromRef, Request, State},
     middleware::Next,
     response::Response,
     routing::get,
     Router,
 };
-use http::{header::AUTHORIZATION, request::Parts, HeaderValue, Method};
-use idem_store::http::HttpResponse;
+use http::{header::AUTHORIZATION, HeaderValue, Method};
 use serde::Serialize;
 
 use super::{
@@ -24,7 +23,9 @@ use super::{
 use crate::{
     checkout::orders,
     payco::wire::LedgerEntry,
-    problems, storage_error,
+    problems,
+    request::{QueryTokenRefused, Scope, Scopes},
+    storage_error,
     wire::{json, to_response},
 };
 
@@ -46,41 +47,35 @@ struct Session {
     faults: Vec<ArmedFault>,
 }
 
+/// Demo mode's routes read the tenant as the checkout does (demo sessions included).
+impl FromRef<Demo> for Scopes {
+    fn from_ref(demo: &Demo) -> Scopes {
+        Scopes(demo.tenants.clone())
+    }
+}
+
 /// `GET /api/demo`: the caller's tenant, the claims' lease and its armed faults.
-async fn session(State(demo): State<Demo>, request: Request) -> Response {
-    let (parts, _) = request.into_parts();
-    to_response(match scope(&demo, &parts) {
-        Ok(tenant) => json(
-            200,
-            &Session {
-                faults: demo.faults.list(&tenant),
-                tenant: tenant.to_string(),
-                lock_ms: demo.lock_ms,
-                default_hold_ms: DEFAULT_HOLD_MS,
-            },
-            &[],
-        ),
-        Err(refused) => refused,
-    })
+async fn session(State(demo): State<Demo>, Scope(tenant): Scope) -> Response {
+    to_response(json(
+        200,
+        &Session {
+            faults: demo.faults.list(&tenant),
+            tenant: tenant.to_string(),
+            lock_ms: demo.lock_ms,
+            default_hold_ms: DEFAULT_HOLD_MS,
+        },
+        &[],
+    ))
 }
 
 /// `GET /api/demo/faults`: the caller's armed faults.
-async fn list_faults(State(demo): State<Demo>, request: Request) -> Response {
-    let (parts, _) = request.into_parts();
-    to_response(match scope(&demo, &parts) {
-        Ok(tenant) => json(200, &demo.faults.list(&tenant), &[]),
-        Err(refused) => refused,
-    })
+async fn list_faults(State(demo): State<Demo>, Scope(tenant): Scope) -> Response {
+    to_response(json(200, &demo.faults.list(&tenant), &[]))
 }
 
 /// `PUT /api/demo/faults` with a JSON array of faults: replaces the caller's armed faults
 /// (`[]` disarms them all) and answers what is armed now.
-async fn set_faults(State(demo): State<Demo>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let tenant = match scope(&demo, &parts) {
-        Ok(tenant) => tenant,
-        Err(refused) => return to_response(refused),
-    };
+async fn set_faults(State(demo): State<Demo>, Scope(tenant): Scope, body: Body) -> Response {
     // A fault list is a few hundred bytes; 16 KiB is plenty.
     let body = match axum::body::to_bytes(body, 16 * 1024).await {
         Ok(body) => body,
@@ -112,12 +107,7 @@ fn parse_faults(body: &Bytes) -> Result<Vec<ArmedFault>, String> {
 /// first, as PayCo's own `GET /ledger` lists them. Read from PayCo at each call: PayCo's
 /// database is the truth about what was charged, whatever the checkout recorded (a worker
 /// that crashed after the charge recorded nothing). 502 when PayCo cannot be read.
-async fn ledger(State(demo): State<Demo>, request: Request) -> Response {
-    let (parts, _) = request.into_parts();
-    let tenant = match scope(&demo, &parts) {
-        Ok(tenant) => tenant,
-        Err(refused) => return to_response(refused),
-    };
+async fn ledger(State(demo): State<Demo>, Scope(tenant): Scope) -> Response {
     let orders = match orders::list(&demo.db, &tenant, 500).await {
         Ok(orders) => orders,
         Err(e) => return to_response(storage_error(&e.into())),
@@ -143,29 +133,31 @@ fn charge_key(order: i64) -> String {
     format!("charge:{order}")
 }
 
-fn scope(demo: &Demo, parts: &Parts) -> Result<Arc<str>, HttpResponse> {
-    demo.tenants
-        .scope(&parts.headers)
-        .map_err(|e| idem_store::http::unauthorized(&e.to_string()))
-}
-
 /// Middleware: a GET without `Authorization` whose query has `access_token=demo-<uuid>` is
 /// read as `Authorization: Bearer demo-<uuid>` (RFC 6750's URI query parameter), because an
-/// `EventSource` cannot send headers. Demo tokens only: any other value is ignored (and the
-/// route answers 401), so no real tenant's credential is ever accepted from a URL. (The request
-/// log span is opened before this runs, so such requests log `scope="-"`.)
+/// `EventSource` cannot send headers. Demo tokens only: any other value is not taken, so no
+/// real tenant's credential is ever accepted from a URL; it is marked
+/// ([`QueryTokenRefused`]), and a scoped route answers 401 with `error="invalid_token"`. (The
+/// request log span is opened before this runs, so such requests log `scope="-"`.)
 pub async fn access_token(mut request: Request, next: Next) -> Response {
     if request.method() == Method::GET && !request.headers().contains_key(AUTHORIZATION) {
-        let token = request
+        let given = request
             .uri()
             .query()
             .unwrap_or("")
             .split('&')
-            .find_map(|pair| pair.strip_prefix("access_token="))
-            .filter(|token| is_demo_token(token));
-        if let Some(value) = token.and_then(|t| HeaderValue::from_str(&format!("Bearer {t}")).ok())
-        {
-            request.headers_mut().insert(AUTHORIZATION, value);
+            .find_map(|pair| pair.strip_prefix("access_token="));
+        let header = given
+            .filter(|token| is_demo_token(token))
+            .and_then(|token| HeaderValue::from_str(&format!("Bearer {token}")).ok());
+        match (given, header) {
+            (_, Some(value)) => {
+                request.headers_mut().insert(AUTHORIZATION, value);
+            }
+            (Some(_), None) => {
+                request.extensions_mut().insert(QueryTokenRefused);
+            }
+            (None, None) => {}
         }
     }
     next.run(request).await

@@ -1,0 +1,49 @@
+//! Storage operations cut at every await (`cancellation/mod.rs`) on SQLite.
+
+mod cancellation;
+#[path = "../../store/tests/shared/mod.rs"]
+mod shared;
+mod support;
+mod tables;
+
+use tables::Kind::Sqlite;
+
+#[tokio::test]
+async fn a_cut_claim_is_absent_or_committed() {
+    cancellation::a_cut_claim_is_absent_or_committed(Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_cut_takeover_keeps_the_old_lease_or_commits_the_new() {
+    cancellation::a_cut_takeover_keeps_the_old_lease_or_commits_the_new(Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_cut_begin_with_writes_all_three_rows_or_none() {
+    cancellation::a_cut_begin_with_writes_all_three_rows_or_none(Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_cut_commit_with_saves_and_updates_together_or_not_at_all() {
+    cancellation::a_cut_commit_with_saves_and_updates_together_or_not_at_all(Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_cut_commit_tx_saves_and_writes_together_or_not_at_all() {
+    cancellation::a_cut_commit_tx_saves_and_writes_together_or_not_at_all(Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_cut_release_frees_the_key_or_leaves_the_claim() {
+    cancellation::a_cut_release_frees_the_key_or_leaves_the_claim(Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_cut_process_once_records_the_effect_with_the_id_or_neither() {
+    cancellation::a_cut_process_once_records_the_effect_with_the_id_or_neither(Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_cut_prune_never_removes_a_live_claim() {
+    cancellation::a_cut_prune_never_removes_a_live_claim(Sqlite).await;
+}
