@@ -8,7 +8,7 @@
 //! | drop the response | the connection closes unanswered | the request, answered in full |
 //! | hold the response | no answer before its attempt timeout | the request, answered in full |
 //! | duplicate | the first copy's answer | the request twice, on two connections (to two servers when there are two) |
-//! | cut a few ms in | the connection closes unanswered | its client gone 1–30 ms into the request, mostly while it waits on its database |
+//! | cut a few ms in | the connection closes unanswered | its client gone 1–20 ms into the request, mostly while it waits on its database |
 //!
 //! A mock of nothing: the bytes are the clients' and the servers' own; the proxy only reads
 //! enough HTTP to know where a request ends (to drop or duplicate it whole) and what status
@@ -61,14 +61,18 @@ pub struct FaultMix {
 }
 
 impl FaultMix {
-    /// Every fault, about half of the connections untouched.
+    /// Every fault; cuts the most often (a quarter of the connections), since a request cut
+    /// while its server waits on the database is the class no other test reaches. With the
+    /// fix for pooled connections returned inside a transaction reverted (the guard armed
+    /// before `BEGIN`, the pool's net, work outliving its connection), 7 of 8 PostgreSQL runs
+    /// broke a rule with this mix, against about 3 of 8 with cuts at 18 % over 1–30 ms.
     pub const CHAOS: FaultMix = FaultMix {
-        pass: 48,
+        pass: 40,
         drop_request: 8,
         drop_response: 10,
         hold_response: 6,
         duplicate: 10,
-        cut: 18,
+        cut: 26,
     };
 
     /// The control run's: answers lost after the work ran (dropped, held, cut), often
@@ -104,7 +108,7 @@ impl FaultMix {
             3 => Fault::HoldResponse,
             4 => Fault::Duplicate,
             _ => Fault::Cut {
-                after_ms: rng.random_range(1..=30),
+                after_ms: rng.random_range(1..=20),
             },
         }
     }
