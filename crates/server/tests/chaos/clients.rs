@@ -39,7 +39,7 @@ pub enum Style {
 }
 
 /// The SDK's policy for these runs: its defaults, scaled down so a run stays short.
-pub fn policy() -> RetryPolicy {
+fn policy() -> RetryPolicy {
     RetryPolicy {
         initial_backoff_ms: 100,
         max_backoff_ms: 1_000,
@@ -269,7 +269,10 @@ async fn new_key_per_attempt(
 impl Page {
     /// Start the operation `name` of `payload` in `journal` (as `Pay` does: a new key from
     /// `keys`, or the key of the open record already journaled under `name`).
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "Operation::start's five inputs, and the page's label, name and generator"
+    )]
     fn start(
         label: String,
         name: String,
@@ -431,7 +434,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// `succeeded 201 {...}`, for the log.
-pub fn describe(kind: &OutcomeKind) -> String {
+fn describe(kind: &OutcomeKind) -> String {
     match kind {
         OutcomeKind::Succeeded { status, body } | OutcomeKind::Replayed { status, body } => {
             format!("{} {status} {}", kind.name(), excerpt(body, 120))
