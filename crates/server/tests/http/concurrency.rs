@@ -89,7 +89,7 @@ async fn two_hundred_identical_requests_execute_once_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_servers_on_one_postgres_execute_once() {
-    let url = fresh_database(Postgres::shared(), "storm").await;
+    let url = Postgres::shared().fresh_database("storm").await;
     let dir = tempfile::tempdir().unwrap();
     let payco = Service::payco(dir.path()).await;
     let one = Service::start(&checkout_args(&url, &payco, &[])).await;

@@ -5,9 +5,10 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+use support::client;
+
 mod bad_input;
 mod challenge;
-mod client;
 mod concurrency;
 mod crash;
 mod decline;

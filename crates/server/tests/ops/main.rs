@@ -5,8 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-#[path = "../http/client.rs"]
-mod client;
+use support::client;
 #[path = "../http/stack.rs"]
 mod stack;
 

@@ -1,3 +1,4 @@
+pub mod client;
 pub mod latency;
 pub mod postgres;
 pub mod process;

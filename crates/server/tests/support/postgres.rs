@@ -82,6 +82,35 @@ impl Postgres {
         &self.url
     }
 
+    /// A database of its own on this server, `NAME_<pid>` (dropped first if a run of the same
+    /// process id left one): its URL.
+    pub async fn fresh_database(&self, name: &str) -> String {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(self.url())
+            .await
+            .expect("connect to the cluster");
+        let name = format!("{name}_{}", std::process::id());
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {name}"
+        )))
+        .execute(&mut conn)
+        .await
+        .expect("drop an old database");
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut conn)
+            .await
+            .expect("create the database");
+        let base = self.url().rsplit_once('/').expect("a URL with a path").0;
+        format!("{base}/{name}")
+    }
+
+    /// The server's log so far (what PostgreSQL itself wrote: warnings, errors), or `None`
+    /// for a `DATABASE_URL` server, whose log this process cannot read.
+    pub fn log(&self) -> Option<String> {
+        let cluster = self.cluster.as_ref()?;
+        Some(std::fs::read_to_string(cluster.dir.join("log")).unwrap_or_default())
+    }
+
     /// Stops the server (fast shutdown: open connections are cut). Panics for a `DATABASE_URL`
     /// server, which this process does not own.
     pub fn stop(&self) {

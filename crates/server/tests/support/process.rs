@@ -24,7 +24,8 @@ pub struct Service {
     child: Child,
     /// `http://127.0.0.1:PORT`.
     pub url: String,
-    stderr: Lines<BufReader<ChildStderr>>,
+    /// `None` once handed to [`forward_stderr`](Self::forward_stderr).
+    stderr: Option<Lines<BufReader<ChildStderr>>>,
 }
 
 impl Service {
@@ -60,7 +61,11 @@ impl Service {
             .to_owned();
         // Keep draining stdout so the child never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
-        Service { child, url, stderr }
+        Service {
+            child,
+            url,
+            stderr: Some(stderr),
+        }
     }
 
     /// PayCo on its own SQLite file in `dir`.
@@ -85,8 +90,9 @@ impl Service {
     /// returned for diagnosis.
     pub async fn wait_for_stderr(&mut self, needle: &str, within: Duration) -> Vec<String> {
         let mut seen = Vec::new();
+        let stderr = self.stderr();
         let found = tokio::time::timeout(within, async {
-            while let Ok(Some(line)) = self.stderr.next_line().await {
+            while let Ok(Some(line)) = stderr.next_line().await {
                 let hit = line.contains(needle);
                 seen.push(line);
                 if hit {
@@ -107,8 +113,9 @@ impl Service {
     /// contains `needle`.
     pub async fn assert_no_stderr(&mut self, needle: &str) {
         let mut seen = Vec::new();
+        let stderr = self.stderr();
         while let Ok(Ok(Some(line))) =
-            tokio::time::timeout(Duration::from_millis(300), self.stderr.next_line()).await
+            tokio::time::timeout(Duration::from_millis(300), stderr.next_line()).await
         {
             seen.push(line);
         }
@@ -116,6 +123,39 @@ impl Service {
             !seen.iter().any(|l| l.contains(needle)),
             "stderr has {needle:?}: {seen:#?}"
         );
+    }
+
+    fn stderr(&mut self) -> &mut Lines<BufReader<ChildStderr>> {
+        self.stderr
+            .as_mut()
+            .expect("stderr is read here unless it was forwarded")
+    }
+
+    /// Hand every stderr line, now and later, to `sink` (a log), so that a long run never
+    /// blocks the child on a full pipe. The `*_stderr` methods cannot be used afterwards.
+    pub fn forward_stderr(&mut self, mut sink: impl FnMut(String) + Send + 'static) {
+        let Some(mut stderr) = self.stderr.take() else {
+            return;
+        };
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = stderr.next_line().await {
+                sink(line);
+            }
+        });
+    }
+
+    /// Send `signal` (`STOP`, `CONT`, ...) to the process with `kill -s`.
+    pub fn signal(&self, signal: &str) {
+        let sent = std::process::Command::new("kill")
+            .args(["-s", signal, &self.pid().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -s {signal} {}", self.pid());
+    }
+
+    /// Whether the process has exited (without waiting).
+    pub fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
     /// The child's process id (to send it a signal).
@@ -131,8 +171,11 @@ impl Service {
             .expect("wait for the service")
     }
 
-    /// SIGKILL the process and reap it.
+    /// SIGKILL the process and reap it (nothing to do if it already exited).
     pub async fn kill(mut self) {
+        if self.has_exited() {
+            return;
+        }
         self.child.kill().await.expect("SIGKILL the service");
     }
 }

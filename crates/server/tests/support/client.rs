@@ -8,7 +8,7 @@ use std::time::Duration;
 use idem_store::http::Problem;
 use serde_json::Value;
 
-use crate::support::process::{Service, MERCHANT};
+use super::process::{Service, MERCHANT};
 
 /// One answer, whole.
 #[derive(Debug, Clone)]

@@ -1,0 +1,225 @@
+//! The `serve` processes of a run, and the nemesis that acts on them at the plan's times:
+//! SIGKILL and restart on the same port and database, SIGSTOP for longer than a lease then
+//! SIGCONT, and idem-server's own failpoints (`hang`, `crash`) armed for a moment. The
+//! failpoints' third action, `panic`, is left out: it answers a 500 by design, and the
+//! checker holds every run to "no 500".
+
+use std::{sync::Arc, time::Duration};
+
+use tokio::{
+    sync::{Mutex, Notify},
+    task::JoinHandle,
+};
+
+use crate::{
+    log::{Clock, Log},
+    plan::{Action, Event},
+    support::process::Service,
+};
+
+/// The least time between the end of one event and the start of the next, in ms.
+const GAP_MS: u64 = 1_000;
+
+/// One `serve`: its command, its port, and the process while it runs.
+struct Slot {
+    args: Vec<String>,
+    /// `127.0.0.1:PORT`, the same across restarts (the fault proxies keep pointing at it).
+    listen: String,
+    running: Option<Service>,
+}
+
+/// The run's `serve` processes.
+#[derive(Clone)]
+pub struct Servers {
+    slots: Arc<Mutex<Vec<Slot>>>,
+    log: Log,
+}
+
+impl Servers {
+    /// Start one `serve` per entry of `commands` (one after the other: the first creates the
+    /// schema).
+    pub async fn start(commands: Vec<Vec<String>>, log: Log) -> Servers {
+        let mut slots = Vec::new();
+        for (i, args) in commands.into_iter().enumerate() {
+            let service = Service::start(&args).await;
+            let listen = service.addr().to_owned();
+            let mut slot = Slot {
+                args,
+                listen,
+                running: None,
+            };
+            slot.run(service, i, &log);
+            slots.push(slot);
+        }
+        Servers {
+            slots: Arc::new(Mutex::new(slots)),
+            log,
+        }
+    }
+
+    /// Their `host:port`s.
+    pub async fn addrs(&self) -> Vec<String> {
+        self.slots
+            .lock()
+            .await
+            .iter()
+            .map(|s| s.listen.clone())
+            .collect()
+    }
+
+    /// The counter `name` (`idem_…_total`) from each `serve`'s `GET /metrics`, as
+    /// (`serveN`, value). Every `serve` runs when this is asked (the nemesis has stopped).
+    pub async fn counter(&self, name: &str) -> Vec<(String, u64)> {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .expect("reqwest client");
+        let mut values = Vec::new();
+        for (i, addr) in self.addrs().await.into_iter().enumerate() {
+            let text = http
+                .get(format!("http://{addr}/metrics"))
+                .send()
+                .await
+                .expect("GET /metrics")
+                .text()
+                .await
+                .expect("read /metrics");
+            let value = text
+                .lines()
+                .find_map(|line| line.strip_prefix(name)?.trim().parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("serve{i} has no {name} in {text}"));
+            self.log.line(format!("serve{i}: {name} {value}"));
+            values.push((format!("serve{i}"), value));
+        }
+        values
+    }
+
+    /// SIGKILL every `serve`.
+    pub async fn kill_all(&self) {
+        for (i, slot) in self.slots.lock().await.iter_mut().enumerate() {
+            if let Some(service) = slot.running.take() {
+                service.kill().await;
+                self.log.line(format!("final: SIGKILL serve{i}"));
+            }
+        }
+    }
+
+    /// Start `serve` number `i` again (after [`kill_all`](Self::kill_all)); its URL.
+    pub async fn restart(&self, i: usize) -> String {
+        let mut slots = self.slots.lock().await;
+        let slot = &mut slots[i];
+        slot.restart(i, &self.log).await;
+        format!("http://{}", slot.listen)
+    }
+
+    /// Carry out one event; a restart, if any, is done before this returns.
+    async fn act(&self, event: Event, http: &reqwest::Client) {
+        let mut slots = self.slots.lock().await;
+        let i = event.server;
+        let Some(slot) = slots.get_mut(i) else {
+            return;
+        };
+        let log = &self.log;
+        match event.action {
+            Action::Kill { restart_after_ms } => {
+                if let Some(service) = slot.running.take() {
+                    service.kill().await;
+                }
+                log.line(format!("nemesis: SIGKILL serve{i}"));
+                tokio::time::sleep(Duration::from_millis(restart_after_ms)).await;
+                slot.restart(i, log).await;
+            }
+            Action::Pause { ms } => {
+                let Some(service) = slot.running.as_ref() else {
+                    return;
+                };
+                service.signal("STOP");
+                log.line(format!("nemesis: SIGSTOP serve{i} for {ms} ms"));
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                service.signal("CONT");
+                log.line(format!("nemesis: SIGCONT serve{i}"));
+            }
+            Action::Failpoint { step, action, ms } => {
+                let url = format!("http://{}/api/failpoints/{step}", slot.listen);
+                let set = |action: &'static str| http.put(&url).body(action).send();
+                match set(action).await {
+                    Ok(r) => log.line(format!("nemesis: serve{i} {step}={action}: {}", r.status())),
+                    Err(e) => log.line(format!("nemesis: serve{i} {step}={action} not set: {e}")),
+                }
+                let armed_until = tokio::time::Instant::now() + Duration::from_millis(ms);
+                while tokio::time::Instant::now() < armed_until {
+                    if slot.running.as_mut().is_some_and(|s| s.has_exited()) {
+                        log.line(format!("nemesis: serve{i} crashed at {step}; restarting"));
+                        slot.running = None;
+                        slot.restart(i, log).await;
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                match set("off").await {
+                    Ok(r) => log.line(format!("nemesis: serve{i} {step}=off: {}", r.status())),
+                    Err(e) => log.line(format!("nemesis: serve{i} {step}=off not set: {e}")),
+                }
+            }
+        }
+    }
+}
+
+impl Slot {
+    /// Keep `service` as the running process, its stderr going to the log.
+    fn run(&mut self, mut service: Service, i: usize, log: &Log) {
+        let log = log.clone();
+        service.forward_stderr(move |line| log.line(format!("serve{i} stderr: {line}")));
+        self.running = Some(service);
+    }
+
+    /// The same command on the same port; the process that ran there must be gone.
+    async fn restart(&mut self, i: usize, log: &Log) {
+        let service = Service::start_on(&self.listen, &self.args).await;
+        log.line(format!("serve{i} restarted on {}", self.listen));
+        self.run(service, i, log);
+    }
+}
+
+/// The nemesis, running the plan's events at their times until told to stop.
+pub struct Nemesis {
+    stop: Arc<Notify>,
+    task: JoinHandle<()>,
+}
+
+impl Nemesis {
+    /// Run `events`, their times counted from `t0` on `clock`.
+    pub fn start(servers: Servers, events: Vec<Event>, clock: Clock, t0: u64) -> Nemesis {
+        let stop = Arc::new(Notify::new());
+        let stopped = stop.clone();
+        let task = tokio::spawn(async move {
+            let http = reqwest::Client::builder()
+                .no_proxy()
+                .timeout(Duration::from_secs(2))
+                .build()
+                .expect("reqwest client");
+            let mut ended = 0;
+            for event in events {
+                // At its time, and never sooner than a second after the last one ended: a
+                // late restart must not leave the servers down or stopped most of the run.
+                let at = (t0 + event.at_ms).max(ended + GAP_MS);
+                tokio::select! {
+                    () = clock.sleep_until(at) => {}
+                    () = stopped.notified() => return,
+                }
+                servers.act(event, &http).await;
+                ended = clock.now_ms();
+            }
+        });
+        Nemesis { stop, task }
+    }
+
+    /// Stop before the next event; the one under way finishes first (a paused server is
+    /// continued, a killed one restarted).
+    pub async fn stop(self) {
+        // A permit is kept if the task is not waiting right now: it stops at its next wait.
+        self.stop.notify_one();
+        self.task.await.expect("the nemesis task");
+    }
+}

@@ -1,0 +1,243 @@
+//! The seed, and everything drawn from it before a run starts: the checkouts (payload, card,
+//! shape, start time, each one's own seed for its fault proxy and its clients) and the
+//! nemesis's schedule. A proxy draws one fault per connection from its checkout's seed as the
+//! connections come, so the k-th connection of checkout n meets the same fault for the same
+//! seed. What threads, processes and PostgreSQL do in between is not seeded: a seed replays
+//! the schedule, not the interleaving.
+
+use std::fmt;
+
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// The environment variable that replaces every run's default seed.
+pub const SEED_ENV: &str = "IDEM_CHAOS_SEED";
+
+/// Every claim's lease (`--lock-ms`): short, so stale claims are taken over within a run.
+pub const LOCK_MS: u64 = 1_000;
+/// How long a client waits for one attempt's answer before it gives up on it and closes the
+/// connection (the SDK's `attempt_timeout_ms`).
+pub const ATTEMPT_TIMEOUT_MS: u64 = 1_500;
+/// How long a held response is held: past the client's attempt timeout.
+pub const HOLD_MS: u64 = ATTEMPT_TIMEOUT_MS + 700;
+/// How long a client keeps retrying one checkout (the SDK's `retry_window_ms`).
+pub const RETRY_WINDOW_MS: u64 = 8_000;
+/// How long the nemesis stops a server: longer than a lease, so its claims go stale.
+pub const PAUSE_MS: u64 = LOCK_MS + 600;
+
+/// The seeds to run: the one `IDEM_CHAOS_SEED` names when set, else `defaults`.
+pub fn seeds(defaults: &[u64]) -> Vec<u64> {
+    match std::env::var(SEED_ENV) {
+        Ok(text) => vec![text
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{SEED_ENV}={text:?} is not a u64"))],
+        Err(_) => defaults.to_vec(),
+    }
+}
+
+/// A run's size.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizes {
+    /// Logical checkouts.
+    pub checkouts: usize,
+    /// Their start times are spread over this many ms.
+    pub spread_ms: u64,
+    /// `serve` processes (the nemesis picks among them).
+    pub servers: usize,
+    /// Whether the nemesis acts at all.
+    pub nemesis: bool,
+}
+
+/// What one checkout pays for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Payload {
+    /// Unique in the run: the checker finds a checkout's orders by it.
+    pub cart: String,
+    pub amount: i64,
+    /// `tok_visa` (charged) or `tok_decline` (PayCo declines it, always).
+    pub card: &'static str,
+}
+
+impl Payload {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({ "cart": self.cart, "amount": self.amount, "card": self.card })
+    }
+}
+
+/// How a checkout's client behaves.
+#[derive(Clone, Debug)]
+pub enum Shape {
+    /// One operation.
+    Single,
+    /// Pay pressed twice: two operations of one journal entry (one key, the same bytes),
+    /// sent concurrently.
+    DoubleClick,
+    /// Another payload sent under the same key `after_ms` after the first operation started:
+    /// a page that reuses a key, or a second device.
+    OtherPayload { after_ms: u64, other: Payload },
+}
+
+/// One logical checkout.
+#[derive(Clone, Debug)]
+pub struct CheckoutPlan {
+    pub index: usize,
+    pub start_ms: u64,
+    pub payload: Payload,
+    pub shape: Shape,
+    /// Its fault proxy's and its clients' generator.
+    pub seed: u64,
+}
+
+impl CheckoutPlan {
+    /// `c07`: how the log names it.
+    pub fn label(&self) -> String {
+        format!("c{:02}", self.index)
+    }
+}
+
+/// What the nemesis does to one `serve`.
+#[derive(Clone, Copy, Debug)]
+pub enum Action {
+    /// SIGKILL, then the same command on the same port and database after `restart_after_ms`.
+    Kill { restart_after_ms: u64 },
+    /// SIGSTOP for `ms` (longer than a lease), then SIGCONT.
+    Pause { ms: u64 },
+    /// Arm the failpoint `step` with `action` for `ms`: `hang` (a request stops there holding
+    /// its claim until its client gives up) or `crash` (the process aborts; it is restarted).
+    Failpoint {
+        step: &'static str,
+        action: &'static str,
+        ms: u64,
+    },
+}
+
+/// One nemesis action at a time of the run.
+#[derive(Clone, Copy, Debug)]
+pub struct Event {
+    pub at_ms: u64,
+    pub server: usize,
+    pub action: Action,
+}
+
+/// Everything a seed decides before the run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub seed: u64,
+    pub checkouts: Vec<CheckoutPlan>,
+    pub nemesis: Vec<Event>,
+}
+
+const STEPS: [&str; 3] = ["after-claim", "after-charge", "before-commit"];
+
+impl Plan {
+    pub fn draw(seed: u64, sizes: Sizes) -> Plan {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut checkouts: Vec<CheckoutPlan> = (0..sizes.checkouts)
+            .map(|index| {
+                // Every run has every combination of card and shape (4 × 3 divides the
+                // count): a quarter of the checkouts decline, a third are double clicks, a
+                // third send another payload under their key. The seed decides the rest.
+                let payload = Payload {
+                    cart: format!("cart-{index:02}"),
+                    amount: 1_000 + index as i64,
+                    card: if index % 4 == 0 {
+                        "tok_decline"
+                    } else {
+                        "tok_visa"
+                    },
+                };
+                let shape = match index % 3 {
+                    1 => Shape::DoubleClick,
+                    2 => Shape::OtherPayload {
+                        after_ms: rng.random_range(0..=1_500),
+                        other: Payload {
+                            cart: format!("cart-{index:02}-other"),
+                            amount: 5_000 + index as i64,
+                            card: if rng.random_bool(0.2) {
+                                "tok_decline"
+                            } else {
+                                "tok_visa"
+                            },
+                        },
+                    },
+                    _ => Shape::Single,
+                };
+                CheckoutPlan {
+                    index,
+                    start_ms: rng.random_range(0..=sizes.spread_ms),
+                    payload,
+                    shape,
+                    seed: rng.next_u64(),
+                }
+            })
+            .collect();
+        checkouts.sort_by_key(|c| c.start_ms);
+        let mut nemesis = Vec::new();
+        let mut at_ms = 800;
+        while sizes.nemesis && at_ms < sizes.spread_ms + RETRY_WINDOW_MS / 2 {
+            let action = match rng.random_range(0..100) {
+                0..30 => Action::Kill {
+                    restart_after_ms: rng.random_range(50..=400),
+                },
+                30..55 => Action::Pause { ms: PAUSE_MS },
+                55..75 => Action::Failpoint {
+                    step: STEPS[rng.random_range(0..STEPS.len())],
+                    action: "hang",
+                    ms: 1_200,
+                },
+                _ => Action::Failpoint {
+                    step: STEPS[rng.random_range(0..STEPS.len())],
+                    action: "crash",
+                    ms: 1_200,
+                },
+            };
+            nemesis.push(Event {
+                at_ms,
+                server: rng.random_range(0..sizes.servers),
+                action,
+            });
+            at_ms += rng.random_range(1_500..=2_800);
+        }
+        Plan {
+            seed,
+            checkouts,
+            nemesis,
+        }
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "seed {}", self.seed)?;
+        for c in &self.checkouts {
+            let p = &c.payload;
+            write!(
+                f,
+                "  {} at {} ms: {} {} {}",
+                c.label(),
+                c.start_ms,
+                p.cart,
+                p.amount,
+                p.card
+            )?;
+            match &c.shape {
+                Shape::Single => writeln!(f)?,
+                Shape::DoubleClick => writeln!(f, ", double click")?,
+                Shape::OtherPayload { after_ms, other } => writeln!(
+                    f,
+                    ", then {} {} {} under the same key {after_ms} ms later",
+                    other.cart, other.amount, other.card
+                )?,
+            }
+        }
+        for e in &self.nemesis {
+            writeln!(
+                f,
+                "  nemesis at {} ms on serve{}: {:?}",
+                e.at_ms, e.server, e.action
+            )?;
+        }
+        Ok(())
+    }
+}
