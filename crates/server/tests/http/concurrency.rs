@@ -8,7 +8,7 @@ use tokio::sync::Barrier;
 
 use crate::{
     client::{self, Answer},
-    stack::{fresh_database, Stack},
+    stack::Stack,
     support::{
         postgres::Postgres,
         process::{checkout_args, Service, TENANT_A},

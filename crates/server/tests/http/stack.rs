@@ -29,7 +29,7 @@ impl Stack {
     /// Like [`sqlite`](Self::sqlite), the checkout on a fresh database `name` of the shared
     /// PostgreSQL cluster.
     pub async fn postgres(name: &str, extra: &[&str]) -> Stack {
-        let url = fresh_database(Postgres::shared(), name).await;
+        let url = Postgres::shared().fresh_database(name).await;
         let dir = tempfile::tempdir().expect("a temporary folder");
         let payco = Service::payco(dir.path()).await;
         let server = Service::start(&checkout_args(&url, &payco, extra)).await;
@@ -44,25 +44,4 @@ impl Stack {
     pub fn url(&self) -> &str {
         &self.server.url
     }
-}
-
-/// A database of its own on the shared cluster.
-pub async fn fresh_database(pg: &Postgres, name: &str) -> String {
-    use sqlx::Connection;
-    let mut conn = sqlx::PgConnection::connect(pg.url())
-        .await
-        .expect("connect to the cluster");
-    let name = format!("{name}_{}", std::process::id());
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name}"
-    )))
-    .execute(&mut conn)
-    .await
-    .expect("drop an old database");
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut conn)
-        .await
-        .expect("create the database");
-    let base = pg.url().rsplit_once('/').expect("a URL with a path").0;
-    format!("{base}/{name}")
 }
