@@ -9,7 +9,7 @@ use yew::prelude::*;
 use crate::browser;
 use crate::components::checkout::checkout;
 use crate::components::header::header;
-use crate::components::help::help;
+use crate::components::help::{help, use_help_focus};
 use crate::components::keyboard::{use_keyboard, ScenarioKeys};
 use crate::components::lab_view::LabView;
 use crate::components::ledger::Ledger;
@@ -59,12 +59,20 @@ pub fn App() -> Html {
         ..Clock::default()
     });
     let ui = {
-        let projector = session.boot_info().projector;
-        use_reducer(move || Ui::new(projector))
+        let (projector, tab) = (session.boot_info().projector, session.boot_info().tab);
+        use_reducer(move || Ui {
+            tab: Tab::at(tab),
+            ..Ui::new(projector)
+        })
     };
     {
         let session = session.clone();
         use_effect_with(ui.projector, move |on| session.set_projector(*on));
+    }
+    {
+        // The tab is in the link too: a link opens where its sender was.
+        let session = session.clone();
+        use_effect_with(ui.tab, move |tab| session.set_tab(tab.index()));
     }
     {
         // A link's tour step: shown at the moment the link was saved, or run afresh.
@@ -102,6 +110,7 @@ pub fn App() -> Html {
     use_tour_steps(&ui, &scenarios, real_on);
     let share = use_share_state(&session);
     use_keyboard(&session, &clock, &ui, scenario_keys, real_on);
+    use_help_focus(ui.help);
 
     use_first_snapshot_and_save_on_leave(&session);
     let save_soon = use_save_soon(&session);
@@ -163,8 +172,8 @@ fn use_scenarios(
         let settings = settings.clone();
         use_effect_with(menu.rev, move |rev| {
             if let (true, Some(i)) = (*rev > 0, m.selected) {
-                if let Some(strategy) = session.start_scenario(i, m.fixed) {
-                    settings.dispatch(SettingsAction::Strategy(strategy));
+                if let Some(shown) = session.start_scenario(i, m.fixed) {
+                    settings.dispatch(SettingsAction::Show(Box::new(shown)));
                 }
                 clock.dispatch(ClockAction::Play);
                 ui.dispatch(UiAction::Open(Tab::Sequence));

@@ -89,6 +89,19 @@ impl Tab {
         }
     }
 
+    /// Its place in the tab bar (what a link keeps).
+    pub fn index(self) -> u8 {
+        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0) as u8
+    }
+
+    /// The tab at `index` in the tab bar (the first for anything else).
+    pub fn at(index: u8) -> Tab {
+        Tab::ALL
+            .get(usize::from(index))
+            .copied()
+            .unwrap_or(Tab::Server)
+    }
+
     /// The tab shown while this one is open: real mode has no run to put on a timeline or a
     /// lab, so it shows the server's view instead of those.
     pub fn shown(self, real: bool) -> Tab {

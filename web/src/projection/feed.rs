@@ -14,7 +14,9 @@ pub fn short(key: &str) -> &str {
     key.get(..8).unwrap_or(key)
 }
 
-/// The feed, and where in the store's log and PayCo's ledger it stopped.
+/// The feed, and where in the store's log and PayCo's ledger it stopped. A new one starts from
+/// the beginning of both (the last [`FEED_CAP`] lines): a rebuilt run (a link, `←`/`→`) shows
+/// the lines its world made.
 #[derive(Default)]
 pub struct Feed {
     store_cursor: u64,
@@ -24,15 +26,6 @@ pub struct Feed {
 }
 
 impl Feed {
-    /// A feed that starts now: what happened before (a replayed run) is in the tables already.
-    pub fn after(world: &World) -> Feed {
-        Feed {
-            store_cursor: world.store().next_event_seq(),
-            charge_cursor: world.payco().charges().len(),
-            ..Feed::default()
-        }
-    }
-
     /// The feed with what happened since the last call and the page's `notes`.
     pub fn update(&mut self, world: &World, notes: Vec<EventRow>) -> Rc<Vec<Rc<EventRow>>> {
         // One feed, in time order; sequence numbers give every line a stable identity.

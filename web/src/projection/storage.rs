@@ -1,11 +1,13 @@
-//! The Pay button's localStorage record, as idem-client wrote it: read from the real storage
-//! item, decoded by idem-client's own codec; once the operation finished and its record went,
-//! the last one read, marked with the outcome.
+//! The localStorage record of the checkout the cart shows (Pay's, or a scenario's), as
+//! idem-client wrote it: read from the real storage item, decoded by idem-client's own codec.
+//! While the operation is open: its key, payload and attempts; once it settled, the settled
+//! entry the SDK keeps (key and status, no payload: what the sequence diagram's "journal keeps"
+//! mark says); should the item go, the last one read, marked with the outcome.
 
 use std::rc::Rc;
 
-use idem_client::journal::decode;
-use idem_client::RecordState;
+use idem_client::journal::decode_entry;
+use idem_client::{Entry, RecordState};
 use idem_sim::{op_name, CheckoutId, CheckoutOutcome, World};
 
 use crate::journal::PageJournal;
@@ -22,19 +24,19 @@ pub struct Storage {
 }
 
 impl Storage {
-    /// The record of checkout `current` now; the same `Rc` while it does not change.
+    /// The record of checkout `shown` (the cart's) now; the same `Rc` while it does not change.
     pub fn record(
         &mut self,
         world: &World,
         journal: &PageJournal,
-        current: Option<CheckoutId>,
+        shown: Option<CheckoutId>,
     ) -> Option<Rc<StorageRecord>> {
-        if self.of != current {
-            // Pay started another checkout: the old record is not its.
-            self.of = current;
+        if self.of != shown {
+            // Pay (or a scenario) started another checkout: the old record is not its.
+            self.of = shown;
             self.last = None;
         }
-        let now = current.and_then(|c| self.read(world, journal, c));
+        let now = shown.and_then(|c| self.read(world, journal, c));
         self.shown = match (self.shown.take(), now) {
             (Some(old), Some(new)) if *old == new => Some(old),
             (_, new) => new.map(Rc::new),
@@ -50,8 +52,8 @@ impl Storage {
     ) -> Option<StorageRecord> {
         let name = op_name(c);
         let raw = journal.raw(&name);
-        match raw.as_deref().map(|t| decode(&name, t)) {
-            Some(Ok(r)) => {
+        match raw.as_deref().map(|t| decode_entry(&name, t)) {
+            Some(Ok(Entry::Open(r))) => {
                 let state = match r.state {
                     RecordState::Pending => "pending".to_string(),
                     RecordState::Unknown { .. } => {
@@ -69,6 +71,19 @@ impl Storage {
                 self.last = Some(rec.clone());
                 Some(rec)
             }
+            Some(Ok(Entry::Settled(s))) => Some(StorageRecord {
+                storage_key: journal.storage_key(&name),
+                key: s.key.to_string(),
+                payload: "none: a settled entry keeps no payload".to_string(),
+                attempts: s.attempts,
+                state: [
+                    "settled: ",
+                    &s.status.to_string(),
+                    ", the key kept for a re-send",
+                ]
+                .concat(),
+                raw: raw.unwrap_or_default(),
+            }),
             Some(Err(e)) => Some(StorageRecord {
                 storage_key: journal.storage_key(&name),
                 key: String::new(),

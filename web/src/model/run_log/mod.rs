@@ -44,6 +44,9 @@ pub struct RunLog {
     pub projector: bool,
     /// The guided tour's step (0-based), while it is open (page only).
     pub tour: Option<u8>,
+    /// The central tab open, by its place in the tab bar (0: the first; page only), so a link
+    /// opens where its sender was.
+    pub tab: u8,
 }
 
 impl RunLog {
@@ -65,6 +68,7 @@ impl RunLog {
             scenario: None,
             projector: false,
             tour: None,
+            tab: 0,
         }
     }
 
