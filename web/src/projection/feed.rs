@@ -184,4 +184,20 @@ mod tests {
         );
         assert!(merge_in_time(Vec::new(), Vec::new()).is_empty());
     }
+
+    #[test]
+    fn a_new_feed_starts_with_what_the_world_already_did() {
+        // A rebuilt run (a link, ← or →): its feed is the world's lines so far, not empty.
+        let mut config = idem_sim::SimConfig::default();
+        config.workload.orders = 0;
+        let mut w = World::new(config);
+        w.drop_next_response();
+        w.start_checkout(idem_sim::Strategy::SameKey).unwrap();
+        w.finish();
+        let lines = Feed::default().update(&w, Vec::new());
+        let kinds: Vec<EventKind> = lines.iter().map(|l| l.kind).collect();
+        for k in [EventKind::Claimed, EventKind::Charged, EventKind::Replayed] {
+            assert!(kinds.contains(&k), "{k:?} in {kinds:?}");
+        }
+    }
 }

@@ -107,3 +107,61 @@ impl Storage {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use idem_sim::{SimConfig, Strategy, Workload};
+
+    use super::*;
+
+    /// A quiet world whose checkouts started with `host_journal` use `journal`, as the page's.
+    fn world_with(journal: &PageJournal) -> World {
+        let mut w = World::new(SimConfig {
+            workload: Workload {
+                orders: 0,
+                ..Workload::default()
+            },
+            ..SimConfig::default()
+        });
+        w.attach_journal(Box::new(journal.clone()));
+        w
+    }
+
+    #[test]
+    fn the_record_while_open_then_the_settled_entry_the_journal_keeps() {
+        let journal = PageJournal::new();
+        let mut w = world_with(&journal);
+        let c = w
+            .start_checkout_with(Strategy::SameKey, Some(2590), true)
+            .unwrap();
+        let mut panel = Storage::default();
+        let open = panel.record(&w, &journal, Some(c)).expect("written first");
+        assert_eq!(open.state, "pending");
+        assert!(open.payload.contains("\"amount\":2590"), "{}", open.payload);
+        let key = open.key.clone();
+        w.finish();
+        // Never read while it was open (a scenario that ran to its pause in one tick): the
+        // panel reads the settled entry itself.
+        let settled = Storage::default()
+            .record(&w, &journal, Some(c))
+            .expect("kept once settled");
+        assert_eq!(settled.key, key);
+        assert!(
+            settled.state.starts_with("settled: 201"),
+            "{}",
+            settled.state
+        );
+        assert!(!settled.payload.contains("2590"), "no payload kept");
+        assert_eq!(settled.storage_key, "idem:checkout:co_1");
+    }
+
+    #[test]
+    fn nothing_for_a_page_without_a_key() {
+        let journal = PageJournal::new();
+        let mut w = world_with(&journal);
+        let c = w
+            .start_checkout_with(Strategy::NoKey, Some(2590), true)
+            .unwrap();
+        assert_eq!(Storage::default().record(&w, &journal, Some(c)), None);
+    }
+}
