@@ -1,6 +1,8 @@
 //! The page: reducers, effects and the layout. Panels live in `components/`; they get the
 //! reducers' handles as props or arguments (no contexts: each costs the bundle a provider).
 
+use std::rc::Rc;
+
 use gloo_timers::callback::Interval;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -9,7 +11,7 @@ use yew::prelude::*;
 use crate::browser;
 use crate::components::checkout::checkout;
 use crate::components::header::header;
-use crate::components::help::{help, use_help_focus};
+use crate::components::help::help;
 use crate::components::keyboard::{use_keyboard, ScenarioKeys};
 use crate::components::lab_view::LabView;
 use crate::components::ledger::Ledger;
@@ -70,11 +72,6 @@ pub fn App() -> Html {
         use_effect_with(ui.projector, move |on| session.set_projector(*on));
     }
     {
-        // The tab is in the link too: a link opens where its sender was.
-        let session = session.clone();
-        use_effect_with(ui.tab, move |tab| session.set_tab(tab.index()));
-    }
-    {
         // A link's tour step: shown at the moment the link was saved, or run afresh.
         let (ui, tour) = (ui.clone(), session.boot_info().tour);
         use_effect_with((), move |_| {
@@ -110,7 +107,6 @@ pub fn App() -> Html {
     use_tour_steps(&ui, &scenarios, real_on);
     let share = use_share_state(&session);
     use_keyboard(&session, &clock, &ui, scenario_keys, real_on);
-    use_help_focus(ui.help);
 
     use_first_snapshot_and_save_on_leave(&session);
     let save_soon = use_save_soon(&session);
@@ -173,10 +169,13 @@ fn use_scenarios(
         use_effect_with(menu.rev, move |rev| {
             if let (true, Some(i)) = (*rev > 0, m.selected) {
                 if let Some(shown) = session.start_scenario(i, m.fixed) {
-                    settings.dispatch(SettingsAction::Show(Box::new(shown)));
+                    // The batch size stays as the page had it.
+                    let batch = settings.batch.clone();
+                    settings.dispatch(SettingsAction::Show(Rc::new(Settings { batch, ..shown })));
                 }
                 clock.dispatch(ClockAction::Play);
                 ui.dispatch(UiAction::Open(Tab::Sequence));
+                session.set_tab(Tab::Sequence.index());
             }
         });
     }

@@ -80,13 +80,6 @@ pub fn page_url() -> String {
         .unwrap_or_default()
 }
 
-/// The element focused now (to give focus back later), if any.
-pub fn focused() -> Option<web_sys::HtmlElement> {
-    use wasm_bindgen::JsCast;
-    let el = web_sys::window()?.document()?.active_element()?;
-    el.dyn_into().ok()
-}
-
 /// Focus the first element matching `selector`; `false` when there is none.
 pub fn focus(selector: &str) -> bool {
     use wasm_bindgen::JsCast;

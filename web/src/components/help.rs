@@ -1,6 +1,6 @@
 //! The help overlay: every keyboard shortcut (`?` opens and closes it, Escape closes it). A
 //! modal dialog: opening it moves focus to its Close button, Tab stays there (the one control
-//! inside), and closing it gives focus back to where it was.
+//! inside), and closing it gives focus back to the `?` button.
 
 use yew::prelude::*;
 
@@ -13,18 +13,23 @@ const KEYS: &str = "<dl class=\"keys\"><dt><kbd>Space</kbd></dt><dd>play / pause
 /// The dialog's Close button.
 const CLOSE: &str = "[data-testid=help-close]";
 
-/// Move focus into the dialog when it opens (`open`), and back to where it was when it closes.
-#[hook]
-pub fn use_help_focus(open: bool) {
-    let before = use_mut_ref(|| None::<web_sys::HtmlElement>);
-    use_effect_with(open, move |open| {
-        if *open {
-            *before.borrow_mut() = browser::focused();
-            browser::focus(CLOSE);
-        } else if let Some(el) = before.borrow_mut().take() {
-            let _ = el.focus();
-        }
+/// Open (`open`) or close the dialog with `ui`, and move focus with it: once the dialog is drawn,
+/// to its Close button; once it is gone, back to the `?` button that opens it. (After the next
+/// paint, in a task of its own: no hook, no effect, so nothing more in the bundle than this.)
+pub fn show_help(ui: &UseReducerHandle<Ui>, open: bool) {
+    // `open` is `!ui.help` when toggling: the toggle opens it.
+    ui.dispatch(if open {
+        UiAction::ToggleHelp
+    } else {
+        UiAction::CloseHelp
     });
+    browser::after_paint(Box::new(move || {
+        browser::focus(if open {
+            CLOSE
+        } else {
+            "[data-testid=help-open]"
+        });
+    }));
 }
 
 /// The overlay (rendered only while open). A function, not a component: a component type
@@ -32,7 +37,7 @@ pub fn use_help_focus(open: bool) {
 pub fn help(ui: &UseReducerHandle<Ui>) -> Html {
     let close = {
         let ui = ui.clone();
-        Callback::from(move |_| ui.dispatch(UiAction::CloseHelp))
+        Callback::from(move |_| show_help(&ui, false))
     };
     // The Close button is the dialog's one control: Tab and Shift+Tab stay on it.
     let trap = Callback::from(|e: KeyboardEvent| {

@@ -65,9 +65,9 @@ pub fn share_bar(
     let real = view.real.is_some();
     let (link, error) = (state.link.clone(), state.error.clone());
     let copy = {
-        let (session, link) = (session.clone(), link.clone());
+        let (session, link, tab) = (session.clone(), link.clone(), ui.tab.index());
         Callback::from(move |_| {
-            let url = session.share_link();
+            let url = session.share_link(tab);
             if let Some(w) = web_sys::window() {
                 // The promise's outcome does not matter: the link is also shown in a field.
                 let _ = w.navigator().clipboard().write_text(&url);
@@ -91,7 +91,7 @@ pub fn share_bar(
     };
     let help = {
         let ui = ui.clone();
-        Callback::from(move |_| ui.dispatch(UiAction::ToggleHelp))
+        Callback::from(move |_| super::help::show_help(&ui, !ui.help))
     };
     let dismiss = {
         let error = error.clone();
@@ -114,9 +114,13 @@ pub fn share_bar(
                 // The tab list holds the tabs only; the classroom buttons sit beside it.
                 <div class="tablist" role="tablist" aria-label="Views">
                 { for Tab::ALL.iter().filter(|&&t| t.shown(real) == t).map(|&t| {
-                    let ui = ui.clone();
+                    let (ui, session) = (ui.clone(), session.clone());
                     let selected = ui.tab.shown(real) == t;
-                    let onclick = Callback::from(move |_| ui.dispatch(UiAction::Open(t)));
+                    // The tab goes into the run log too: a link opens where its sender was.
+                    let onclick = Callback::from(move |_| {
+                        ui.dispatch(UiAction::Open(t));
+                        session.set_tab(t.index());
+                    });
                     html! {
                         <button role="tab" class={classes!("tab", selected.then_some("active"))}
                             data-testid={["tab-", t.name()].concat()} aria-selected={selected.to_string()} {onclick}>

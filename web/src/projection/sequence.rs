@@ -77,22 +77,25 @@ fn http_text(start: &str, headers: &[(String, String)], body: &str) -> String {
     out
 }
 
-/// Checkout `c`'s messages as the diagram numbers them: each message of the history's log
-/// (by its id) and where it went in the trace.
+/// Checkout `c`'s messages as the diagram numbers them, by their history ids: the trace's
+/// messages in order, and its requests in the order they left (request `n` is `#n+1`).
 struct Numbering {
-    /// History message id → index in the trace's messages.
-    index: Vec<(u32, usize)>,
-    /// History message id of each request → its number on the diagram (1, 2, … in send order).
-    requests: Vec<(u32, u32)>,
+    msgs: Vec<u32>,
+    requests: Vec<u32>,
 }
 
 impl Numbering {
+    /// History message `id`'s index in the trace's messages.
     fn index(&self, id: u32) -> Option<usize> {
-        self.index.iter().find(|e| e.0 == id).map(|e| e.1)
+        self.msgs.iter().position(|&m| m == id)
     }
 
-    fn request(&self, id: u32) -> u32 {
-        self.requests.iter().find(|e| e.0 == id).map_or(0, |e| e.1)
+    /// The diagram's number of request `id` (0 if it is none of this checkout's).
+    fn request(&self, id: u32) -> usize {
+        self.requests
+            .iter()
+            .position(|&r| r == id)
+            .map_or(0, |n| n + 1)
     }
 }
 
@@ -108,7 +111,7 @@ fn messages(
 ) -> (Vec<Msg>, Numbering, Vec<(u32, String)>) {
     let mut out: Vec<Msg> = Vec::new();
     let mut numbering = Numbering {
-        index: Vec::new(),
+        msgs: Vec::new(),
         requests: Vec::new(),
     };
     let mut waits = Vec::new();
@@ -128,8 +131,8 @@ fn messages(
         let mut late = m.late;
         let (hop, label, wire) = match m.kind {
             MessageKind::Request { key, amount } => {
-                let n = numbering.requests.len() as u32 + 1;
-                numbering.requests.push((id, n));
+                numbering.requests.push(id);
+                let n = numbering.requests.len();
                 let full = key.map(|k| k.to_string()).unwrap_or_default();
                 let body = idem_sim::world::body_for(c, amount);
                 let wire = [
@@ -208,7 +211,7 @@ fn messages(
                 (Hop::Answer, said, wire)
             }
         };
-        numbering.index.push((id, out.len()));
+        numbering.msgs.push(id);
         out.push(Msg {
             hop,
             sent_at: m.sent_at,
@@ -276,11 +279,11 @@ pub fn trace(world: &World, c: CheckoutId) -> Trace {
     }
     // The request an attempt sent: the first one carrying its number.
     let request_of = |n: u32| {
-        numbering
+        let first = numbering
             .requests
             .iter()
-            .find(|(id, _)| h.messages.get(*id as usize).is_some_and(|m| m.attempt == n))
-            .map_or(n, |r| r.1)
+            .find(|&&id| h.messages.get(id as usize).is_some_and(|m| m.attempt == n));
+        first.map_or(n as usize, |&id| numbering.request(id))
     };
     for a in &attempts {
         let what = match a.result {

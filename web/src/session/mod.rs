@@ -253,13 +253,11 @@ impl Session {
     pub fn start_scenario(&self, index: usize, fixed: bool) -> Option<Settings> {
         let s = idem_sim::SCENARIOS.get(index)?;
         self.forget_future();
-        let config = s.config(fixed);
-        let network = settings::network_of(&config.faults);
-        let server = settings::server_of(&config.server, &config.faults);
         let log = {
             let run = self.0.run.borrow();
             let old = run.log();
             let strategy = s.strategy(fixed).unwrap_or(old.strategy);
+            let (network, server) = old.settings_now();
             let mut log = RunLog::new(s.seed, strategy, network, server);
             log.scenario = Some(crate::model::scenario::pick_text(s, fixed));
             log.projector = old.projector;
@@ -267,9 +265,18 @@ impl Session {
             log.tab = old.tab;
             log
         };
-        let shown = Settings::restored(log.strategy, log.seed, &log.network, &log.server);
         self.0.run.borrow_mut().clear_storage();
-        self.replace(Run::start(log));
+        let mut run = Run::start(log);
+        // The world is the scenario's: its settings are the ones in force.
+        let config = run.world().config();
+        let (network, server) = (
+            settings::network_of(&config.faults),
+            settings::server_of(&config.server, &config.faults),
+        );
+        let log = run.log_now();
+        let shown = Settings::restored(log.strategy, log.seed, &network, &server);
+        (log.network, log.server) = (network, server);
+        self.replace(run);
         Some(shown)
     }
 
@@ -341,8 +348,10 @@ impl Session {
         browser::replace_hash(&hash);
     }
 
-    /// The link that reproduces this run at this moment (the URL hash is brought up to date).
-    pub fn share_link(&self) -> String {
+    /// The link that reproduces this run at this moment, on central tab `tab` (its place in
+    /// the tab bar: the link opens there); the URL hash is brought up to date.
+    pub fn share_link(&self, tab: u8) -> String {
+        self.0.run.borrow_mut().log_now().tab = tab;
         self.save_log();
         browser::page_url()
     }

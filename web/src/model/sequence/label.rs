@@ -28,25 +28,28 @@ pub struct Label {
     pub text: String,
 }
 
-/// One character's advance in em, rounded up (DejaVu Sans Book).
-fn advance(c: char) -> f32 {
-    match c {
-        ' ' | '.' | ',' | ':' | ';' | '·' | '!' | '|' | '\'' | 'i' | 'j' | 'l' | 'I' => 0.36,
-        'f' | 't' | 'r' | '(' | ')' | '[' | ']' | '-' | '/' => 0.45,
-        'm' | 'w' => 0.98,
-        'M' | 'W' | '%' | '#' | '@' => 1.0,
-        'A'..='Z' => 0.8,
-        c if c.is_ascii() => 0.66,
-        // Arrows, ✂, ✝, ×, ←: wider than a letter.
-        _ => 1.0,
+/// One byte's share of the advance, in hundredths of an em, rounded up (DejaVu Sans Book):
+/// ASCII by letter; a character beyond ASCII (arrows, ✂, ✝, ×, ·) counts a whole em on its
+/// first byte, nothing on the others, so no UTF-8 decoding is needed.
+fn advance(b: u8) -> u32 {
+    match b {
+        b' ' | b'.' | b',' | b':' | b';' | b'!' | b'|' | b'\'' | b'i' | b'j' | b'l' | b'I' => 36,
+        b'f' | b't' | b'r' | b'(' | b')' | b'[' | b']' | b'-' | b'/' => 45,
+        b'm' | b'w' => 98,
+        b'M' | b'W' | b'%' | b'#' | b'@' => 100,
+        b'A'..=b'Z' => 80,
+        0x80..=0xbf => 0,
+        0..=0x7f => 66,
+        _ => 100,
     }
 }
 
-/// How wide `text` is drawn, in the diagram's units, rounded up.
+/// How wide `text` is drawn, in the diagram's units, rounded up (bold a tenth wider).
 pub fn width(text: &str, bold: bool) -> i32 {
-    let em: f32 = text.chars().map(advance).sum();
-    let bold = if bold { 1.1 } else { 1.0 };
-    (em * FONT * bold).ceil() as i32
+    let em: u32 = text.bytes().map(advance).sum();
+    let tenths = if bold { 11 } else { 10 };
+    // em/100 × FONT × tenths/10, in whole units, up.
+    (em * (FONT * 10.0) as u32 * tenths).div_ceil(10_000) as i32
 }
 
 impl Label {

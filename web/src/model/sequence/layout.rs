@@ -126,7 +126,7 @@ impl Layout {
 }
 
 /// What takes a row.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Happening {
     /// Message `i` leaves.
     Send(usize),
@@ -168,46 +168,33 @@ pub fn layout(trace: &Trace) -> Layout {
         }
     }
     // A mark that answers an arrival takes that arrival's row (each arrival answered once).
-    let mut shares: Vec<Option<(usize, usize)>> = vec![None; trace.marks.len()];
+    let mut shares: Vec<(usize, Happening)> = Vec::new();
     for (j, mark) in trace.marks.iter().enumerate() {
         let arrival = mark.on.and_then(|i| {
             let m = msgs.get(i).filter(|m| m.hop.ends().1 == mark.lane)?;
-            let k = (0..m.arrivals.len())
-                .find(|&k| m.arrivals[k] == mark.at && !shares.contains(&Some((i, k))))?;
-            Some((i, k))
+            let taken = |k| shares.iter().any(|s| s.1 == Happening::Arrive(i, k));
+            let k = (0..m.arrivals.len()).find(|&k| m.arrivals[k] == mark.at && !taken(k))?;
+            Some(Happening::Arrive(i, k))
         });
         match arrival {
-            Some(ik) => shares[j] = Some(ik),
+            Some(a) => shares.push((j, a)),
             None => add(Happening::Mark(j), mark.at, mark.rank()),
         }
     }
     add(Happening::Now, now, 15);
     sort(&mut keys);
-    // Each happening's row.
-    let mut row_of = vec![0usize; happenings.len()];
-    for (row, k) in keys.iter().enumerate() {
-        row_of[(k & 0xf_ffff) as usize] = row;
-    }
     let y_of = |row: usize| TOP + row as i32 * ROW;
     let now_y = y_of(keys.len().saturating_sub(1));
-    let place = |h: usize| y_of(row_of[h]);
-    // Where each message's send and arrivals went.
-    let mut send_y: Vec<Option<i32>> = vec![None; msgs.len()];
-    let mut arrive_y: Vec<Vec<(usize, i32)>> = vec![Vec::new(); msgs.len()];
-    let mut mark_y: Vec<Option<i32>> = vec![None; trace.marks.len()];
-    for (h, what) in happenings.iter().enumerate() {
-        match *what {
-            Happening::Send(i) => send_y[i] = Some(place(h)),
-            Happening::Arrive(i, k) => arrive_y[i].push((k, place(h))),
-            Happening::Mark(j) => mark_y[j] = Some(place(h)),
-            Happening::Now => {}
-        }
-    }
-    for (j, share) in shares.iter().enumerate() {
-        if let Some((i, k)) = share {
-            mark_y[j] = arrive_y[*i].iter().find(|a| a.0 == *k).map(|a| a.1);
-        }
-    }
+    // Where a happening went (`None`: not drawn, being after now).
+    let y_at = |what: Happening| {
+        let h = happenings.iter().position(|&x| x == what)?;
+        let row = keys.iter().position(|k| (k & 0xf_ffff) as usize == h)?;
+        Some(y_of(row))
+    };
+    let mark_y = |j: usize| match shares.iter().find(|s| s.0 == j) {
+        Some(&(_, arrival)) => y_at(arrival),
+        None => y_at(Happening::Mark(j)),
+    };
     // Times, and the column they keep for themselves.
     let mut times: Vec<Label> = Vec::new();
     let mut last_t = None;
@@ -228,7 +215,9 @@ pub fn layout(trace: &Trace) -> Layout {
     let right = WIDTH - 2;
     let mut arrows = Vec::new();
     for (i, m) in msgs.iter().enumerate() {
-        let Some(sy) = send_y[i] else { continue };
+        let Some(sy) = y_at(Happening::Send(i)) else {
+            continue;
+        };
         let (from, to) = m.hop.ends();
         let start = (from.x(), sy);
         // The label of the first arrow drawn, with its fate; a duplicated message says so.
@@ -244,7 +233,7 @@ pub fn layout(trace: &Trace) -> Layout {
                 y: sy - 4,
                 end: !m.hop.rightwards(),
                 bold: fate.bold(),
-                text: [says(m, fate), twice.to_string()].concat(),
+                text: [says(m, fate).as_str(), twice].concat(),
             };
             Some(l.within(left, right))
         };
@@ -265,8 +254,8 @@ pub fn layout(trace: &Trace) -> Layout {
             continue;
         }
         for (k, &at) in m.arrivals.iter().enumerate() {
-            let (fate, end) = match arrive_y[i].iter().find(|a| a.0 == k) {
-                Some(&(_, y)) => {
+            let (fate, end) = match y_at(Happening::Arrive(i, k)) {
+                Some(y) => {
                     let fate = match (k, m.late) {
                         (1, _) => Fate::Duplicate,
                         (_, true) => Fate::Late,
@@ -301,7 +290,7 @@ pub fn layout(trace: &Trace) -> Layout {
     }
     let mut marks = Vec::new();
     for (j, mark) in trace.marks.iter().enumerate() {
-        let Some(y) = mark_y[j] else { continue };
+        let Some(y) = mark_y(j) else { continue };
         let x = mark.lane.x();
         let beside = Label {
             x: x + 7,

@@ -210,9 +210,16 @@ pub fn knew(trace: &Trace, i: usize) -> Vec<String> {
     let mut lines: Vec<(u64, String)> = Vec::new();
     for r in trace.msgs.iter().filter(|r| r.hop == Hop::Response) {
         if let Some(&at) = r.arrivals.first().filter(|&&at| at <= until) {
-            // A response's label names its request: `#2 ← 201` is "got #2's answer: 201".
-            let line = match r.label.split_once(" ← ") {
-                Some((request, said)) => ["got ", request, "'s answer: ", said].concat(),
+            // A response's label names its request: `#2 ← 201` is "got #2's answer: 201". (A
+            // char, not a `&str` pattern: its searcher would cost the bundle 1.6 KB.)
+            let line = match r.label.split_once('←') {
+                Some((request, said)) => [
+                    "got ",
+                    request.strip_suffix(' ').unwrap_or(request),
+                    "'s answer:",
+                    said,
+                ]
+                .concat(),
                 None => ["got ", &r.label].concat(),
             };
             lines.push((at << 1, line));
