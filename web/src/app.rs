@@ -168,10 +168,9 @@ fn use_scenarios(
         let settings = settings.clone();
         use_effect_with(menu.rev, move |rev| {
             if let (true, Some(i)) = (*rev > 0, m.selected) {
-                if let Some(shown) = session.start_scenario(i, m.fixed) {
-                    // The batch size stays as the page had it.
-                    let batch = settings.batch.clone();
-                    settings.dispatch(SettingsAction::Show(Rc::new(Settings { batch, ..shown })));
+                if session.start_scenario(i, m.fixed) {
+                    let shown = session.initial_settings();
+                    settings.dispatch(SettingsAction::Show(Rc::new(shown)));
                 }
                 clock.dispatch(ClockAction::Play);
                 ui.dispatch(UiAction::Open(Tab::Sequence));

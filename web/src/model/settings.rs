@@ -331,8 +331,8 @@ pub enum SettingsAction {
     CrashAfterCharge(bool),
     /// "Slow worker" toggled.
     SlowWorker(bool),
-    /// The world was set up with these values (a scenario's config): every field shows them.
-    /// (Whole, as an `Rc`, so the reducer only hands it on.)
+    /// The world was set up with these values (a scenario's config): every field shows them,
+    /// the batch size stays as typed.
     Show(Rc<Settings>),
 }
 
@@ -341,7 +341,9 @@ impl Reducible for Settings {
 
     fn reduce(self: Rc<Self>, action: SettingsAction) -> Rc<Self> {
         if let SettingsAction::Show(shown) = action {
-            return shown;
+            let mut next = (*shown).clone();
+            next.batch = self.batch.clone();
+            return Rc::new(next);
         }
         let mut next = (*self).clone();
         match action {
@@ -425,7 +427,7 @@ mod tests {
     }
 
     #[test]
-    fn a_scenario_world_shows_its_own_values() {
+    fn a_scenario_world_shows_its_own_values_and_keeps_the_batch_size() {
         let typed = apply(
             Settings::default(),
             SettingsAction::Edit(FieldId::ResponseLoss, "30".into()),
@@ -444,17 +446,13 @@ mod tests {
                 ..quiet.server()
             },
         );
-        let shown = Settings {
-            batch: typed.batch.clone(),
-            ..shown
-        };
         let s = apply(typed, SettingsAction::Show(Rc::new(shown)));
         assert_eq!(s.response_loss.text, "0");
         assert_eq!(s.network().response_loss, 0);
         assert_eq!(s.latency_max.value, 20);
         assert_eq!(s.retention_ms.value, 500);
         assert_eq!(s.strategy, Strategy::NoKey);
-        assert_eq!(s.batch.value, 20, "the batch size the page gave it");
+        assert_eq!(s.batch.value, 20, "the batch size is the page's own");
     }
 
     #[test]

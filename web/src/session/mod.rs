@@ -247,11 +247,14 @@ impl Session {
 
     /// Set up and run a classroom scenario (its fixed run with `fixed`) from time 0: a fresh
     /// world built from the scenario's config, an empty log that names it (and so the link).
-    /// The log's settings are the scenario world's (its network, its server, its seed), and so
-    /// are the settings returned for the page's panels: the Network panel shows the loss in
-    /// force, not what the page had before. The strategy is the one the scenario's page plays.
-    pub fn start_scenario(&self, index: usize, fixed: bool) -> Option<Settings> {
-        let s = idem_sim::SCENARIOS.get(index)?;
+    /// The log's settings are the scenario world's (its network, its server, its seed), so
+    /// [`Session::initial_settings`] then gives the page's panels the values in force: the Network
+    /// panel shows the scenario's loss, not what the page had before. The strategy is the one
+    /// the scenario's page plays. `false` for an index that is no scenario.
+    pub fn start_scenario(&self, index: usize, fixed: bool) -> bool {
+        let Some(s) = idem_sim::SCENARIOS.get(index) else {
+            return false;
+        };
         self.forget_future();
         let log = {
             let run = self.0.run.borrow();
@@ -267,17 +270,15 @@ impl Session {
         };
         self.0.run.borrow_mut().clear_storage();
         let mut run = Run::start(log);
-        // The world is the scenario's: its settings are the ones in force.
         let config = run.world().config();
         let (network, server) = (
             settings::network_of(&config.faults),
             settings::server_of(&config.server, &config.faults),
         );
         let log = run.log_now();
-        let shown = Settings::restored(log.strategy, log.seed, &network, &server);
         (log.network, log.server) = (network, server);
         self.replace(run);
-        Some(shown)
+        true
     }
 
     /// Time may run again after a scenario's pause (the page pressed play).
