@@ -22,8 +22,8 @@ pub struct Label {
     pub y: i32,
     /// Anchored at its end (`text-anchor: end`) rather than its start.
     pub end: bool,
-    /// Drawn bold (a lost or late message's).
-    pub bold: bool,
+    /// Its width, estimated once ([`width`]).
+    pub w: i32,
     /// What it says.
     pub text: String,
 }
@@ -53,11 +53,16 @@ pub fn width(text: &str, bold: bool) -> i32 {
 }
 
 impl Label {
+    /// `text` anchored at (`x`, `y`), at its end when `end`; `bold` text is wider.
+    pub fn new(x: i32, y: i32, end: bool, bold: bool, text: String) -> Label {
+        let w = width(&text, bold);
+        Label { x, y, end, w, text }
+    }
+
     /// The box it takes: left, top, right, bottom.
     pub fn bounds(&self) -> (i32, i32, i32, i32) {
-        let w = width(&self.text, self.bold);
-        let left = if self.end { self.x - w } else { self.x };
-        (left, self.y - ASCENT, left + w, self.y + DESCENT)
+        let left = if self.end { self.x - self.w } else { self.x };
+        (left, self.y - ASCENT, left + self.w, self.y + DESCENT)
     }
 
     /// Moved sideways, if need be, so that its box lies between `left` and `right` (a label
@@ -98,13 +103,7 @@ mod tests {
     use super::*;
 
     fn at(x: i32, y: i32, end: bool, text: &str) -> Label {
-        Label {
-            x,
-            y,
-            end,
-            bold: false,
-            text: text.into(),
-        }
+        Label::new(x, y, end, false, text.into())
     }
 
     #[test]
@@ -114,7 +113,7 @@ mod tests {
         assert_eq!(right, 300);
         assert!(left < 300 - 100, "16 characters take more than 100 units");
         assert_eq!((top, bottom), (50 - ASCENT, 50 + DESCENT));
-        let bold = Label { bold: true, ..l };
+        let bold = Label::new(300, 50, true, true, l.text.clone());
         assert!(bold.bounds().0 < left, "bold is wider");
     }
 

@@ -202,13 +202,7 @@ pub fn layout(trace: &Trace) -> Layout {
         let t = k >> 24;
         if last_t != Some(t) {
             last_t = Some(t);
-            times.push(Label {
-                x: 2,
-                y: y_of(row) + 4,
-                end: false,
-                bold: false,
-                text: time_label(t),
-            });
+            times.push(Label::new(2, y_of(row) + 4, false, false, time_label(t)));
         }
     }
     let left = times.iter().map(|l| l.bounds().2).max().unwrap_or(0) + GAP;
@@ -228,13 +222,8 @@ pub fn layout(trace: &Trace) -> Layout {
                 ""
             };
             let dx = if m.hop.rightwards() { 8 } else { -8 };
-            let l = Label {
-                x: start.0 + dx,
-                y: sy - 4,
-                end: !m.hop.rightwards(),
-                bold: fate.bold(),
-                text: [says(m, fate).as_str(), twice].concat(),
-            };
+            let text = [says(m, fate).as_str(), twice].concat();
+            let l = Label::new(start.0 + dx, sy - 4, !m.hop.rightwards(), fate.bold(), text);
             Some(l.within(left, right))
         };
         if m.arrivals.is_empty() {
@@ -292,23 +281,11 @@ pub fn layout(trace: &Trace) -> Layout {
     for (j, mark) in trace.marks.iter().enumerate() {
         let Some(y) = mark_y(j) else { continue };
         let x = mark.lane.x();
-        let beside = Label {
-            x: x + 7,
-            y: y + 4,
-            end: false,
-            bold: false,
-            text: mark.text.clone(),
-        };
-        // Too close to the right edge: written left of the dot.
-        let label = if beside.bounds().2 > right {
-            Label {
-                x: x - 7,
-                end: true,
-                ..beside
-            }
-        } else {
-            beside
-        };
+        let mut label = Label::new(x + 7, y + 4, false, false, mark.text.clone());
+        if label.x + label.w > right {
+            // Too close to the right edge: written left of the dot.
+            (label.x, label.end) = (x - 7, true);
+        }
         marks.push(Spot {
             mark: j,
             at: (x, y),
