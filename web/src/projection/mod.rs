@@ -100,7 +100,7 @@ impl Projector {
             ledger: self.ledger.rows(world),
             events,
             // The record of the checkout the cart shows: Pay's, or the scenario's.
-            storage: self.storage.record(world, page.journal, cart.map(|c| c.0)),
+            storage: self.storage.record(page.journal, cart.map(|c| c.0)),
             stats,
             cart,
             paying,

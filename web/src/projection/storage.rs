@@ -2,13 +2,14 @@
 //! idem-client wrote it: read from the real storage item, decoded by idem-client's own codec.
 //! While the operation is open: its key, payload and attempts; once it settled, the settled
 //! entry the SDK keeps (key and status, no payload: what the sequence diagram's "journal keeps"
-//! mark says); should the item go, the last one read, marked with the outcome.
+//! mark says). (An item goes only when the SDK prunes an expired entry, as it starts another
+//! operation: by then the cart shows that one.)
 
 use std::rc::Rc;
 
 use idem_client::journal::decode_entry;
 use idem_client::{Entry, RecordState};
-use idem_sim::{op_name, CheckoutId, CheckoutOutcome, World};
+use idem_sim::{op_name, CheckoutId};
 
 use crate::journal::PageJournal;
 use crate::model::view::StorageRecord;
@@ -16,10 +17,6 @@ use crate::model::view::StorageRecord;
 /// The record panel's state.
 #[derive(Default)]
 pub struct Storage {
-    /// The checkout whose record is shown.
-    of: Option<CheckoutId>,
-    /// The last record read for it (shown after the record is cleared).
-    last: Option<StorageRecord>,
     shown: Option<Rc<StorageRecord>>,
 }
 
@@ -27,90 +24,67 @@ impl Storage {
     /// The record of checkout `shown` (the cart's) now; the same `Rc` while it does not change.
     pub fn record(
         &mut self,
-        world: &World,
         journal: &PageJournal,
         shown: Option<CheckoutId>,
     ) -> Option<Rc<StorageRecord>> {
-        if self.of != shown {
-            // Pay (or a scenario) started another checkout: the old record is not its.
-            self.of = shown;
-            self.last = None;
-        }
-        let now = shown.and_then(|c| self.read(world, journal, c));
+        let now = shown.and_then(|c| read(journal, c));
         self.shown = match (self.shown.take(), now) {
             (Some(old), Some(new)) if *old == new => Some(old),
             (_, new) => new.map(Rc::new),
         };
         self.shown.clone()
     }
+}
 
-    fn read(
-        &mut self,
-        world: &World,
-        journal: &PageJournal,
-        c: CheckoutId,
-    ) -> Option<StorageRecord> {
-        let name = op_name(c);
-        let raw = journal.raw(&name);
-        match raw.as_deref().map(|t| decode_entry(&name, t)) {
-            Some(Ok(Entry::Open(r))) => {
-                let state = match r.state {
-                    RecordState::Pending => "pending".to_string(),
-                    RecordState::Unknown { .. } => {
-                        "unknown outcome: reconcile, never a new key".to_string()
-                    }
-                };
-                let rec = StorageRecord {
-                    storage_key: journal.storage_key(&name),
-                    key: r.key.to_string(),
-                    payload: r.body,
-                    attempts: r.attempts,
-                    state,
-                    raw: raw.unwrap_or_default(),
-                };
-                self.last = Some(rec.clone());
-                Some(rec)
-            }
-            Some(Ok(Entry::Settled(s))) => Some(StorageRecord {
+/// Checkout `c`'s entry in the page's journal, if there is one.
+fn read(journal: &PageJournal, c: CheckoutId) -> Option<StorageRecord> {
+    let name = op_name(c);
+    let raw = journal.raw(&name);
+    match raw.as_deref().map(|t| decode_entry(&name, t)) {
+        Some(Ok(Entry::Open(r))) => {
+            let state = match r.state {
+                RecordState::Pending => "pending".to_string(),
+                RecordState::Unknown { .. } => {
+                    "unknown outcome: reconcile, never a new key".to_string()
+                }
+            };
+            Some(StorageRecord {
                 storage_key: journal.storage_key(&name),
-                key: s.key.to_string(),
-                payload: "none: a settled entry keeps no payload".to_string(),
-                attempts: s.attempts,
-                state: [
-                    "settled: ",
-                    &s.status.to_string(),
-                    ", the key kept for a re-send",
-                ]
-                .concat(),
+                key: r.key.to_string(),
+                payload: r.body,
+                attempts: r.attempts,
+                state,
                 raw: raw.unwrap_or_default(),
-            }),
-            Some(Err(e)) => Some(StorageRecord {
-                storage_key: journal.storage_key(&name),
-                key: String::new(),
-                payload: String::new(),
-                attempts: 0,
-                state: format!("unreadable: {e}"),
-                raw: raw.unwrap_or_default(),
-            }),
-            None => {
-                let outcome = match world.checkout(c).map(|r| r.outcome) {
-                    Some(CheckoutOutcome::Paid { replayed: true, .. }) => "paid (replayed answer)",
-                    Some(CheckoutOutcome::Paid { .. }) => "paid",
-                    Some(CheckoutOutcome::Rejected { .. }) => "rejected",
-                    Some(CheckoutOutcome::Unknown) => "unknown",
-                    Some(CheckoutOutcome::Pending) | None => return None,
-                };
-                let mut last = self.last.clone()?;
-                last.state = format!("removed: the operation finished ({outcome})");
-                Some(last)
-            }
+            })
         }
+        Some(Ok(Entry::Settled(s))) => Some(StorageRecord {
+            storage_key: journal.storage_key(&name),
+            key: s.key.to_string(),
+            payload: "none: a settled entry keeps no payload".to_string(),
+            attempts: s.attempts,
+            state: [
+                "settled: ",
+                &s.status.to_string(),
+                ", the key kept for a re-send",
+            ]
+            .concat(),
+            raw: raw.unwrap_or_default(),
+        }),
+        Some(Err(e)) => Some(StorageRecord {
+            storage_key: journal.storage_key(&name),
+            key: String::new(),
+            payload: String::new(),
+            attempts: 0,
+            state: format!("unreadable: {e}"),
+            raw: raw.unwrap_or_default(),
+        }),
+        None => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use idem_sim::{SimConfig, Strategy, Workload};
+    use idem_sim::{SimConfig, Strategy, Workload, World};
 
     use super::*;
 
@@ -134,8 +108,9 @@ mod tests {
         let c = w
             .start_checkout_with(Strategy::SameKey, Some(2590), true)
             .unwrap();
-        let mut panel = Storage::default();
-        let open = panel.record(&w, &journal, Some(c)).expect("written first");
+        let open = Storage::default()
+            .record(&journal, Some(c))
+            .expect("written first");
         assert_eq!(open.state, "pending");
         assert!(open.payload.contains("\"amount\":2590"), "{}", open.payload);
         let key = open.key.clone();
@@ -143,7 +118,7 @@ mod tests {
         // Never read while it was open (a scenario that ran to its pause in one tick): the
         // panel reads the settled entry itself.
         let settled = Storage::default()
-            .record(&w, &journal, Some(c))
+            .record(&journal, Some(c))
             .expect("kept once settled");
         assert_eq!(settled.key, key);
         assert!(
@@ -162,6 +137,6 @@ mod tests {
         let c = w
             .start_checkout_with(Strategy::NoKey, Some(2590), true)
             .unwrap();
-        assert_eq!(Storage::default().record(&w, &journal, Some(c)), None);
+        assert_eq!(Storage::default().record(&journal, Some(c)), None);
     }
 }
