@@ -174,7 +174,6 @@ fn use_scenarios(
                 }
                 clock.dispatch(ClockAction::Play);
                 ui.dispatch(UiAction::Open(Tab::Sequence));
-                session.set_tab(Tab::Sequence.index());
             }
         });
     }

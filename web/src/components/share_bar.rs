@@ -65,6 +65,7 @@ pub fn share_bar(
     let real = view.real.is_some();
     let (link, error) = (state.link.clone(), state.error.clone());
     let copy = {
+        // The link opens on the tab open now, as its sender saw the run.
         let (session, link, tab) = (session.clone(), link.clone(), ui.tab.index());
         Callback::from(move |_| {
             let url = session.share_link(tab);
@@ -114,13 +115,9 @@ pub fn share_bar(
                 // The tab list holds the tabs only; the classroom buttons sit beside it.
                 <div class="tablist" role="tablist" aria-label="Views">
                 { for Tab::ALL.iter().filter(|&&t| t.shown(real) == t).map(|&t| {
-                    let (ui, session) = (ui.clone(), session.clone());
+                    let ui = ui.clone();
                     let selected = ui.tab.shown(real) == t;
-                    // The tab goes into the run log too: a link opens where its sender was.
-                    let onclick = Callback::from(move |_| {
-                        ui.dispatch(UiAction::Open(t));
-                        session.set_tab(t.index());
-                    });
+                    let onclick = Callback::from(move |_| ui.dispatch(UiAction::Open(t)));
                     html! {
                         <button role="tab" class={classes!("tab", selected.then_some("active"))}
                             data-testid={["tab-", t.name()].concat()} aria-selected={selected.to_string()} {onclick}>

@@ -61,7 +61,7 @@ pub struct Boot {
     /// The tour's step the link was on, and whether to run it afresh (the link holds no
     /// scenario run to rebuild: `#tr=3`, or the lab's step).
     pub tour: Option<(usize, bool)>,
-    /// The central tab the run was on (its place in the tab bar).
+    /// The central tab the link's sender had open (its place in the tab bar).
     pub tab: u8,
 }
 
@@ -110,7 +110,6 @@ impl Session {
             }
             (None, Some(log)) => {
                 boot.projector = log.projector;
-                boot.tab = log.tab;
                 boot.tour = log.tour.map(|t| (usize::from(t), false));
                 let mut run = Run::rebuild(log);
                 // The page went away and came back: the tab's memory is gone, localStorage is not.
@@ -363,17 +362,6 @@ impl Session {
             let mut run = self.0.run.borrow_mut();
             let log = run.log_now();
             std::mem::replace(&mut log.projector, on) != on
-        };
-        if changed {
-            self.save_log();
-        }
-    }
-
-    /// The central tab open (its place in the tab bar), kept in the link.
-    pub fn set_tab(&self, tab: u8) {
-        let changed = {
-            let mut run = self.0.run.borrow_mut();
-            std::mem::replace(&mut run.log_now().tab, tab) != tab
         };
         if changed {
             self.save_log();
