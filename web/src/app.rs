@@ -169,6 +169,7 @@ fn use_scenarios(
         use_effect_with(menu.rev, move |rev| {
             if let (true, Some(i)) = (*rev > 0, m.selected) {
                 if session.start_scenario(i, m.fixed) {
+                    // The panels show the scenario world's settings (its loss, its store).
                     let shown = session.initial_settings();
                     settings.dispatch(SettingsAction::Show(Rc::new(shown)));
                 }

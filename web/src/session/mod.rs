@@ -259,6 +259,7 @@ impl Session {
             let run = self.0.run.borrow();
             let old = run.log();
             let strategy = s.strategy(fixed).unwrap_or(old.strategy);
+            // Placeholders: the scenario's world decides, and its settings replace these below.
             let (network, server) = old.settings_now();
             let mut log = RunLog::new(s.seed, strategy, network, server);
             log.scenario = Some(crate::model::scenario::pick_text(s, fixed));
@@ -269,6 +270,8 @@ impl Session {
         };
         self.0.run.borrow_mut().clear_storage();
         let mut run = Run::start(log);
+        // The world is the scenario's: its faults and server are the settings in force (the
+        // panels show them, and the timeline shades its fault windows from them).
         let config = run.world().config();
         let (network, server) = (
             settings::network_of(&config.faults),
