@@ -1,6 +1,8 @@
 //! The page: reducers, effects and the layout. Panels live in `components/`; they get the
 //! reducers' handles as props or arguments (no contexts: each costs the bundle a provider).
 
+use std::rc::Rc;
+
 use gloo_timers::callback::Interval;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -59,8 +61,11 @@ pub fn App() -> Html {
         ..Clock::default()
     });
     let ui = {
-        let projector = session.boot_info().projector;
-        use_reducer(move || Ui::new(projector))
+        let (projector, tab) = (session.boot_info().projector, session.boot_info().tab);
+        use_reducer(move || Ui {
+            tab: Tab::at(tab),
+            ..Ui::new(projector)
+        })
     };
     {
         let session = session.clone();
@@ -163,8 +168,10 @@ fn use_scenarios(
         let settings = settings.clone();
         use_effect_with(menu.rev, move |rev| {
             if let (true, Some(i)) = (*rev > 0, m.selected) {
-                if let Some(strategy) = session.start_scenario(i, m.fixed) {
-                    settings.dispatch(SettingsAction::Strategy(strategy));
+                if session.start_scenario(i, m.fixed) {
+                    // The panels show the scenario world's settings (its loss, its store).
+                    let shown = session.initial_settings();
+                    settings.dispatch(SettingsAction::Show(Rc::new(shown)));
                 }
                 clock.dispatch(ClockAction::Play);
                 ui.dispatch(UiAction::Open(Tab::Sequence));

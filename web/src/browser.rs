@@ -79,3 +79,13 @@ pub fn page_url() -> String {
         .and_then(|w| w.location().href().ok())
         .unwrap_or_default()
 }
+
+/// Focus the first element matching `selector`; `false` when there is none.
+pub fn focus(selector: &str) -> bool {
+    use wasm_bindgen::JsCast;
+    let found = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(selector).ok().flatten())
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
+    found.is_some_and(|e| e.focus().is_ok())
+}

@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use idem_client::{Journal, JournalError, MemoryJournal, Record};
+use idem_client::{Entry, Journal, JournalError, MemoryJournal, Record, SettledRecord};
 
 /// Where records go on this target: localStorage in the browser, memory natively (tests).
 #[cfg(target_arch = "wasm32")]
@@ -101,6 +101,21 @@ impl Journal for PageJournal {
         match self.overlay.borrow().as_ref() {
             Some(m) => m.names(),
             None => self.real.borrow().names(),
+        }
+    }
+
+    // Both journals keep settled entries (key and status, no payload): so does the page's.
+    fn load_entry(&self, name: &str) -> Result<Option<Entry>, JournalError> {
+        match self.overlay.borrow().as_ref() {
+            Some(m) => m.load_entry(name),
+            None => self.real.borrow().load_entry(name),
+        }
+    }
+
+    fn save_settled(&mut self, settled: &SettledRecord) -> Result<(), JournalError> {
+        match self.overlay.borrow_mut().as_mut() {
+            Some(m) => m.save_settled(settled),
+            None => self.real.borrow_mut().save_settled(settled),
         }
     }
 }

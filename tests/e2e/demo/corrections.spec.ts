@@ -11,16 +11,16 @@ test('the cart shown is the checkout charged, for the amount charged', async ({ 
   await page.getByTestId('speed').selectOption('2');
   await runScenario(page, 'lost-response');
   const cart = page.getByTestId('cart-checkout');
-  await expect(cart).toHaveAttribute('data-checkout', 'co_0');
-  await expect(cart).toHaveText(/cart co_0 · (pending|paid)/);
+  await expect(cart).toHaveAttribute('data-checkout', 'co_1');
+  await expect(cart).toHaveText(/cart co_1 · (pending|paid)/);
   const total = (await page.getByTestId('cart-total').textContent()) ?? '';
   const row = page.getByTestId('ledger-row').first();
-  await expect(row).toHaveAttribute('data-order', 'co_0');
+  await expect(row).toHaveAttribute('data-order', 'co_1');
   await expect(row).toContainText(total);
   // Pay starts the next checkout, and the cart follows it.
   await page.getByTestId('play').click();
   await page.getByTestId('pay').click();
-  await expect(cart).toHaveAttribute('data-checkout', 'co_1');
+  await expect(cart).toHaveAttribute('data-checkout', 'co_2');
 });
 
 test('the 409 chip counts every 409 of the run, however fast it goes', async ({ page }, testInfo) => {

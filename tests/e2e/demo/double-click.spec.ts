@@ -19,8 +19,8 @@ for (const [strategy, charges] of [
     await page.getByTestId('play').click();
     await waitSettled(page, 1);
     await expect(page.getByTestId('stat-charges')).toHaveText(String(charges));
-    expect(await ledger(page)).toEqual([{ order: 'co_0', charges }]);
-    expect(await doubleCharged(page)).toEqual(charges === 2 ? ['co_0'] : []);
+    expect(await ledger(page)).toEqual([{ order: 'co_1', charges }]);
+    expect(await doubleCharged(page)).toEqual(charges === 2 ? ['co_1'] : []);
     await expect(page.getByTestId('invariant')).toHaveAttribute('data-ok', String(charges === 1));
     // The diagram shows the second click and, for a naive page, its second request.
     await page.getByTestId('tab-sequence').click();

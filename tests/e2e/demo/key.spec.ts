@@ -18,7 +18,7 @@ test('the stored key is the claimed key, and a real reload resumes with it', asy
   expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   // Written before the first attempt reached the server: the claim table is still empty.
   await expect(page.getByTestId('claim-row')).toHaveCount(0);
-  const stored = await page.evaluate(() => localStorage.getItem('idem:checkout:co_0'));
+  const stored = await page.evaluate(() => localStorage.getItem('idem:checkout:co_1'));
   expect(stored).toContain(key);
   await expect(page.getByTestId('stat-checkouts')).toHaveText('1');
   await shot(page, testInfo, 'key-before-first-attempt');
@@ -40,7 +40,7 @@ test('the stored key is the claimed key, and a real reload resumes with it', asy
   await expect(page.locator(`[data-testid="claim-row"][data-key="${key}"]`)).toHaveCount(1);
   await expect(page.getByTestId('claim-row')).toHaveCount(1);
   await expect(page.getByTestId('stat-checkouts')).toHaveText('1');
-  expect(await page.evaluate(() => localStorage.getItem('idem:checkout:co_0'))).toContain(key);
+  expect(await page.evaluate(() => localStorage.getItem('idem:checkout:co_1'))).toContain(key);
   // Pay again after the reload resumes the pending checkout: still one checkout, one key.
   await page.getByTestId('pay').click();
   await expect(page.getByTestId('stat-checkouts')).toHaveText('1');

@@ -274,7 +274,7 @@ test('sequence, real mode: a click on an arrow shows its request or response and
   await arrows(page, '[data-hop="response"]').first().click();
   await expect(page.getByTestId('seq-details')).toBeVisible();
   await expect(wire).toContainText(/^HTTP 503\nRetry-After: \d+\n\n/);
-  await expect(knew).toContainText('got 503');
+  await expect(knew).toContainText('answer: 503');
   // The retry: the bytes the page sent, the same key; it knew of the 503, not of the charge.
   await arrows(page, '[data-hop="request"]').nth(1).click();
   await expect(wire).toContainText('POST /api/checkout');
@@ -282,12 +282,12 @@ test('sequence, real mode: a click on an arrow shows its request or response and
   await expect(wire).toContainText(`Idempotency-Key: ${key}`);
   await expect(wire).toContainText('"cart":"co_1"');
   await expect(knew).toContainText(`localStorage ← key ${key.slice(0, 8)}`);
-  await expect(knew).toContainText('got 503');
-  await expect(knew).not.toContainText('got 201');
+  await expect(knew).toContainText('answer: 503');
+  await expect(knew).not.toContainText('answer: 201');
   // The answer that paid, reached from the keyboard as the simulated mode's.
   await arrows(page, '[data-hop="response"]').last().focus();
   await expect(wire).toContainText(/^HTTP 201\n\n\{"order":\d+/);
-  await expect(knew).toContainText('got 201');
+  await expect(knew).toContainText('answer: 201');
   // PayCo's call: the page never sees it.
   await arrows(page, '[data-hop="call"]').click();
   await expect(wire).toContainText('POST /charges (PayCo)');

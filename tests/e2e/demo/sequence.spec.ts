@@ -17,7 +17,7 @@ test('a lost response: cut, the retry replayed, every decision on its lane, deta
   await runScenario(page, 'lost-response');
   // A scenario opens the diagram.
   await expect(page.getByTestId('tab-sequence')).toHaveAttribute('aria-selected', 'true');
-  await expect(page.getByTestId('sequence')).toHaveAttribute('data-checkout', 'co_0');
+  await expect(page.getByTestId('sequence')).toHaveAttribute('data-checkout', 'co_1');
   const cut = arrows(page, '[data-hop="response"][data-fate="lost"]');
   await expect(cut).toHaveCount(1);
   await expect(cut).toContainText('✂ lost response');
@@ -47,7 +47,7 @@ test('a lost response: cut, the retry replayed, every decision on its lane, deta
   await expect(page.getByTestId('seq-wire')).toContainText(`Idempotency-Key: ${key}`);
   await expect(page.getByTestId('seq-wire')).toContainText('POST /api/checkout');
   await expect(page.getByTestId('seq-wire')).toContainText('Idempotency-Key: ');
-  await expect(page.getByTestId('seq-wire')).toContainText('"cart":"co_0"');
+  await expect(page.getByTestId('seq-wire')).toContainText('"cart":"co_1"');
   await expect(page.getByTestId('seq-knew')).toContainText('timed out');
   // The replay, reached from the keyboard (focus selects an arrow as a click does).
   await arrows(page, '[data-hop="response"]').last().focus();
@@ -125,14 +125,14 @@ test('many checkouts: one at a time, picked with ◂ ▸ or its number', async (
   await page.getByTestId('tab-sequence').click();
   const panel = page.getByTestId('sequence');
   await expect(panel).toHaveAttribute('data-checkouts', '30');
-  await expect(panel).toHaveAttribute('data-checkout', 'co_0');
-  await page.getByTestId('seq-next').click();
   await expect(panel).toHaveAttribute('data-checkout', 'co_1');
+  await page.getByTestId('seq-next').click();
+  await expect(panel).toHaveAttribute('data-checkout', 'co_2');
   await page.getByTestId('seq-checkout').fill('17');
   await expect(panel).toHaveAttribute('data-checkout', 'co_17');
   await expect(arrows(page, '[data-hop="request"]').first()).toBeVisible({ timeout: 10_000 });
   await page.getByTestId('seq-prev').click();
   await expect(panel).toHaveAttribute('data-checkout', 'co_16');
   await page.getByTestId('seq-checkout').fill('999');
-  await expect(panel).toHaveAttribute('data-checkout', 'co_29');
+  await expect(panel).toHaveAttribute('data-checkout', 'co_30');
 });

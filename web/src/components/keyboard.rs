@@ -70,8 +70,8 @@ pub fn use_keyboard(
                         s.0.emit(i);
                     }
                 }
-                KeyAction::ToggleHelp => ui.dispatch(UiAction::ToggleHelp),
-                KeyAction::CloseHelp if ui.help => ui.dispatch(UiAction::CloseHelp),
+                KeyAction::ToggleHelp => super::help::show_help(&ui, !ui.help),
+                KeyAction::CloseHelp if ui.help => super::help::show_help(&ui, false),
                 KeyAction::CloseHelp | KeyAction::ToggleTour if ui.tour.is_some() => {
                     ui.dispatch(UiAction::TourClose)
                 }

@@ -15,7 +15,7 @@ use web_sys::{Element, HtmlInputElement};
 use yew::prelude::*;
 use yew::virtual_dom::{AttributeOrProperty, Attributes, VTag};
 
-use crate::model::sequence::{knew, layout, Arrow, Fate, Hop, Lane, Layout, Trace, WIDTH};
+use crate::model::sequence::{knew, layout, says, Arrow, Fate, Label, Lane, Layout, Trace, WIDTH};
 use crate::model::view::View;
 use crate::projection::sequence::trace;
 use crate::session::Session;
@@ -52,25 +52,16 @@ fn line(class: &'static str, (x1, y1): (i32, i32), (x2, y2): (i32, i32)) -> Html
     )
 }
 
-/// `text` at (`x`, `y`), anchored at its start (`middle`: its centre).
-fn label(x: i32, y: i32, middle: bool, text: String) -> Html {
-    let anchor = if middle { "middle" } else { "start" };
+/// A label where the layout put it.
+fn text(l: &Label) -> Html {
+    let anchor = if l.end { "end" } else { "start" };
     let keys = &["x", "y", "text-anchor"];
     el(
         "text",
         keys,
-        vec![num(x), num(y), anchor.into()],
-        vec![Html::from(text)],
+        vec![num(l.x), num(l.y), anchor.into()],
+        vec![Html::from(l.text.clone())],
     )
-}
-
-/// `12,345` ms as `12.345 s`, `845` as `845 ms`.
-fn time_label(ms: u64) -> String {
-    if ms < 1_000 {
-        return [&ms.to_string(), " ms"].concat();
-    }
-    let frac = (ms % 1_000 + 1_000).to_string();
-    [&(ms / 1_000).to_string(), ".", &frac[1..], " s"].concat()
 }
 
 /// An arrow's head at `to`, pointing away from `from`, as SVG polygon points.
@@ -88,33 +79,20 @@ fn head((x1, y1): (i32, i32), (x2, y2): (i32, i32)) -> String {
     .join(" ")
 }
 
-/// One arrow, its label, and (lost) its cut.
+/// One arrow, its label (the first copy's), and (lost) its cut.
 fn arrow(t: &Trace, a: &Arrow, sel: Option<usize>) -> Html {
     let m = &t.msgs[a.msg];
     let (from, to) = (a.from, a.to);
-    let what = match (a.fate, m.hop) {
-        (Fate::Lost, Hop::Request) => " · ✂ lost request",
-        (Fate::Lost, Hop::Response) => " · ✂ lost response",
-        (Fate::Lost, _) => " · ✂ lost",
-        (Fate::Unanswered, _) => " · ? no answer",
-        (Fate::Late, _) => " · late",
-        (Fate::Duplicate, _) => " · duplicate",
-        _ => "",
-    };
-    let text = [m.label.as_str(), what].concat();
     let mut kids = vec![line("hit", from, to), line("", from, to)];
-    if a.fate == Fate::Lost {
-        kids.push(label(to.0 + 4, to.1 + 14, false, text.clone()));
-    } else {
+    if a.fate != Fate::Lost {
         kids.push(el(
             "polygon",
             &["points"],
             vec![head(from, to).into()],
             Vec::new(),
         ));
-        let (x, y) = ((from.0 + to.0) / 2, (from.1 + to.1) / 2 - 4);
-        kids.push(label(x, y, true, text.clone()));
     }
+    kids.extend(a.label.as_ref().map(text));
     let sel = if sel == Some(a.msg) { " sel" } else { "" };
     let class = ["seq-arrow ", m.hop.name(), " ", a.fate.name(), sel].concat();
     let keys = &[
@@ -135,7 +113,7 @@ fn arrow(t: &Trace, a: &Arrow, sel: Option<usize>) -> Html {
         a.fate.name().into(),
         "0".into(),
         "button".into(),
-        text.into(),
+        says(m, a.fate).into(),
     ];
     el("g", keys, values, kids)
 }
@@ -156,14 +134,11 @@ fn svg(t: &Trace, l: &Layout, sel: Option<usize>) -> Html {
             )
         })
         .collect();
-    kids.extend(
-        l.times
-            .iter()
-            .map(|&(ms, y)| label(2, y + 4, false, time_label(ms))),
-    );
+    kids.extend(l.times.iter().map(text));
     kids.push(line("seq-now", (0, l.now_y), (WIDTH, l.now_y)));
-    for &(i, x, y) in &l.marks {
-        let m = &t.marks[i];
+    for spot in &l.marks {
+        let m = &t.marks[spot.mark];
+        let (x, y) = spot.at;
         let dot = el(
             "circle",
             &["cx", "cy", "r"],
@@ -178,12 +153,7 @@ fn svg(t: &Trace, l: &Layout, sel: Option<usize>) -> Html {
             m.kind.into(),
             m.lane.name().into(),
         ];
-        kids.push(el(
-            "g",
-            keys,
-            values,
-            vec![dot, label(x + 7, y + 4, false, m.text.clone())],
-        ));
+        kids.push(el("g", keys, values, vec![dot, text(&spot.label)]));
     }
     kids.extend(l.arrows.iter().map(|a| arrow(t, a, sel)));
     let keys = &["class", "viewBox", "role", "aria-label"];
@@ -311,16 +281,28 @@ pub fn Sequence(props: &SequenceProps) -> Html {
                 t,
             )
         }
+        // Simulated: every checkout of the world, by the number it is written with (`co_1` is
+        // the first), the cart's unless another was picked.
         None => {
             let total = session.with_run(|r| r.world().checkouts().len()) as u32;
             let last = total.saturating_sub(1);
-            let c = pick.0.unwrap_or(view.cart.map_or(0, |c| c.0 .0)).min(last);
-            let t = session.with_run(|r| trace(r.world(), CheckoutId(c)));
-            (c, c.saturating_sub(1), (c + 1).min(last), total, t)
+            let i = pick
+                .0
+                .map_or(view.cart.map_or(0, |c| c.0 .0), |p| p.saturating_sub(1))
+                .min(last);
+            let t = session.with_run(|r| trace(r.world(), CheckoutId(i)));
+            let n = i + 1;
+            (
+                n,
+                n.saturating_sub(1).max(1),
+                (n + 1).min(total.max(1)),
+                total,
+                t,
+            )
         }
     };
-    // One handler for the buttons (◂, ▸, ✕ carry `data-to`: a checkout, or -1 to close) and
-    // one for the arrows (a click focuses an arrow, and so does Tab).
+    // One handler for the buttons (◂, ▸, ✕ carry `data-to`: a checkout's number, or -1 to
+    // close) and one for the arrows (a click focuses an arrow, and so does Tab).
     let onclick = {
         let pick = pick.clone();
         Callback::from(move |e: MouseEvent| {
@@ -355,8 +337,9 @@ pub fn Sequence(props: &SequenceProps) -> Html {
             }
         })
     };
-    // The scroller lays its content out bottom up (CSS column-reverse), so the newest row
-    // stays in view as the diagram grows, with no scrolling code.
+    // The scroller reads top down, like the diagram: its first rows stay in view, under the
+    // lanes' headings, and a longer story scrolls on below (a new run starts at its top: the
+    // diagram shrinks to one row, and the browser puts the scroll position back to 0).
     html! {
         <section class="panel sequence" aria-labelledby="h-sequence" data-testid="sequence" {onclick}
             data-checkout={["co_", &c.to_string()].concat()} data-checkouts={total.to_string()} data-now={t.now.to_string()}>

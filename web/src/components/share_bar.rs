@@ -65,9 +65,10 @@ pub fn share_bar(
     let real = view.real.is_some();
     let (link, error) = (state.link.clone(), state.error.clone());
     let copy = {
-        let (session, link) = (session.clone(), link.clone());
+        // The link opens on the tab open now, as its sender saw the run.
+        let (session, link, tab) = (session.clone(), link.clone(), ui.tab.index());
         Callback::from(move |_| {
-            let url = session.share_link();
+            let url = session.share_link(tab);
             if let Some(w) = web_sys::window() {
                 // The promise's outcome does not matter: the link is also shown in a field.
                 let _ = w.navigator().clipboard().write_text(&url);
@@ -91,7 +92,7 @@ pub fn share_bar(
     };
     let help = {
         let ui = ui.clone();
-        Callback::from(move |_| ui.dispatch(UiAction::ToggleHelp))
+        Callback::from(move |_| super::help::show_help(&ui, !ui.help))
     };
     let dismiss = {
         let error = error.clone();

@@ -60,7 +60,9 @@ fn lane_html(
     sel: Option<(u32, u32)>,
 ) -> Html {
     let span = t1.saturating_sub(t0).max(1);
+    // `data-c` is the checkout's index (the click handler's); people read its name, `co_N`.
     let c = lane.checkout.to_string();
+    let name = idem_sim::CheckoutId(lane.checkout).to_string();
     let bar = |b: &timeline::Bar| {
         let kind = b.outcome.value();
         let glyph = match b.outcome {
@@ -68,7 +70,7 @@ fn lane_html(
             Outcome::Fail => "✗",
             Outcome::Unknown => "?",
         };
-        let label = ["co_", &c, " attempt ", &b.n.to_string(), ": ", &b.label].concat();
+        let label = [&name, " attempt ", &b.n.to_string(), ": ", &b.label].concat();
         let selected = sel == Some((lane.checkout, b.n));
         let style = place(b.from.saturating_sub(t0), b.to.saturating_sub(b.from), span);
         html! {
@@ -79,9 +81,9 @@ fn lane_html(
         }
     };
     html! {
-        <div class="tl-lane" data-testid="timeline-lane" data-checkout={["co_", &c].concat()}
+        <div class="tl-lane" data-testid="timeline-lane" data-checkout={name.clone()}
             data-state={lane.state} style={["top:", &(top * LANE_PX).to_string(), "px"].concat()}>
-            <span class="tl-label mono" title={lane.strategy}>{ "co_" }{ &c }{ " " }
+            <span class="tl-label mono" title={lane.strategy}>{ &name }{ " " }
                 <span class="muted">{ lane.state }</span></span>
             <div class="tl-track">{ for lane.bars.iter().map(bar) }</div>
         </div>

@@ -89,6 +89,19 @@ impl Tab {
         }
     }
 
+    /// Its place in the tab bar (what a link keeps).
+    pub fn index(self) -> u8 {
+        self as u8
+    }
+
+    /// The tab at `index` in the tab bar (the first for anything else).
+    pub fn at(index: u8) -> Tab {
+        Tab::ALL
+            .get(usize::from(index))
+            .copied()
+            .unwrap_or(Tab::Server)
+    }
+
     /// The tab shown while this one is open: real mode has no run to put on a timeline or a
     /// lab, so it shows the server's view instead of those.
     pub fn shown(self, real: bool) -> Tab {
@@ -264,5 +277,14 @@ mod tests {
         assert_eq!(ui.tab, Tab::Lab);
         let same = ui.clone().reduce(UiAction::Open(Tab::Lab));
         assert!(Rc::ptr_eq(&ui, &same), "no change, no re-render");
+    }
+
+    #[test]
+    fn a_tabs_place_in_the_bar_round_trips() {
+        for (i, t) in Tab::ALL.into_iter().enumerate() {
+            assert_eq!(usize::from(t.index()), i);
+            assert_eq!(Tab::at(t.index()), t);
+        }
+        assert_eq!(Tab::at(9), Tab::Server);
     }
 }

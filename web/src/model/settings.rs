@@ -331,12 +331,20 @@ pub enum SettingsAction {
     CrashAfterCharge(bool),
     /// "Slow worker" toggled.
     SlowWorker(bool),
+    /// The world was set up with these values (a scenario's config): every field shows them,
+    /// the batch size stays as typed.
+    Show(Rc<Settings>),
 }
 
 impl Reducible for Settings {
     type Action = SettingsAction;
 
     fn reduce(self: Rc<Self>, action: SettingsAction) -> Rc<Self> {
+        if let SettingsAction::Show(shown) = action {
+            let mut next = (*shown).clone();
+            next.batch = self.batch.clone();
+            return Rc::new(next);
+        }
         let mut next = (*self).clone();
         match action {
             SettingsAction::Edit(id, text) => next.edit(id, text),
@@ -344,6 +352,7 @@ impl Reducible for Settings {
             SettingsAction::Policy(p) => next.policy = p,
             SettingsAction::CrashAfterCharge(on) => next.crash_after_charge = on,
             SettingsAction::SlowWorker(on) => next.slow_worker = on,
+            SettingsAction::Show(_) => {}
         }
         if next == *self {
             return self;
@@ -415,6 +424,35 @@ mod tests {
         assert!(server.crash_after_charge);
         assert_eq!(server.policy, ErrorPolicy::SaveResponse);
         assert_eq!(server.lock_ms, 500);
+    }
+
+    #[test]
+    fn a_scenario_world_shows_its_own_values_and_keeps_the_batch_size() {
+        let typed = apply(
+            Settings::default(),
+            SettingsAction::Edit(FieldId::ResponseLoss, "30".into()),
+        );
+        let typed = apply(typed, SettingsAction::Edit(FieldId::Batch, "20".into()));
+        let quiet = Settings::default();
+        let shown = Settings::restored(
+            Strategy::NoKey,
+            1,
+            &NetworkSettings {
+                latency_max_ms: 20,
+                ..quiet.network()
+            },
+            &ServerSettings {
+                retention_ms: 500,
+                ..quiet.server()
+            },
+        );
+        let s = apply(typed, SettingsAction::Show(Rc::new(shown)));
+        assert_eq!(s.response_loss.text, "0");
+        assert_eq!(s.network().response_loss, 0);
+        assert_eq!(s.latency_max.value, 20);
+        assert_eq!(s.retention_ms.value, 500);
+        assert_eq!(s.strategy, Strategy::NoKey);
+        assert_eq!(s.batch.value, 20, "the batch size is the page's own");
     }
 
     #[test]

@@ -14,7 +14,9 @@ pub fn short(key: &str) -> &str {
     key.get(..8).unwrap_or(key)
 }
 
-/// The feed, and where in the store's log and PayCo's ledger it stopped.
+/// The feed, and where in the store's log and PayCo's ledger it stopped. A new one starts from
+/// the beginning of both (the last [`FEED_CAP`] lines): a rebuilt run (a link, `←`/`→`) shows
+/// the lines its world made.
 #[derive(Default)]
 pub struct Feed {
     store_cursor: u64,
@@ -24,15 +26,6 @@ pub struct Feed {
 }
 
 impl Feed {
-    /// A feed that starts now: what happened before (a replayed run) is in the tables already.
-    pub fn after(world: &World) -> Feed {
-        Feed {
-            store_cursor: world.store().next_event_seq(),
-            charge_cursor: world.payco().charges().len(),
-            ..Feed::default()
-        }
-    }
-
     /// The feed with what happened since the last call and the page's `notes`.
     pub fn update(&mut self, world: &World, notes: Vec<EventRow>) -> Rc<Vec<Rc<EventRow>>> {
         // One feed, in time order; sequence numbers give every line a stable identity.
@@ -190,5 +183,21 @@ mod tests {
             ["n0", "s0", "s1", "n1", "c0", "s2", "s3", "s4", "n2", "n3", "c1", "s5", "c2"]
         );
         assert!(merge_in_time(Vec::new(), Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn a_new_feed_starts_with_what_the_world_already_did() {
+        // A rebuilt run (a link, ← or →): its feed is the world's lines so far, not empty.
+        let mut config = idem_sim::SimConfig::default();
+        config.workload.orders = 0;
+        let mut w = World::new(config);
+        w.drop_next_response();
+        w.start_checkout(idem_sim::Strategy::SameKey).unwrap();
+        w.finish();
+        let lines = Feed::default().update(&w, Vec::new());
+        let kinds: Vec<EventKind> = lines.iter().map(|l| l.kind).collect();
+        for k in [EventKind::Claimed, EventKind::Charged, EventKind::Replayed] {
+            assert!(kinds.contains(&k), "{k:?} in {kinds:?}");
+        }
     }
 }

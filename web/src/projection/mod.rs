@@ -62,14 +62,6 @@ pub struct Projector {
 }
 
 impl Projector {
-    /// A projector whose feed starts now (a rebuilt run: the past is in the tables already).
-    pub fn after(world: &World) -> Projector {
-        Projector {
-            feed: feed::Feed::after(world),
-            ..Projector::default()
-        }
-    }
-
     /// What the panels show now.
     pub fn view(&mut self, world: &World, page: PageState<'_>) -> View {
         let counters = world.counters();
@@ -107,7 +99,8 @@ impl Projector {
             claims: self.claims.rows(world),
             ledger: self.ledger.rows(world),
             events,
-            storage: self.storage.record(world, page.journal, page.current),
+            // The record of the checkout the cart shows: Pay's, or the scenario's.
+            storage: self.storage.record(page.journal, cart.map(|c| c.0)),
             stats,
             cart,
             paying,

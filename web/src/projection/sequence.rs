@@ -1,4 +1,4 @@
-//! The sequence diagram's trace (`model/sequence.rs`) for one checkout of the simulated world:
+//! The sequence diagram's trace (`model/sequence/`) for one checkout of the simulated world:
 //! its messages with their fates and bytes, from the history's message log
 //! (`idem_sim::history::messages`), the store's, the worker's and PayCo's decisions as marks,
 //! and the page's own moments (the journal write, a second click, timeouts, the outcome, the
@@ -20,8 +20,8 @@ use crate::model::sequence::{Hop, Lane, Mark, Msg, Trace};
 
 fn decision(d: Decision, retry_after: Option<&str>) -> (&'static str, String) {
     let (kind, text, n) = match d {
-        Decision::Claimed { token } => ("claimed", "claimed · lease #", Some(token)),
-        Decision::TakenOver { token } => ("takeover", "taken over · lease #", Some(token)),
+        Decision::Claimed { token } => ("claimed", "claimed · lease ", Some(token)),
+        Decision::TakenOver { token } => ("takeover", "taken over · lease ", Some(token)),
         Decision::Unkeyed => ("unkeyed", "no key: the work runs", None),
         Decision::Replayed => ("replayed", "replayed the saved answer", None),
         Decision::InFlight => {
@@ -77,24 +77,62 @@ fn http_text(start: &str, headers: &[(String, String)], body: &str) -> String {
     out
 }
 
-/// Checkout `c`'s messages, and each 409's Retry-After by the request it answered.
-fn messages(world: &World, h: &History, c: CheckoutId) -> (Vec<Msg>, Vec<(u32, String)>) {
-    let (mut out, mut waits) = (Vec::new(), Vec::new());
+/// Checkout `c`'s messages as the diagram numbers them, by their history ids: the trace's
+/// messages in order, and its requests in the order they left (request `n` is `#n+1`).
+struct Numbering {
+    msgs: Vec<u32>,
+    requests: Vec<u32>,
+}
+
+impl Numbering {
+    /// History message `id`'s index in the trace's messages.
+    fn index(&self, id: u32) -> Option<usize> {
+        self.msgs.iter().position(|&m| m == id)
+    }
+
+    /// The diagram's number of request `id` (0 if it is none of this checkout's).
+    fn request(&self, id: u32) -> usize {
+        self.requests
+            .iter()
+            .position(|&r| r == id)
+            .map_or(0, |n| n + 1)
+    }
+}
+
+/// Checkout `c`'s messages, their numbering, and each 409's Retry-After by the request it
+/// answered. Requests are numbered in the order they left, whatever the page's attempt
+/// counter says (a double click's second request is not an attempt of the operation): the
+/// response to request 2 and the timeout of request 2 say `#2` too.
+fn messages(
+    world: &World,
+    h: &History,
+    c: CheckoutId,
+    attempts: &[&idem_sim::AttemptRecord],
+) -> (Vec<Msg>, Numbering, Vec<(u32, String)>) {
+    let mut out: Vec<Msg> = Vec::new();
+    let mut numbering = Numbering {
+        msgs: Vec::new(),
+        requests: Vec::new(),
+    };
+    let mut waits = Vec::new();
     let Some(rec) = world.checkout(c) else {
-        return (out, waits);
+        return (out, numbering, waits);
     };
     for (i, m) in h.messages.iter().enumerate() {
         if m.checkout != c {
             continue;
         }
+        let id = i as u32;
         let arrivals = match m.fate {
             idem_sim::Fate::Lost => Vec::new(),
             idem_sim::Fate::Delivered { at } => vec![at],
             idem_sim::Fate::Duplicated { at, again } => vec![at, again],
         };
-        let n = m.attempt;
+        let mut late = m.late;
         let (hop, label, wire) = match m.kind {
             MessageKind::Request { key, amount } => {
+                numbering.requests.push(id);
+                let n = numbering.requests.len();
                 let full = key.map(|k| k.to_string()).unwrap_or_default();
                 let body = idem_sim::world::body_for(c, amount);
                 let wire = [
@@ -114,6 +152,21 @@ fn messages(world: &World, h: &History, c: CheckoutId) -> (Vec<Msg>, Vec<(u32, S
                 } else {
                     short(&full)
                 };
+                // The world flags a request the page had stopped waiting for; the diagram says
+                // "late" only of one that arrived late: after its attempt timed out (or its tab
+                // reloaded), not one the page dropped for a second click before it arrived.
+                let gave_up = attempts.iter().any(|a| {
+                    a.n == m.attempt
+                        && m.attempt > 0
+                        && matches!(
+                            a.result,
+                            AttemptResult::Info {
+                                cause: InfoCause::Timeout | InfoCause::Reloaded
+                            }
+                        )
+                        && arrivals.first().is_some_and(|&at| a.ended_at <= at)
+                });
+                late &= gave_up;
                 let label = ["#", &n.to_string(), " POST ", k].concat();
                 (Hop::Request, label, wire)
             }
@@ -122,9 +175,10 @@ fn messages(world: &World, h: &History, c: CheckoutId) -> (Vec<Msg>, Vec<(u32, S
                 status,
                 replayed,
             } => {
-                let http = h.response_http(i as u32);
+                let http = h.response_http(id);
                 let wait = http.and_then(|r| r.header("Retry-After"));
-                let mut label = status.to_string();
+                let n = numbering.request(request).to_string();
+                let mut label = ["#", &n, " ← ", &status.to_string()].concat();
                 if replayed {
                     label.push_str(" replayed");
                 }
@@ -134,7 +188,7 @@ fn messages(world: &World, h: &History, c: CheckoutId) -> (Vec<Msg>, Vec<(u32, S
                 }
                 let wire = http.map_or(String::new(), |r| {
                     let body = String::from_utf8(r.body.clone()).unwrap_or_default();
-                    http_text(&["HTTP ", &label[..3]].concat(), &r.headers, &body)
+                    http_text(&["HTTP ", &status.to_string()].concat(), &r.headers, &body)
                 });
                 (Hop::Response, label, wire)
             }
@@ -157,37 +211,40 @@ fn messages(world: &World, h: &History, c: CheckoutId) -> (Vec<Msg>, Vec<(u32, S
                 (Hop::Answer, said, wire)
             }
         };
+        numbering.msgs.push(id);
         out.push(Msg {
             hop,
             sent_at: m.sent_at,
             arrivals,
             lost: m.fate == idem_sim::Fate::Lost,
-            late: m.late,
+            late,
             label,
             wire,
         });
     }
-    (out, waits)
+    (out, numbering, waits)
 }
 
 /// One checkout's trace as of now.
 pub fn trace(world: &World, c: CheckoutId) -> Trace {
     let h = world.history();
     let attempts = world.attempts_of(c);
-    let (msgs, waits) = messages(world, h, c);
+    let (msgs, numbering, waits) = messages(world, h, c, &attempts);
     let mut marks = Vec::new();
-    let mut mark = |at, lane, (kind, text): (&'static str, String)| {
+    let mut mark = |at, lane, on: Option<usize>, (kind, text): (&'static str, String)| {
         marks.push(Mark {
             at,
             lane,
             kind,
             text,
+            on,
         })
     };
     for s in h.steps.iter().filter(|s| s.checkout == c) {
-        let (lane, what) = match s.kind {
+        let (lane, on, what) = match s.kind {
             StepKind::Journaled { key } => (
                 Lane::Browser,
+                None,
                 (
                     "journal",
                     ["localStorage ← key ", short(&key.to_string())].concat(),
@@ -198,40 +255,50 @@ pub fn trace(world: &World, c: CheckoutId) -> Trace {
                 decision: d,
             } => {
                 let wait = waits.iter().find(|w| w.0 == request).map(|w| w.1.as_str());
-                (Lane::Server, decision(d, wait))
+                (Lane::Server, numbering.index(request), decision(d, wait))
             }
-            StepKind::Worked { end, .. } => (Lane::Server, work_end(end)),
+            StepKind::Worked { end, .. } => (Lane::Server, None, work_end(end)),
             StepKind::DeclinedUnasked { .. } => (
                 Lane::Server,
+                None,
                 ("declined", "declined, PayCo not asked".into()),
             ),
-            StepKind::Paid { decision: d, .. } => (Lane::PayCo, payco(d)),
+            StepKind::Paid { call, decision: d } => (Lane::PayCo, numbering.index(call), payco(d)),
         };
-        mark(s.at, lane, what);
+        mark(s.at, lane, on, what);
     }
     for input in world.inputs() {
         if input.command == (Command::PayAgain { checkout: c }) {
             mark(
                 input.at,
                 Lane::Browser,
+                None,
                 ("click", "Pay pressed again".into()),
             );
         }
     }
+    // The request an attempt sent: the first one carrying its number.
+    let request_of = |n: u32| {
+        let first = numbering
+            .requests
+            .iter()
+            .find(|&&id| h.messages.get(id as usize).is_some_and(|m| m.attempt == n));
+        first.map_or(n as usize, |&id| numbering.request(id))
+    };
     for a in &attempts {
         let what = match a.result {
             AttemptResult::Info {
                 cause: InfoCause::Timeout,
             } => (
                 "timeout",
-                ["#", &a.n.to_string(), " timed out: unknown"].concat(),
+                ["#", &request_of(a.n).to_string(), " timed out: unknown"].concat(),
             ),
             AttemptResult::Info {
                 cause: InfoCause::Reloaded,
             } => ("reload", "tab reloaded: memory lost".into()),
             _ => continue,
         };
-        mark(a.ended_at, Lane::Browser, what);
+        mark(a.ended_at, Lane::Browser, None, what);
     }
     let ended = world
         .checkout(c)
@@ -244,7 +311,11 @@ pub fn trace(world: &World, c: CheckoutId) -> Trace {
             }
             _ => ("unknown", "gave up: outcome unknown".into()),
         };
-        mark(at, Lane::Browser, what);
+        // Settled by the answer that reached the page then (drawn at its arrowhead).
+        let answer = msgs
+            .iter()
+            .position(|m| m.hop == Hop::Response && !m.late && m.arrivals.first() == Some(&at));
+        mark(at, Lane::Browser, answer, what);
         // What the journal keeps once the operation settled (a settled entry: no payload).
         let kept = world
             .journal_of(c)
@@ -268,7 +339,7 @@ pub fn trace(world: &World, c: CheckoutId) -> Trace {
             ", no payload",
         ]
         .concat();
-        mark(at, Lane::Browser, ("settled", text));
+        mark(at, Lane::Browser, None, ("settled", text));
     }
     Trace {
         msgs,
@@ -280,9 +351,8 @@ pub fn trace(world: &World, c: CheckoutId) -> Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::sequence::{knew, layout, Fate};
-    use idem_sim::Strategy;
-    use idem_sim::{SimConfig, World};
+    use crate::model::sequence::{clash, knew, layout, Fate};
+    use idem_sim::{ScenarioRun, SimConfig, Strategy, World, SCENARIOS};
 
     fn quiet_world() -> World {
         let mut config = SimConfig::default();
@@ -315,10 +385,10 @@ mod tests {
             lost.contains("timed out") && lost.contains("never reached"),
             "{lost}"
         );
-        assert_eq!(t.msgs[5].label, "201 replayed");
+        assert_eq!(t.msgs[5].label, "#2 ← 201 replayed");
         let replay = knew(&t, 5).join("\n");
         assert!(
-            replay.contains("got 201 replayed") && replay.contains("paid"),
+            replay.contains("got #2's answer: 201 replayed") && replay.contains("paid"),
             "{replay}"
         );
         let key = w.checkout(c).unwrap().key.unwrap().to_string();
@@ -331,7 +401,7 @@ mod tests {
             "{retry}"
         );
         let amount = w.checkout(c).unwrap().amount;
-        let body = format!(r#"{{"amount":{amount},"cart":"co_0"}}"#);
+        let body = format!(r#"{{"amount":{amount},"cart":"co_1"}}"#);
         assert!(
             t.msgs[4].wire.ends_with(&["\n\n", &body].concat()),
             "{}",
@@ -405,5 +475,134 @@ mod tests {
         );
         assert_eq!(layout(&t).arrows[0].fate, Fate::OnItsWay);
         assert_eq!(kinds(&t, Lane::Server), Vec::<&str>::new());
+    }
+
+    /// Every classroom run (each scenario, and its fix), stepped event by event to its pause
+    /// and 50 events past it: at every step, every checkout's diagram (`check`).
+    fn every_scenario_step(mut check: impl FnMut(&str, &World)) {
+        for s in &SCENARIOS {
+            for fixed in [false, true] {
+                if fixed && s.fix.is_none() {
+                    continue;
+                }
+                let (mut run, mut world) = ScenarioRun::start(s, fixed);
+                let name = format!("{}{}", s.id, if fixed { " (fixed)" } else { "" });
+                let mut after = 0;
+                while after < 50 && run.step(&mut world) {
+                    check(&name, &world);
+                    if run.paused_at().is_some() {
+                        after += 1;
+                    }
+                }
+                if run.paused_at().is_none() {
+                    // A pause at a time with no event: the clock runs to it.
+                    run.run_until(&mut world, 60_000, true);
+                    check(&name, &world);
+                }
+                assert!(run.paused_at().is_some(), "{name} pauses");
+            }
+        }
+    }
+
+    #[test]
+    fn no_two_labels_meet_at_any_step_of_any_scenario() {
+        every_scenario_step(|name, world| {
+            for c in 0..world.checkouts().len() as u32 {
+                let l = layout(&trace(world, CheckoutId(c)));
+                let at = world.events_run();
+                assert_eq!(clash(&l), None, "{name}, event {at}");
+            }
+        });
+    }
+
+    #[test]
+    fn requests_are_numbered_in_the_order_they_left_and_timeouts_and_answers_say_so() {
+        every_scenario_step(|name, world| {
+            let t = trace(world, CheckoutId(0));
+            let mut n = 0;
+            for m in t.msgs.iter().filter(|m| m.hop == Hop::Request) {
+                n += 1;
+                let want = format!("#{n} POST ");
+                assert!(m.label.starts_with(&want), "{name}: {}", m.label);
+            }
+            for m in t.msgs.iter().filter(|m| m.hop == Hop::Response) {
+                let number: u32 = m.label[1..m.label.find(' ').unwrap_or(1)]
+                    .parse()
+                    .unwrap_or(0);
+                assert!((1..=n).contains(&number), "{name}: {}", m.label);
+            }
+            for k in t.marks.iter().filter(|k| k.kind == "timeout") {
+                let number: u32 = k.text[1..k.text.find(' ').unwrap_or(1)]
+                    .parse()
+                    .unwrap_or(0);
+                assert!((1..=n).contains(&number), "{name}: {}", k.text);
+            }
+        });
+    }
+
+    #[test]
+    fn select_then_insert_draws_both_requests_both_claims_both_charges_apart() {
+        let s = SCENARIOS
+            .iter()
+            .find(|s| s.id == "bug-select-then-insert")
+            .unwrap();
+        let (mut run, mut world) = ScenarioRun::start(s, false);
+        assert!(run.run_to_pause(&mut world, 60_000));
+        let t = trace(&world, CheckoutId(0));
+        let l = layout(&t);
+        let requests: Vec<_> = l
+            .arrows
+            .iter()
+            .filter(|a| t.msgs[a.msg].hop == Hop::Request)
+            .collect();
+        assert_eq!(requests.len(), 2);
+        assert_eq!(
+            t.msgs[requests[0].msg].sent_at, t.msgs[requests[1].msg].sent_at,
+            "sent in one millisecond"
+        );
+        assert_ne!(requests[0].from, requests[1].from, "drawn apart");
+        let at = |kind: &str| -> Vec<(i32, i32)> {
+            l.marks
+                .iter()
+                .filter(|m| t.marks[m.mark].kind == kind)
+                .map(|m| m.at)
+                .collect()
+        };
+        let (claims, charges) = (at("claimed"), at("charged"));
+        assert_eq!(claims.len(), 2);
+        assert_ne!(claims[0], claims[1]);
+        assert_eq!(charges.len(), 2);
+        assert_ne!(charges[0], charges[1]);
+        // The bug's claim reads, then inserts a moment later: each after its own arrival.
+        assert!(claims[0].1 > requests[0].to.1 && claims[1].1 > requests[1].to.1);
+        assert_eq!(t.msgs[requests[1].msg].label[..3], *"#2 ", "not #0");
+    }
+
+    #[test]
+    fn a_request_is_late_only_when_it_arrived_after_its_page_gave_up_on_it() {
+        // A double click without a key: the page drops its first request for the second, but
+        // the first still arrives first. Not late; its answer, which the page ignores, is.
+        let s = SCENARIOS.iter().find(|s| s.id == "double-click").unwrap();
+        let (mut run, mut world) = ScenarioRun::start(s, false);
+        run.run_to_pause(&mut world, 60_000);
+        world.run_until(world.now() + 5_000);
+        let t = trace(&world, CheckoutId(0));
+        let requests: Vec<&Msg> = t.msgs.iter().filter(|m| m.hop == Hop::Request).collect();
+        assert!(requests[0].arrivals[0] < requests[1].arrivals[0]);
+        assert!(!requests[0].late, "it arrived first");
+        assert!(
+            world.history().messages.iter().any(|m| m.late),
+            "the world flags what the page stopped waiting for"
+        );
+        // A request that reaches the server after its attempt timed out is late.
+        let mut w = quiet_world();
+        let mut faults = w.config().faults.clone();
+        faults.latency_ms = 12_000;
+        faults.jitter_ms = 0;
+        w.set_faults(faults);
+        let c = w.start_checkout(Strategy::SameKey).unwrap();
+        w.run_until(20_000);
+        let t = trace(&w, c);
+        assert!(t.msgs[0].late, "{:?}", t.msgs[0]);
     }
 }

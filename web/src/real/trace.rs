@@ -46,12 +46,14 @@ fn msg(hop: Hop, sent_at: u64, arrivals: Vec<u64>, label: String, wire: String) 
     }
 }
 
-fn mark(t: &mut Trace, at: u64, lane: Lane, kind: &'static str, text: String) {
+/// A mark; `on`: the message at whose arrival it happens (see `Mark::on`).
+fn mark(t: &mut Trace, at: u64, lane: Lane, on: Option<usize>, kind: &'static str, text: String) {
     t.marks.push(Mark {
         at,
         lane,
         kind,
         text,
+        on,
     });
 }
 
@@ -81,11 +83,12 @@ fn payco<'a>(t: &mut Trace, at: u64, said: &'a str, charges: &mut Vec<&'a str>) 
             return;
         }
     };
+    let call = t.msgs.len();
     t.msgs.push(msg(Hop::Call, at, vec![at], key, wire));
     let wire = ["PayCo answer\n\n", said].concat();
     t.msgs
         .push(msg(Hop::Answer, at, vec![at], answer.into(), wire));
-    mark(t, at, Lane::PayCo, kind, text);
+    mark(t, at, Lane::PayCo, Some(call), kind, text);
 }
 
 /// Checkout `name`'s trace as of `now` (ms since the session started).
@@ -116,7 +119,14 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
     });
     let (mut saved, mut charges) = (0, Vec::new());
     let text = ["localStorage ← key ", short_key].concat();
-    mark(&mut t, rel(first.sent_at), Lane::Browser, "journal", text);
+    mark(
+        &mut t,
+        rel(first.sent_at),
+        Lane::Browser,
+        None,
+        "journal",
+        text,
+    );
     for (i, x) in tries.iter().enumerate() {
         let sent = rel(x.sent_at);
         let n = x.number.to_string();
@@ -154,8 +164,8 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
             }
             let token = |n: &u64| n.to_string();
             let (kind, text, tail, arrived) = match &e.kind {
-                Kind::Claimed(n) => ("claimed", "claimed · lease #", token(n), true),
-                Kind::TakenOver(_, n) => ("takeover", "taken over · lease #", token(n), true),
+                Kind::Claimed(n) => ("claimed", "claimed · lease ", token(n), true),
+                Kind::TakenOver(_, n) => ("takeover", "taken over · lease ", token(n), true),
                 Kind::Replayed(_) => ("replayed", "replayed the saved answer", String::new(), true),
                 Kind::Rejected(409) => ("409", "409: still in flight", String::new(), true),
                 Kind::Rejected(422) => ("422", "422: other parameters", String::new(), true),
@@ -164,7 +174,7 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
                     saved = *s;
                     ("saved", "saved ", s.to_string(), false)
                 }
-                Kind::Released(n) => ("released", "released lease #", token(n), false),
+                Kind::Released(n) => ("released", "released lease ", token(n), false),
                 Kind::Fenced(_) => ("fenced", "fenced: lease lost", String::new(), false),
                 Kind::Pruned => continue,
                 Kind::Note(note) => {
@@ -188,7 +198,8 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
                             let status = saved.to_string();
                             let body = saved_body.unwrap_or_default();
                             let wire = ["HTTP ", &status, " (", note, ")\n\n", body].concat();
-                            let mut lost = msg(Hop::Response, at, Vec::new(), status, wire);
+                            let label = ["#", &n, " ← ", &status].concat();
+                            let mut lost = msg(Hop::Response, at, Vec::new(), label, wire);
                             lost.lost = true;
                             t.msgs.push(lost);
                         }
@@ -201,7 +212,8 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
             if arrived {
                 t.msgs[req].arrivals.push(at);
             }
-            mark(&mut t, at, Lane::Server, kind, [text, &tail].concat());
+            let on = arrived.then_some(req);
+            mark(&mut t, at, Lane::Server, on, kind, [text, &tail].concat());
         }
         match &x.answer {
             Answer::Reply {
@@ -215,7 +227,8 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
                 if t.msgs[req].arrivals.is_empty() {
                     t.msgs[req].arrivals.push(last);
                 }
-                let (mut label, mut head) = (status.to_string(), String::new());
+                let mut label = ["#", &n, " ← ", &status.to_string()].concat();
+                let mut head = String::new();
                 if *replayed {
                     label.push_str(" replayed");
                     head.push_str("\nIdempotent-Replayed: true");
@@ -231,11 +244,11 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
             }
             Answer::TimedOut { .. } => {
                 let text = ["#", &n, " timed out: unknown"].concat();
-                mark(&mut t, answered, Lane::Browser, "timeout", text);
+                mark(&mut t, answered, Lane::Browser, None, "timeout", text);
             }
             Answer::Failed { message, .. } => {
                 let text = ["#", &n, " no answer: ", message].concat();
-                mark(&mut t, answered, Lane::Browser, "failed", text);
+                mark(&mut t, answered, Lane::Browser, None, "failed", text);
             }
             Answer::Open => {}
         }
@@ -276,7 +289,7 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
         CheckoutState::Refused(s) => ("rejected", ["refused: ", &s.to_string()].concat()),
         CheckoutState::Unknown => ("unknown", "gave up: outcome unknown".to_owned()),
     };
-    mark(&mut t, rel(at), Lane::Browser, kind, text);
+    mark(&mut t, rel(at), Lane::Browser, None, kind, text);
     t
 }
 
@@ -402,7 +415,7 @@ mod tests {
         );
         let lost = &t.msgs[3];
         assert!(lost.lost && lost.arrivals.is_empty());
-        assert_eq!((lost.sent_at, lost.label.as_str()), (18, "201"));
+        assert_eq!((lost.sent_at, lost.label.as_str()), (18, "#1 ← 201"));
         assert!(lost.wire.starts_with("HTTP 201 (fault: drop-response"));
         assert!(
             lost.wire.ends_with(&["\n\n", SAVED].concat()),
@@ -422,7 +435,7 @@ mod tests {
             (replay.sent_at, replay.arrivals.as_slice()),
             (1_202, &[1_204][..])
         );
-        assert_eq!(replay.label, "201 replayed");
+        assert_eq!(replay.label, "#2 ← 201 replayed");
         assert_eq!(
             replay.wire,
             ["HTTP 201\nIdempotent-Replayed: true\n\n", SAVED].concat()
@@ -442,7 +455,7 @@ mod tests {
             [
                 "10 ms: localStorage ← key 0f1e2d3c",
                 "20 ms: #1 no answer: Failed to fetch",
-                "1204 ms: got 201 replayed",
+                "1204 ms: got #2's answer: 201 replayed",
                 "1204 ms: paid (the saved answer)",
                 "This answer never reached the page."
             ]
@@ -498,7 +511,7 @@ mod tests {
         );
         let server = texts(&t, Lane::Server);
         assert_eq!(server[1], "✝ crashed after the charge");
-        assert_eq!(server[3], "taken over · lease #2");
+        assert_eq!(server[3], "taken over · lease 2");
         assert_eq!(kinds(&t, Lane::PayCo), ["charged", "deduped"]);
         assert_eq!(texts(&t, Lane::PayCo)[1], "deduped → ch_1: no money");
         assert_eq!(kinds(&t, Lane::Browser), ["journal", "failed", "paid"]);
@@ -511,7 +524,7 @@ mod tests {
             ]
         );
         let conflict = &t.msgs[4];
-        assert_eq!(conflict.label, "409 · Retry-After 3");
+        assert_eq!(conflict.label, "#2 ← 409 · Retry-After 3");
         assert!(conflict.wire.starts_with("HTTP 409\nRetry-After: 3\n\n"));
         assert_eq!(
             t.msgs[1].wire,

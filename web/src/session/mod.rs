@@ -19,7 +19,7 @@ use yew::prelude::*;
 
 use crate::browser;
 use crate::model::run_log::{text, RunLog};
-use crate::model::settings::{NetworkSettings, ServerSettings, Settings};
+use crate::model::settings::{self, NetworkSettings, ServerSettings, Settings};
 use crate::model::view::{View, ViewAction};
 use crate::projection::{PageState, Projector};
 
@@ -61,6 +61,8 @@ pub struct Boot {
     /// The tour's step the link was on, and whether to run it afresh (the link holds no
     /// scenario run to rebuild: `#tr=3`, or the lab's step).
     pub tour: Option<(usize, bool)>,
+    /// The central tab the link's sender had open (its place in the tab bar).
+    pub tab: u8,
 }
 
 /// Shared handle to the session (cheap to clone; equal when it is the same session).
@@ -100,6 +102,7 @@ impl Session {
             (Some(log), _) => {
                 boot.from_link = true;
                 boot.projector = log.projector;
+                boot.tab = log.tab;
                 boot.tour = log.tour.map(|t| (usize::from(t), log.scenario.is_none()));
                 let mut run = Run::rebuild(log);
                 run.clear_storage();
@@ -132,7 +135,9 @@ impl Session {
                 run
             }
         };
-        let projector = Projector::after(run.world());
+        // A rebuilt run's feed starts with what its world already did (the store's and PayCo's
+        // lines; the page's own notes were not recorded), as the tab that sent the link saw it.
+        let projector = Projector::default();
         Session(Rc::new(Inner {
             run: RefCell::new(run),
             projector: RefCell::new(projector),
@@ -215,7 +220,7 @@ impl Session {
     /// Replace the run with `run` (a new one, or one rebuilt at another moment): the view
     /// starts afresh.
     fn replace(&self, run: Run) {
-        *self.0.projector.borrow_mut() = Projector::after(run.world());
+        *self.0.projector.borrow_mut() = Projector::default();
         *self.0.run.borrow_mut() = run;
         self.0.rev.set(self.0.rev.get() + 1);
         self.refresh();
@@ -234,32 +239,48 @@ impl Session {
             settings.server(),
         );
         log.projector = self.0.run.borrow().log().projector;
+        log.tab = self.0.run.borrow().log().tab;
         self.0.run.borrow_mut().clear_storage();
         self.replace(Run::start(log));
     }
 
     /// Set up and run a classroom scenario (its fixed run with `fixed`) from time 0: a fresh
     /// world built from the scenario's config, an empty log that names it (and so the link).
-    /// The page's network and server settings stay as they are; its strategy becomes the one
-    /// the scenario's page plays (returned, for the strategy select).
-    pub fn start_scenario(&self, index: usize, fixed: bool) -> Option<Strategy> {
-        let s = idem_sim::SCENARIOS.get(index)?;
+    /// The log's settings are the scenario world's (its network, its server, its seed), so
+    /// [`Session::initial_settings`] then gives the page's panels the values in force: the Network
+    /// panel shows the scenario's loss, not what the page had before. The strategy is the one
+    /// the scenario's page plays. `false` for an index that is no scenario.
+    pub fn start_scenario(&self, index: usize, fixed: bool) -> bool {
+        let Some(s) = idem_sim::SCENARIOS.get(index) else {
+            return false;
+        };
         self.forget_future();
         let log = {
             let run = self.0.run.borrow();
             let old = run.log();
-            let (network, server) = old.settings_now();
             let strategy = s.strategy(fixed).unwrap_or(old.strategy);
+            // Placeholders: the scenario's world decides, and its settings replace these below.
+            let (network, server) = old.settings_now();
             let mut log = RunLog::new(s.seed, strategy, network, server);
             log.scenario = Some(crate::model::scenario::pick_text(s, fixed));
             log.projector = old.projector;
             log.tour = old.tour;
+            log.tab = old.tab;
             log
         };
-        let strategy = log.strategy;
         self.0.run.borrow_mut().clear_storage();
-        self.replace(Run::start(log));
-        Some(strategy)
+        let mut run = Run::start(log);
+        // The world is the scenario's: its faults and server are the settings in force (the
+        // panels show them, and the timeline shades its fault windows from them).
+        let config = run.world().config();
+        let (network, server) = (
+            settings::network_of(&config.faults),
+            settings::server_of(&config.server, &config.faults),
+        );
+        let log = run.log_now();
+        (log.network, log.server) = (network, server);
+        self.replace(run);
+        true
     }
 
     /// Time may run again after a scenario's pause (the page pressed play).
@@ -330,8 +351,10 @@ impl Session {
         browser::replace_hash(&hash);
     }
 
-    /// The link that reproduces this run at this moment (the URL hash is brought up to date).
-    pub fn share_link(&self) -> String {
+    /// The link that reproduces this run at this moment, on central tab `tab` (its place in
+    /// the tab bar: the link opens there); the URL hash is brought up to date.
+    pub fn share_link(&self, tab: u8) -> String {
+        self.0.run.borrow_mut().log_now().tab = tab;
         self.save_log();
         browser::page_url()
     }

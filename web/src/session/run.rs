@@ -61,12 +61,14 @@ impl Drive for Driver<'_> {
     }
 }
 
-/// Pay's checkout: the cart, kept in the page's journal when it has a key.
+/// Pay's checkout: the cart, the page's own, so its key (when it has one) is kept in the page's
+/// journal. (`host_journal` also tells Pay's checkouts from a batch's, which charge the same
+/// cart: only a same-key page writes to a journal at all.)
 fn pay_command(strategy: Strategy) -> Command {
     Command::StartCheckout {
         strategy,
         amount: Some(cart::AMOUNT),
-        host_journal: strategy == Strategy::SameKey,
+        host_journal: true,
     }
 }
 
@@ -219,17 +221,18 @@ impl Run {
         self.note(EventKind::Client, detail);
     }
 
-    /// Start `n` checkouts at once. They keep their keys in the world's memory journal; only
-    /// the Pay button's checkout writes to the browser's localStorage.
+    /// Start `n` checkouts of the cart at once (each charges the cart's amount). They keep
+    /// their keys in the world's memory journal; only the Pay button's checkout writes to the
+    /// browser's localStorage.
     pub fn batch(&mut self, strategy: Strategy, n: u32) {
         self.note(
             EventKind::Client,
-            format!("{n} checkouts start ({})", strategy.name()),
+            format!("{n} checkouts of the cart start ({})", strategy.name()),
         );
         for _ in 0..n {
             self.apply(Command::StartCheckout {
                 strategy,
-                amount: None,
+                amount: Some(cart::AMOUNT),
                 host_journal: false,
             });
         }

@@ -10,11 +10,13 @@ const fn at(at: u64, command: Command) -> Step {
     Step { at, command }
 }
 
-/// Pay for the scenario's cart: a same-key checkout of [`CART_CENTS`].
+/// Pay for the scenario's cart: a same-key checkout of [`CART_CENTS`], whose key goes to the
+/// host's journal when there is one (the demo's localStorage, so its storage panel shows the
+/// record the sequence diagram draws; natively, the world's own).
 const PAY: Command = Command::StartCheckout {
     strategy: Strategy::SameKey,
     amount: Some(CART_CENTS),
-    host_journal: false,
+    host_journal: true,
 };
 
 /// Pay for the cart without a key (the page's first strategy in the lesson).

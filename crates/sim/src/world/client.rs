@@ -65,7 +65,8 @@ pub fn body_for(c: CheckoutId, amount: u32) -> Vec<u8> {
     out.extend_from_slice(b"{\"amount\":");
     push_u64(&mut out, u64::from(amount));
     out.extend_from_slice(b",\"cart\":\"co_");
-    push_u64(&mut out, u64::from(c.0));
+    // As `CheckoutId` writes itself: counted from 1.
+    push_u64(&mut out, u64::from(c.0) + 1);
     out.extend_from_slice(b"\"}");
     out
 }

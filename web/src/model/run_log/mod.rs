@@ -44,6 +44,9 @@ pub struct RunLog {
     pub projector: bool,
     /// The guided tour's step (0-based), while it is open (page only).
     pub tour: Option<u8>,
+    /// The central tab open when the link was copied, by its place in the tab bar (0: the
+    /// first; page only): the link opens there.
+    pub tab: u8,
 }
 
 impl RunLog {
@@ -65,6 +68,7 @@ impl RunLog {
             scenario: None,
             projector: false,
             tour: None,
+            tab: 0,
         }
     }
 

@@ -169,22 +169,24 @@ fn commands_from(text: &str) -> Result<(Command, u32), TextError> {
     };
     let one = |c: Command| Ok((c, 1));
     match code {
-        "p" => {
-            let strategy = strategy_at(num(rest)?)?;
-            one(Command::StartCheckout {
-                strategy,
-                amount: Some(cart::AMOUNT),
-                host_journal: strategy == Strategy::SameKey,
-            })
-        }
-        "b" => {
+        // Pay: the host page's checkout. (Links written before Pay's no-key checkouts were
+        // marked so said the same with `host_journal` off: a page without a key writes to no
+        // journal, so they replay the same.)
+        "p" => one(Command::StartCheckout {
+            strategy: strategy_at(num(rest)?)?,
+            amount: Some(cart::AMOUNT),
+            host_journal: true,
+        }),
+        // A batch: `m` of the cart; `b`, from links written before batches charged the cart,
+        // with amounts drawn by the world (so those links replay as they did).
+        "b" | "m" => {
             let [s, n] = nums::<2>(rest)?;
             if n == 0 || n > u64::from(MAX_BATCH) {
                 return Err(TextError("a batch size out of range"));
             }
             let start = Command::StartCheckout {
                 strategy: strategy_at(s)?,
-                amount: None,
+                amount: (code == "m").then_some(cart::AMOUNT),
                 host_journal: false,
             };
             Ok((start, n as u32))
@@ -270,6 +272,14 @@ fn tour_step(n: u64) -> Result<u8, TextError> {
     }
 }
 
+/// The central tab a link opens on (its index in the tab bar).
+fn tab_index(n: u64) -> Result<u8, TextError> {
+    match n {
+        0..=3 => Ok(n as u8),
+        _ => Err(TextError("the page has no such tab")),
+    }
+}
+
 /// Checkouts an input starts.
 fn starts(c: &Command) -> u64 {
     u64::from(matches!(c, Command::StartCheckout { .. }))
@@ -287,7 +297,7 @@ pub fn decode(text: &str) -> Result<Option<RunLog>, TextError> {
     let (mut version, mut seed, mut strategy) = (None, None, Strategy::SameKey);
     let (mut network, mut server) = (None, None);
     let (mut inputs, mut now, mut events) = (Vec::new(), 0, 0);
-    let (mut scenario, mut projector, mut tour) = (None, false, None);
+    let (mut scenario, mut projector, mut tour, mut tab) = (None, false, None, 0);
     for pair in text.split('&') {
         let (k, v) = pair
             .split_once('=')
@@ -317,6 +327,7 @@ pub fn decode(text: &str) -> Result<Option<RunLog>, TextError> {
             "sc" => scenario = Some(scenario_id(v)?),
             "pj" => projector = flag(num(v)?)?,
             "tr" => tour = Some(tour_step(num(v)?)?),
+            "tb" => tab = tab_index(num(v)?)?,
             // Unknown keys are from a newer page: ignored, like unknown JSON members.
             _ => {}
         }
@@ -354,5 +365,6 @@ pub fn decode(text: &str) -> Result<Option<RunLog>, TextError> {
     log.scenario = scenario;
     log.projector = projector;
     log.tour = tour;
+    log.tab = tab;
     Ok(Some(log))
 }

@@ -42,9 +42,9 @@ fn server_text(out: &mut String, s: &ServerSettings) {
     join_x(out, &parts);
 }
 
-/// Pay's checkout: the cart, in the host's journal when it keeps a key.
-fn is_pay(strategy: Strategy, amount: Option<u32>, host_journal: bool) -> bool {
-    amount == Some(cart::AMOUNT) && host_journal == (strategy == Strategy::SameKey)
+/// Pay's checkout: the cart, the host page's own.
+fn is_pay(amount: Option<u32>, host_journal: bool) -> bool {
+    amount == Some(cart::AMOUNT) && host_journal
 }
 
 fn bp(p: f64) -> u64 {
@@ -57,7 +57,7 @@ fn command_text(out: &mut String, c: &Command) {
             strategy,
             amount,
             host_journal,
-        } if is_pay(*strategy, *amount, *host_journal) => {
+        } if is_pay(*amount, *host_journal) => {
             out.push('p');
             push_num(out, strategy_index(*strategy));
         }
@@ -183,14 +183,19 @@ fn command_text(out: &mut String, c: &Command) {
     }
 }
 
-/// A batch's checkout: drawn amount, the world's own journal.
-fn batch_strategy(c: &Command) -> Option<Strategy> {
+/// A batch's checkout, the world's own journal: its entry code (`m`: the cart; `b`: a drawn
+/// amount, as batches were before they charged the cart) and strategy.
+fn batch_strategy(c: &Command) -> Option<(char, Strategy)> {
     match c {
         Command::StartCheckout {
             strategy,
-            amount: None,
+            amount,
             host_journal: false,
-        } => Some(*strategy),
+        } => match amount {
+            None => Some(('b', *strategy)),
+            Some(a) if *a == cart::AMOUNT => Some(('m', *strategy)),
+            Some(_) => None,
+        },
         _ => None,
     }
 }
@@ -229,8 +234,8 @@ pub fn encode(log: &RunLog) -> String {
                 .count()
         });
         match batch_strategy(&input.command) {
-            Some(s) => {
-                out.push('b');
+            Some((code, s)) => {
+                out.push(code);
                 join_x(&mut out, &[strategy_index(s), run as u64]);
             }
             None => command_text(&mut out, &input.command),
@@ -247,6 +252,10 @@ pub fn encode(log: &RunLog) -> String {
     }
     if log.projector {
         out.push_str("&pj=1");
+    }
+    if log.tab != 0 {
+        out.push_str("&tb=");
+        push_num(&mut out, u64::from(log.tab));
     }
     if let Some(step) = log.tour {
         out.push_str("&tr=");

@@ -4,8 +4,12 @@
 //! more than the page will replay, is an error with a short message; it never panics.
 //!
 //! ```text
-//! v=1&seed=7&st=2&net=0x3000x0x40x120&srv=3000x86400000x0x0x0&c=0.0.p2_412.31.b0x50&t=900&e=57&sc=lost-response&pj=1
+//! v=1&seed=7&st=2&net=0x3000x0x40x120&srv=3000x86400000x0x0x0&c=0.0.p2_412.31.m0x50&t=900&e=57&sc=lost-response&pj=1&tb=1
 //! ```
+//!
+//! The version stays 1: every text an older page wrote still means what it meant (a batch's
+//! `b` entries keep their drawn amounts). `pj=1` is projector mode, `tr` the tour's step
+//! (1-based), `tb` the central tab (its place in the tab bar; absent: the first).
 //!
 //! `net` and `srv` are the settings at time 0 (`net`: request loss, response loss, duplicate in
 //! basis points, latency min and max in ms; `srv`: lock, retention in ms, save-response, crash,
@@ -13,8 +17,9 @@
 //!
 //! | command | text |
 //! |---|---|
-//! | Pay: `StartCheckout` of the cart, the host's journal for same-key | `p<strategy>` |
-//! | a batch: `n` × `StartCheckout` with a drawn amount, same place | `b<strategy>x<n>` |
+//! | Pay: `StartCheckout` of the cart, the host page's (its journal) | `p<strategy>` |
+//! | a batch: `n` × `StartCheckout` of the cart, the world's journal, same place | `m<strategy>x<n>` |
+//! | a batch with drawn amounts (what batches were before they charged the cart; old links) | `b<strategy>x<n>` |
 //! | any other `StartCheckout` | `k<strategy>x<host journal 0/1>[x<amount>]` |
 //! | `ReloadTab` / `Reload` | `r` / `l<checkout>` |
 //! | `PayAgain` (Pay pressed while the checkout is pending) | `a<checkout>` |
@@ -85,11 +90,25 @@ mod tests {
         for _ in 0..50 {
             let start = Command::StartCheckout {
                 strategy: Strategy::NoKey,
-                amount: None,
+                amount: Some(cart::AMOUNT),
                 host_journal: false,
             };
             log.push(input(120, 7, start));
         }
+        for _ in 0..3 {
+            let drawn = Command::StartCheckout {
+                strategy: Strategy::KeyPerAttempt,
+                amount: None,
+                host_journal: false,
+            };
+            log.push(input(120, 7, drawn));
+        }
+        let no_key_pay = Command::StartCheckout {
+            strategy: Strategy::NoKey,
+            amount: Some(cart::AMOUNT),
+            host_journal: true,
+        };
+        log.push(input(120, 7, no_key_pay));
         let odd = Command::StartCheckout {
             strategy: Strategy::NoKey,
             amount: Some(17),
@@ -143,6 +162,7 @@ mod tests {
         log.scenario = Some("lost-response".into());
         log.projector = true;
         log.tour = Some(4);
+        log.tab = 1;
         log
     }
 
@@ -157,9 +177,39 @@ mod tests {
             "the leading # is optional"
         );
         assert!(
-            text.contains("_120.7.b0x50_"),
-            "a batch is one entry: {text}"
+            text.contains("_120.7.m0x50_120.7.b1x3_120.7.p0_"),
+            "a batch is one entry, Pay's checkout another: {text}"
         );
+        assert!(text.ends_with("&tb=1&tr=5"), "{text}");
+    }
+
+    #[test]
+    fn a_batch_charges_the_cart_and_an_old_links_batch_its_drawn_amounts() {
+        let head = "v=1&seed=1&st=0&net=0x0x0x20x30&srv=2000x86400000x0x0x0";
+        let amounts = |entry: &str| {
+            let log = decode(&format!("{head}&c=0.0.{entry}&t=0&e=0"))
+                .unwrap()
+                .unwrap();
+            log.inputs
+                .iter()
+                .map(|i| match i.command {
+                    Command::StartCheckout { amount, .. } => amount,
+                    _ => Some(0),
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(amounts("m0x2"), [Some(cart::AMOUNT); 2]);
+        assert_eq!(
+            amounts("b0x2"),
+            [None, None],
+            "an old link replays as it did"
+        );
+        let st = Settings::default();
+        let mut log = RunLog::new(1, Strategy::NoKey, st.network(), st.server());
+        let mut run = crate::session::Run::start(log.clone());
+        run.batch(Strategy::NoKey, 20);
+        log.inputs = run.log().inputs.clone();
+        assert!(encode(&log).contains("&c=0.0.m0x20&"), "{}", encode(&log));
     }
 
     #[test]
@@ -228,6 +278,8 @@ mod tests {
             "v=1&seed=1&net=0x0x0x0x0&srv=1x1x0x0x0&c=0.0.rr",
             "v=1&seed=1&net=0x0x0x0x0&srv=1x1x0x0x0&c=0.0.b2x999999",
             "v=1&seed=1&net=0x0x0x0x0&srv=1x1x0x0x0&c=0.0.b2x0",
+            "v=1&seed=1&net=0x0x0x0x0&srv=1x1x0x0x0&c=0.0.m2x0",
+            "v=1&seed=1&net=0x0x0x0x0&srv=1x1x0x0x0&tb=4",
             "v=1&seed=1&net=0x0x0x0x0&srv=1x1x0x0x0&c=5.0.r_4.0.r&t=9&e=9",
             "v=1&seed=1&net=0x0x0x0x0&srv=1x1x0x0x0&c=5.3.r&t=1&e=1",
             "v=1&seed=1&net=0x0x0x0x0&srv=1x1x0x0x0&e=99999999999",
