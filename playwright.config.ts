@@ -5,7 +5,8 @@
 // - timing: the demo's long-task measurement and its real-server mode's figures (not part of
 //           `make test`; see below)
 // - client: the idem-client JS package on plain HTML pages, against a real idem-server and PayCo
-//           started per test on free ports with fresh SQLite files (tests/e2e/client/real-server.ts),
+//           (the native tier's target/debug/idem-server) started per test on free ports with
+//           fresh SQLite files (tests/e2e/client/real-server.ts),
 //           page and API on one origin; the Retry-After answers no real server gives come from a
 //           scripted server (tests/e2e/client/idempotency-server.mjs)
 // - client-cross-origin: the idem-server specs again with the page and the API on two ports
@@ -14,11 +15,9 @@
 import { defineConfig } from '@playwright/test';
 import type { RealServerOptions } from './tests/e2e/client/real-server';
 import { chromiumLaunchOptions } from './tests/e2e/chromium';
-import { E2E_PORT_BASE, IDEMPOTENCY_PORT } from './tests/e2e/client/api';
-
-// Ports: IDEM_E2E_PORT_BASE (default 4173) and the next two, so two checkouts can run at once.
-const DEMO_PORT = E2E_PORT_BASE;
-const CLIENT_PORT = E2E_PORT_BASE + 1;
+// Ports: three free ones chosen when the run starts (IDEM_E2E_PORT_BASE and the next two when
+// set), so two checkouts can run at once: tests/e2e/ports.ts.
+import { CLIENT_PORT, DEMO_PORT, IDEMPOTENCY_PORT } from './tests/e2e/ports';
 
 export default defineConfig<RealServerOptions>({
   testDir: 'tests/e2e',

@@ -8,7 +8,7 @@
 #   IDEM_BENCH_STEPS="store ui" bench/run.sh   only these steps (the report needs all four results)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 STEPS=${IDEM_BENCH_STEPS:-store sim bundle ui server}
 say() { printf '[bench] %s\n' "$*"; }

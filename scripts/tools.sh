@@ -6,6 +6,9 @@
 #   scripts/tools.sh test    all of the above, plus Debian's Chromium and chromedriver, and
 #                            Debian's PostgreSQL server binaries (idem-server's tests start their own)
 #   scripts/tools.sh bench   all of the above, plus valgrind (callgrind) and twiggy, for `make bench`
+#
+# Each install is a step of `make test`'s table: scripts/step.sh times it, run as
+# `scripts/tools.sh ensure NAME` in a process of its own (so `set -e` holds inside it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -98,11 +101,17 @@ ensure_twiggy() {
   fi
 }
 
+# Each install timed as a step (scripts/step.sh), in a process of its own.
+install() { scripts/step.sh "install: $1" scripts/tools.sh ensure "$1"; }
+
+build_tools() { install wasm_target; install trunk; install wasm_bindgen; install npm_packages; }
+test_tools() { build_tools; install chromium; install postgresql; }
+
 case "${1:-build}" in
-  build) ensure_wasm_target; ensure_trunk; ensure_wasm_bindgen; ensure_npm_packages ;;
-  test) ensure_wasm_target; ensure_trunk; ensure_wasm_bindgen; ensure_npm_packages; ensure_chromium
-    ensure_postgresql ;;
-  bench) ensure_wasm_target; ensure_trunk; ensure_wasm_bindgen; ensure_npm_packages; ensure_chromium
-    ensure_postgresql; ensure_valgrind; ensure_twiggy ;;
+  build) build_tools ;;
+  test) test_tools ;;
+  bench) test_tools; install valgrind; install twiggy ;;
+  # One install, as `install` above runs it.
+  ensure) "ensure_${2:?ensure what}" ;;
   *) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
 esac

@@ -18,8 +18,9 @@ use crate::{request::PathParam, wire::to_response};
 /// Problem `type` URIs of this crate's own errors: a path it cannot read, and the example's
 /// business errors.
 pub mod kind {
-    /// 400: a path parameter is not percent-encoded UTF-8, or not what the route takes.
-    pub const INVALID_PATH: &str = "/problems/invalid-path-parameter";
+    /// 400: a path parameter is not percent-encoded UTF-8, or not what the route takes
+    /// (written by [`crate::request::invalid_path`], below this module).
+    pub const INVALID_PATH: &str = crate::request::INVALID_PATH;
     /// 400: the body is JSON, but not the parameters the route takes.
     pub const INVALID_PARAMETERS: &str = "/problems/invalid-parameters";
     /// 402: the card was declined. Final for this idempotency key.
@@ -208,17 +209,6 @@ async fn get_problem(PathParam(name): PathParam<String>) -> Response {
     })
 }
 
-/// 400 for a path parameter the route cannot read (`detail`: which, and why).
-pub fn invalid_path(detail: &str) -> HttpResponse {
-    problem(
-        400,
-        kind::INVALID_PATH,
-        "Invalid path parameter",
-        detail,
-        None,
-    )
-}
-
 /// 400 for a JSON body that is not the route's parameters.
 pub fn invalid_parameters(detail: &str) -> HttpResponse {
     problem(
@@ -250,7 +240,7 @@ mod tests {
     #[test]
     fn problem_types_are_relative_references() {
         for (r, kind) in [
-            (invalid_path("x"), kind::INVALID_PATH),
+            (crate::request::invalid_path("x"), kind::INVALID_PATH),
             (invalid_parameters("x"), kind::INVALID_PARAMETERS),
             (payment_declined("x"), kind::PAYMENT_DECLINED),
         ] {
@@ -281,7 +271,7 @@ mod tests {
             h::internal_error(),
             h::bad_gateway("x", 1),
             h::unavailable(1),
-            invalid_path("x"),
+            crate::request::invalid_path("x"),
             invalid_parameters("x"),
             payment_declined("x"),
         ];

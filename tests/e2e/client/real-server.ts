@@ -1,6 +1,5 @@
 // The Playwright fixture that gives each test its own real idem-server: PayCo and the checkout
-// (`target/server/idem-server`, built by `make test-e2e` with the server profile; or
-// IDEM_SERVER_BIN) on free ports of 127.0.0.1, each on a fresh SQLite file in a temporary
+// (SERVER_BIN below) on free ports of 127.0.0.1, each on a fresh SQLite file in a temporary
 // folder, the checkout in demo mode (`--demo-faults`: faults on request for this test's tenant),
 // and a static server for the test pages on a free port of its own. All stopped, and the folder
 // removed, when the test ends.
@@ -23,7 +22,13 @@ import { openClientAt } from './harness';
 
 export { expect };
 
-export const SERVER_BIN = process.env.IDEM_SERVER_BIN ?? 'target/server/idem-server';
+/** idem-server's binary: IDEM_SERVER_BIN, else the dev-profile build the native tier's tests run
+ * (`make build-native`, a step of `make test-e2e`), so `make test` compiles the server's
+ * dependencies once, not again for the server profile. The specs check behaviour, not speed;
+ * the timing projects' figures are taken against `make server`'s optimised build:
+ * IDEM_SERVER_BIN=target/server/idem-server. */
+export const SERVER_BIN =
+  process.env.IDEM_SERVER_BIN ?? join(process.env.CARGO_TARGET_DIR ?? 'target', 'debug', 'idem-server');
 
 /** One store event (or demo note) of the tenant's stream, as GET /api/events sends it. */
 export type StoreEvent = { seq: number; at: number; scope: string; key: string | null; kind: { type: string; [k: string]: unknown } };

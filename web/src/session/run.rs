@@ -454,6 +454,19 @@ mod tests {
     use crate::model::view::{ClaimStatus, Stats, View};
     use crate::projection::{PageState, Projector};
 
+    /// A batch charges the cart, and its link entry says so (`m`; an old link's `b` replays
+    /// its drawn amounts: `model::run_log::text`).
+    #[test]
+    fn a_batch_is_linked_as_charging_the_cart() {
+        let st = Settings::default();
+        let mut log = RunLog::new(1, Strategy::NoKey, st.network(), st.server());
+        let mut run = Run::start(log.clone());
+        run.batch(Strategy::NoKey, 20);
+        log.inputs = run.log().inputs.clone();
+        let text = crate::model::run_log::text::encode(&log);
+        assert!(text.contains("&c=0.0.m0x20&"), "{text}");
+    }
+
     fn run(seed: u64) -> Run {
         let s = Settings::default();
         Run::start(RunLog::new(

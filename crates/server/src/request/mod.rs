@@ -22,7 +22,7 @@ use idem_store::http::{problem_for, HttpResponse};
 
 pub use body::{discard_body, read_body, BodyLimits};
 pub use key::idempotency_key;
-pub use path::PathParam;
+pub use path::{invalid_path, PathParam, INVALID_PATH};
 pub use scope::{
     bearer_token, BearerTenants, QueryTokenRefused, ScopeExtractor, ScopeRejection, Unscoped,
 };

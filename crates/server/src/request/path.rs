@@ -12,13 +12,22 @@ use axum::{
     response::Response,
 };
 use http::request::Parts;
-use idem_store::http::HttpResponse;
+use idem_store::http::{problem, HttpResponse};
 use serde::de::DeserializeOwned;
 
-use crate::{problems, wire::to_response};
+use crate::wire::to_response;
+
+/// The problem `type` of a path parameter that cannot be read; what it means is served at
+/// `GET /problems/invalid-path-parameter` (`crate::problems`, which lists it).
+pub const INVALID_PATH: &str = "/problems/invalid-path-parameter";
+
+/// 400 for a path parameter the route cannot read (`detail`: which, and why).
+pub fn invalid_path(detail: &str) -> HttpResponse {
+    problem(400, INVALID_PATH, "Invalid path parameter", detail, None)
+}
 
 /// The route's path parameters, deserialised as axum's `Path` does; refused with
-/// [`problems::invalid_path`] (400) when the client's path cannot be read as `T`.
+/// [`invalid_path`] (400) when the client's path cannot be read as `T`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PathParam<T>(pub T);
 
@@ -51,7 +60,7 @@ fn refusal(rejection: &PathRejection) -> HttpResponse {
         );
         return idem_store::http::internal_error();
     }
-    problems::invalid_path(&rejection.body_text())
+    invalid_path(&rejection.body_text())
 }
 
 #[cfg(test)]
@@ -99,7 +108,7 @@ mod tests {
         for uri in ["/text/%FF", "/text/a%C3", "/number/abc", "/number/-1"] {
             let (status, problem) = problem_at(uri).await;
             assert_eq!(status, StatusCode::BAD_REQUEST, "{uri}");
-            assert_eq!(problem.kind, problems::kind::INVALID_PATH, "{uri}");
+            assert_eq!(problem.kind, INVALID_PATH, "{uri}");
             assert_eq!(problem.status, 400);
         }
         let (_, problem) = problem_at("/text/%FF").await;

@@ -204,12 +204,8 @@ mod tests {
             [None, None],
             "an old link replays as it did"
         );
-        let st = Settings::default();
-        let mut log = RunLog::new(1, Strategy::NoKey, st.network(), st.server());
-        let mut run = crate::session::Run::start(log.clone());
-        run.batch(Strategy::NoKey, 20);
-        log.inputs = run.log().inputs.clone();
-        assert!(encode(&log).contains("&c=0.0.m0x20&"), "{}", encode(&log));
+        // That a batch is written as `m` is the session's test
+        // (`session::run::tests::a_batch_is_linked_as_charging_the_cart`).
     }
 
     #[test]
