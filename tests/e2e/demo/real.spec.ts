@@ -168,7 +168,7 @@ test('switching back to the simulated mode shows nothing of real mode', async ({
   // The simulated run has a charge of its own first.
   await page.getByTestId('pay').click();
   await expect(page.getByTestId('ledger')).toHaveAttribute('data-orders', '1', { timeout: 15_000 });
-  await expect(page.getByTestId('ledger-row')).toHaveAttribute('data-order', 'co_0');
+  await expect(page.getByTestId('ledger-row')).toHaveAttribute('data-order', 'co_1');
   await page.getByTestId('mode-real').check();
   await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'up');
   const tenant = (await page.getByTestId('real-tenant').textContent())!;
@@ -183,7 +183,7 @@ test('switching back to the simulated mode shows nothing of real mode', async ({
     await expect(page.getByTestId(hook)).toHaveCount(0);
   }
   await expect(page.locator(`[data-scope="${tenant}"]`)).toHaveCount(0);
-  await expect(page.getByTestId('ledger-row')).toHaveAttribute('data-order', 'co_0');
+  await expect(page.getByTestId('ledger-row')).toHaveAttribute('data-order', 'co_1');
   await expect(page.locator('body')).not.toContainText(tenant);
   await expect(page.getByTestId('request-loss')).toBeEnabled();
   await expect(page.getByTestId('strategy')).toBeEnabled();
@@ -301,7 +301,7 @@ test('sequence: switching real → simulated → real keeps nothing of the other
   await expect(page.getByTestId('ledger')).toHaveAttribute('data-orders', '1', { timeout: 15_000 });
   await page.getByTestId('tab-sequence').click();
   const panel = page.getByTestId('sequence');
-  await expect(panel).toHaveAttribute('data-checkout', 'co_0');
+  await expect(panel).toHaveAttribute('data-checkout', 'co_1');
   await arrows(page, '[data-hop="request"]').first().click();
   await expect(page.getByTestId('seq-wire')).not.toContainText('Authorization');
 
@@ -321,11 +321,11 @@ test('sequence: switching real → simulated → real keeps nothing of the other
 
   await page.getByTestId('mode-simulated').check();
   await expect(page.getByTestId('mode')).toHaveAttribute('data-mode', 'simulated');
-  await expect(panel).toHaveAttribute('data-checkout', 'co_0');
+  await expect(panel).toHaveAttribute('data-checkout', 'co_1');
   await expect(page.getByTestId('seq-details')).toHaveCount(0);
   await expect(page.locator('body')).not.toContainText(tenant);
   await arrows(page, '[data-hop="request"]').first().click();
-  await expect(page.getByTestId('seq-wire')).toContainText('"cart":"co_0"');
+  await expect(page.getByTestId('seq-wire')).toContainText('"cart":"co_1"');
   await expect(page.getByTestId('seq-wire')).not.toContainText('Authorization');
 
   await page.getByTestId('mode-real').check();
@@ -333,7 +333,9 @@ test('sequence: switching real → simulated → real keeps nothing of the other
   await expect(page.getByTestId('seq-details')).toHaveCount(0);
   await expect(panel).toHaveAttribute('data-checkouts', '1');
   await expect(panel).toHaveAttribute('data-checkout', 'co_1');
-  await expect(panel).not.toContainText('co_0');
+  // Both modes' first checkout is co_1: this one is the real one, with the tenant's token.
+  await arrows(page, '[data-hop="request"]').first().click();
+  await expect(page.getByTestId('seq-wire')).toContainText(`Authorization: Bearer ${tenant}`);
 });
 
 test('the server stopping mid-session: after a grace the page says it stopped answering and offers the simulated mode', async ({ page, real }) => {

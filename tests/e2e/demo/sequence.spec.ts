@@ -3,7 +3,7 @@
 // written on their lanes; in step with step / ← / →; one checkout at a time with a picker; a click
 // on an arrow shows its bytes and what the page knew. Screenshots at 1366×768 and in projector mode.
 import { expect, test, type Page } from '@playwright/test';
-import { open, runBatch, runScenario, setField, shot } from './helpers';
+import { axeViolations, open, runBatch, runScenario, setField, shot } from './helpers';
 
 const arrows = (page: Page, sel = '') => page.locator(`[data-testid="seq-arrow"]${sel}`);
 const mark = (page: Page, kind: string, lane?: string) =>
@@ -90,6 +90,10 @@ test('lost request, late answers, duplicates, takeover and fencing, 409 and 422'
   await page.getByTestId('play').click();
   await page.getByTestId('tab-sequence').click();
   await expect(arrows(page, '[data-hop="request"][data-fate="duplicate"]').first()).toBeVisible({ timeout: 10_000 });
+  // The first copy's text says the message was duplicated; its accessible name says so too.
+  await expect(arrows(page, '[data-hop="request"][data-fate="delivered"]').first()).toContainText('duplicated');
+  await page.getByTestId('pause').click();
+  expect(await axeViolations(page)).toEqual([]);
 });
 
 test('in step with step, ← and →', async ({ page }) => {

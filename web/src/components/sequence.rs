@@ -113,7 +113,12 @@ fn arrow(t: &Trace, a: &Arrow, sel: Option<usize>) -> Html {
         a.fate.name().into(),
         "0".into(),
         "button".into(),
-        says(m, a.fate).into(),
+        // Its name is the text it shows (a duplicated message's says so), or, for a copy with
+        // no text of its own, what it is.
+        a.label
+            .as_ref()
+            .map_or_else(|| says(m, a.fate), |l| l.text.clone())
+            .into(),
     ];
     el("g", keys, values, kids)
 }
