@@ -51,6 +51,8 @@ function explain(reconciled: Reconciliation): string {
       return describe(reconciled);
     case 'inFlight':
       return `still running (${reconciled.leaseAgeMs} ms old, ${reconciled.leaseLeftMs} ms left)`;
+    case 'released':
+      return 'released: nothing was saved; resume sends it again under the same key';
     case 'notFound':
       return 'never reached the server';
   }
