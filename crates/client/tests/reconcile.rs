@@ -90,6 +90,52 @@ fn a_saved_rejection_is_rejected() {
     ));
 }
 
+/// The key holds another request (another body under the same key): this payload never ran
+/// under it, so the operation settles as the refusal any attempt of it would get, and never
+/// as the other body's answer.
+#[test]
+fn bound_to_another_request_settles_as_the_refusal() {
+    let mut journal = MemoryJournal::new();
+    let mut op = unknown(&mut journal);
+    // As the reader finds it in idem-server's answer for another body under this key.
+    let other = idem_store::Fingerprint::of_canonical("POST /api/checkout", br#"{"amount":1}"#);
+    let answer = format!(
+        r#"{{"state":"done","status":201,"body":"{{\"order\":12}}","operation":"POST /api/checkout","fingerprint":"{}"}}"#,
+        other.to_hex()
+    );
+    let state = KeyState::from_reply(200, answer.as_bytes(), op.payload()).expect("a key state");
+    assert_eq!(state, KeyState::BoundToAnotherRequest);
+    assert!(op.handle_key_state(20_000, &state));
+    let Action::Finished(outcome) = op.poll(20_000, &mut journal, &mut Zero) else {
+        panic!("finished")
+    };
+    let OutcomeKind::Rejected {
+        status: 422,
+        problem: Some(problem),
+        ..
+    } = outcome.kind
+    else {
+        panic!("the refusal, got {:?}", outcome.kind)
+    };
+    assert_eq!(
+        problem.title.as_deref(),
+        Some("Idempotency key bound to another request")
+    );
+    assert_eq!(outcome.attempts, 1, "reconciling sends no attempt");
+    match journal.load_entry(NAME).unwrap() {
+        Some(Entry::Settled(s)) => assert_eq!(s.status, 422),
+        other => panic!("settled, got {other:?}"),
+    }
+    // The same answer for this operation's own body is its own saved answer.
+    let mut journal = MemoryJournal::new();
+    let op = unknown(&mut journal);
+    let mine =
+        idem_store::Fingerprint::of_canonical("POST /api/checkout", op.payload().json.as_bytes());
+    let answer = answer.replace(&other.to_hex(), &mine.to_hex());
+    let state = KeyState::from_reply(200, answer.as_bytes(), op.payload()).expect("a key state");
+    assert!(matches!(state, KeyState::Done { status: 201, .. }));
+}
+
 /// In flight, released (the work did not complete: the page sends again under the same key,
 /// which `released_leaves_the_operation_to_send_again` shows) and not found leave the
 /// operation open and its record as it was.

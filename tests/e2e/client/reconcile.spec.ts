@@ -112,6 +112,38 @@ test('released: the work failed and saved nothing; reconcile says so, and resume
   expect(await idem.ledger()).toEqual([expect.objectContaining({ outcome: 'declined' })]);
 });
 
+test('another request: the key holds another cart\'s answer; reconcile never takes it for this one', async ({ page, idem }) => {
+  await idem.open(page, { policy: ONE_SHOT });
+  // This page's only attempt never reaches the work (503): nothing is claimed under its key.
+  await idem.arm([{ fault: 'unavailable' }]);
+  const unknown = await submit(page, NAME, PAYLOAD);
+  expect(unknown).toMatchObject({ kind: 'unknown', attempts: 1, lastError: 'status 503' });
+  // Another body under the same key (a page that reuses a key for another cart) claims it
+  // and is paid.
+  const other = await fetch(`${idem.api}/api/checkout`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${idem.token}`, 'Content-Type': 'application/json', 'Idempotency-Key': unknown.key },
+    body: JSON.stringify({ cart: 'cart-10', amount: 100, card: 'tok_visa' }),
+  });
+  expect(other.status).toBe(201);
+
+  // The key's saved answer is cart-10's 201; cart-9 never ran under the key, and is told so:
+  // the refusal any attempt of it would get, not the other cart's payment.
+  const reconciled = await reconcile(page, NAME);
+  expect(reconciled).toMatchObject({ reconciled: 'anotherRequest', kind: 'rejected', status: 422, key: unknown.key });
+  expect(reconciled.problem.title).toContain('another request');
+  expect(await page.evaluate(() => (window as any).sdk.pending())).toEqual([]);
+  // What reconcile said is the server's truth: a retry of cart-9 under the key is 422, and
+  // the one order is cart-10's.
+  const retry = await fetch(`${idem.api}/api/checkout`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${idem.token}`, 'Content-Type': 'application/json', 'Idempotency-Key': unknown.key },
+    body: JSON.stringify(PAYLOAD),
+  });
+  expect(retry.status).toBe(422);
+  expect(await idem.orders()).toEqual([expect.objectContaining({ key: unknown.key, cart: 'cart-10' })]);
+});
+
 test('an endpoint that cannot answer a key state is an error, and nothing changes', async ({ page, idem }) => {
   // The checkout route itself is no key-state endpoint: GET there is 405.
   await idem.open(page, { policy: ONE_SHOT, keyStateUrl: `${idem.endpoint}?key={key}` });

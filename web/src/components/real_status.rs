@@ -44,6 +44,10 @@ pub fn real_status(real: &Real, info: &RealInfo) -> Html {
             "released: the work did not complete; the key is free for this cart".to_owned(),
         ),
         Reconciled::NotFound => ("not_found", "not found: no live claim".to_owned()),
+        Reconciled::AnotherRequest => (
+            "another_request",
+            "another request holds the key: this cart never ran under it".to_owned(),
+        ),
         Reconciled::Failed(why) => ("failed", ["not asked: ", why].concat()),
     });
     let ask = {

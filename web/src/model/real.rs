@@ -40,6 +40,9 @@ pub enum Reconciled {
     Released,
     /// No live claim under the key.
     NotFound,
+    /// The key holds another request (another cart under the same key): this checkout's never
+    /// ran under it (settled as the 422 any attempt of it would get).
+    AnotherRequest,
     /// Nothing learned: why.
     Failed(String),
 }

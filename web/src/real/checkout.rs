@@ -260,6 +260,7 @@ fn reconciled(asked: Result<KeyState, String>) -> Reconciled {
         },
         Ok(KeyState::Released) => Reconciled::Released,
         Ok(KeyState::NotFound) => Reconciled::NotFound,
+        Ok(KeyState::BoundToAnotherRequest) => Reconciled::AnotherRequest,
         Err(why) => Reconciled::Failed(why),
     }
 }
@@ -393,6 +394,10 @@ mod tests {
         );
         assert_eq!(reconciled(Ok(KeyState::NotFound)), Reconciled::NotFound);
         assert_eq!(reconciled(Ok(KeyState::Released)), Reconciled::Released);
+        assert_eq!(
+            reconciled(Ok(KeyState::BoundToAnotherRequest)),
+            Reconciled::AnotherRequest
+        );
         assert_eq!(
             reconciled(Ok(KeyState::Done {
                 status: 201,

@@ -149,7 +149,9 @@ impl IdempotentClient {
     /// `reconciled: 'done'`, the record replaced by a settled entry); `inFlight` (with the
     /// lease's age), `released` (the work did not complete and the key is free for this same
     /// payload: `resume(name)` sends it again with the same key and bytes) and `notFound` leave
-    /// the record as it is, `kind: 'unknown'`. Resolves to
+    /// the record as it is, `kind: 'unknown'`; `anotherRequest` (the server's answer names
+    /// another request under the key: this payload never ran under it) settles it as the
+    /// refusal an attempt would get (`kind: 'rejected'`, `status: 422`). Resolves to
     /// `null` when no open operation is journaled under `name`; rejects with
     /// `code: 'reconcileFailed'` when the endpoint cannot be asked or answers anything else.
     #[wasm_bindgen(unchecked_return_type = "Promise<Reconciliation | null>")]

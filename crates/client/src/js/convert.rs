@@ -78,6 +78,7 @@ pub(super) fn reconciliation_object(outcome: &Outcome, state: &KeyState) -> Obje
         }
         KeyState::Released => "released",
         KeyState::NotFound => "notFound",
+        KeyState::BoundToAnotherRequest => "anotherRequest",
     };
     set(&js, "reconciled", &JsValue::from_str(how));
     js

@@ -95,8 +95,12 @@ export interface Reconciliation extends Outcome {
    * retention passed (or it is a server that deletes released claims). `kind` is 'unknown' and
    * the record stays: within the retry window `resume(name)` sends it again under the same
    * key; past it, check with the business before paying again.
+   * 'anotherRequest': the server's answer names the request that holds the key (idem-server
+   * does), and it is another one (another body or endpoint): this payload never ran under the
+   * key. `kind` is 'rejected' with `status` 422, as any attempt of it would be answered, and
+   * the operation is settled; nothing of the other request's answer is shown.
    */
-  reconciled: 'done' | 'inFlight' | 'released' | 'notFound';
+  reconciled: 'done' | 'inFlight' | 'released' | 'notFound' | 'anotherRequest';
   /** How long ago the current lease was taken (inFlight). */
   leaseAgeMs?: number;
   /** How long until the claim may be taken over (inFlight). */

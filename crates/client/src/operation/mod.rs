@@ -22,6 +22,15 @@ use crate::policy::RetryPolicy;
 use crate::reconcile::KeyState;
 use crate::reply::{Reply, ReplyClass};
 
+/// The problem details an operation finishes with when reconciling finds its key bound to
+/// another request: written here because no server answered it, in the words of the 422 that
+/// any attempt of this payload would get (RFC 9457; no `type`, so `about:blank`).
+const BOUND_TO_ANOTHER_REQUEST: &str = concat!(
+    r#"{"title":"Idempotency key bound to another request","status":422,"#,
+    r#""detail":"The server's key state names another request (another body or endpoint) "#,
+    r#"under this key: this payload never ran under it, and an attempt with it is refused."}"#
+);
+
 /// One attempt to send: the same key and the same bytes every time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attempt {
@@ -356,11 +365,21 @@ impl Operation {
     /// [`poll`](Self::poll) settles the journal; the other states change nothing. After
     /// [`KeyState::Released`] the work did not complete and the key is free for this payload
     /// alone: the caller sends again (a resumed operation, same key and bytes) while the retry
-    /// window is open. Returns whether the operation is finished.
+    /// window is open. [`KeyState::BoundToAnotherRequest`] finishes it as the refusal any
+    /// attempt of this payload would get under the key ([`OutcomeKind::Rejected`], 422, with
+    /// problem details saying why): the payload never ran under it. Returns whether the
+    /// operation is finished.
     pub fn handle_key_state(&mut self, now: u64, state: &KeyState) -> bool {
-        if let KeyState::Done { status, body } = state {
-            // No attempt is out, so a retryable status (which no server saves) changes nothing.
-            self.handle_reply(now, Reply::new(*status, body.clone()).replayed());
+        match state {
+            KeyState::Done { status, body } => {
+                // No attempt is out, so a retryable status (which no server saves) changes
+                // nothing.
+                self.handle_reply(now, Reply::new(*status, body.clone()).replayed());
+            }
+            KeyState::BoundToAnotherRequest => {
+                self.handle_reply(now, Reply::new(422, BOUND_TO_ANOTHER_REQUEST));
+            }
+            KeyState::InFlight { .. } | KeyState::Released | KeyState::NotFound => {}
         }
         matches!(self.state, State::Finished { .. })
     }

@@ -93,7 +93,10 @@ impl Deref for Checkout {
 /// `GET /api/keys/{key}` reads the checkout's table.
 impl FromRef<Checkout> for KeyStates {
     fn from_ref(app: &Checkout) -> KeyStates {
-        KeyStates { db: app.db.clone() }
+        KeyStates {
+            db: app.db.clone(),
+            operation: app.route.operation.clone(),
+        }
     }
 }
 

@@ -8,11 +8,16 @@
 //! replay). A key that was never claimed, is past
 //! retention, or belongs to another tenant is `None` (404): there is no way to learn
 //! anything about another tenant's keys. `GET /api/keys/{key}` serves it ([`route`]).
+//!
+//! Every state names the request that holds the key: its fingerprint (and, over HTTP, the
+//! operation the endpoint answers for), so a client checks the answer is its own request's
+//! before taking it: a key reused with another body keeps the first body's answer, which is
+//! never the second body's.
 
 pub mod route;
 
 use base64::Engine as _;
-use idem_store::{IdRef, IdempotencyKey, Status};
+use idem_store::{Fingerprint, IdRef, IdempotencyKey, Status};
 use serde::Serialize;
 
 use crate::db::{Db, DbError};
@@ -25,6 +30,9 @@ pub enum KeyState {
     InFlight {
         /// The key.
         key: String,
+        /// The fingerprint of the request that holds the key (its first): only that request's
+        /// retries are answered by this state; any other is refused (422).
+        fingerprint: Fingerprint,
         /// How long ago the current lease was taken, in ms.
         lease_age_ms: u64,
         /// Time left before a retry may take the claim over, in ms (0: stale, the next
@@ -42,6 +50,9 @@ pub enum KeyState {
     Released {
         /// The key.
         key: String,
+        /// The fingerprint of the request that holds the key (its first): only that request's
+        /// retries are answered by this state; any other is refused (422).
+        fingerprint: Fingerprint,
         /// When the key was first claimed (ms since the epoch).
         created_at: u64,
         /// When retention ends and the key is forgotten (ms since the epoch).
@@ -51,6 +62,9 @@ pub enum KeyState {
     Done {
         /// The key.
         key: String,
+        /// The fingerprint of the request that holds the key (its first): only that request's
+        /// retries are answered by this state; any other is refused (422).
+        fingerprint: Fingerprint,
         /// The saved HTTP status.
         status: u16,
         /// Its content type.
@@ -104,11 +118,13 @@ pub async fn key_state(
         return Ok(None);
     };
     let key = key.as_str().to_owned();
+    let fingerprint = record.fingerprint;
     Ok(Some(match record.status {
         Status::InFlight { lease } => {
             let age = now.saturating_sub(lease.locked_at);
             KeyState::InFlight {
                 key,
+                fingerprint,
                 lease_age_ms: age,
                 lease_left_ms: lock_ms.saturating_sub(age),
                 created_at: record.created_at,
@@ -116,6 +132,7 @@ pub async fn key_state(
         }
         Status::Released { .. } => KeyState::Released {
             key,
+            fingerprint,
             created_at: record.created_at,
             expires_at: record.expires_at,
         },
@@ -129,6 +146,7 @@ pub async fn key_state(
             };
             KeyState::Done {
                 key,
+                fingerprint,
                 status: response.status,
                 content_type: response.content_type,
                 headers: response.headers,

@@ -3,11 +3,17 @@
 //! `POST /api/checkout`). A service's state hands over its table ([`KeyStates`]) and its
 //! scope extractor ([`Scopes`](crate::request::Scopes)) through axum's `FromRef`. The scope
 //! is read before the key in the path, so a caller without a tenant is told 401 whatever
-//! path it sent.
+//! path it sent. The answer names the operation whose requests the table's fingerprints bind
+//! (`"operation": "POST /api/checkout"`) beside the holder's `fingerprint`: with both, a
+//! client computes its own request's fingerprint by the same rule
+//! ([`Fingerprint::of_canonical`](idem_store::Fingerprint::of_canonical)) and compares.
+
+use std::borrow::Cow;
 
 use axum::{extract::State, response::Response};
+use serde::Serialize;
 
-use super::{key_state, KeyStateError};
+use super::{key_state, KeyState, KeyStateError};
 use crate::{
     db::Db,
     request::{PathParam, Scope},
@@ -15,11 +21,25 @@ use crate::{
     storage_error, wire,
 };
 
-/// What `GET /api/keys/{key}` reads: the claim table.
+/// What `GET /api/keys/{key}` reads: the claim table, and the operation its keys are claimed
+/// for.
 #[derive(Clone)]
 pub struct KeyStates {
     /// The claim table.
     pub db: Db,
+    /// The route's operation (its [`RouteConfig::operation`](idem_store::RouteConfig::operation),
+    /// e.g. `POST /api/checkout`): what a client fingerprints its request under. A key claimed
+    /// on another operation of the same table has a fingerprint no request to this one shares,
+    /// so its state is never taken for this operation's.
+    pub operation: Cow<'static, str>,
+}
+
+/// The answer: the key's state and the operation the fingerprint binds.
+#[derive(Serialize)]
+struct Answer<'a> {
+    #[serde(flatten)]
+    state: &'a KeyState,
+    operation: &'a str,
 }
 
 /// 200 with the [`KeyState`](super::KeyState), 404 (no live row for this tenant), 400 (not
@@ -30,7 +50,14 @@ pub async fn get_key_state(
     PathParam(key): PathParam<String>,
 ) -> Response {
     wire::to_response(match key_state(&app.db, now_ms(), &scope, &key).await {
-        Ok(Some(state)) => wire::json(200, &state, &[]),
+        Ok(Some(state)) => wire::json(
+            200,
+            &Answer {
+                state: &state,
+                operation: &app.operation,
+            },
+            &[],
+        ),
         Ok(None) => {
             idem_store::http::not_found("no live idempotency key of this tenant by that name")
         }

@@ -44,10 +44,9 @@ pub enum Violation {
         how: String,
         why: String,
     },
-    /// A 2xx that is another payload's answer under the same key. Only reached through
-    /// reconciling: `GET /api/keys/{key}` names no payload, so the SDK takes the saved answer
-    /// of whichever request claimed the key for its own. A known open defect
-    /// ([`Violation::is_known_open_defect`]).
+    /// A 2xx that is another payload's answer under the same key (reconciling could reach
+    /// it before the key-state answer named the request holding the key, and the SDK checked
+    /// it against its own payload).
     AnotherPayloadsAnswer {
         op: String,
         how: String,
@@ -80,15 +79,6 @@ pub enum Violation {
 }
 
 impl Violation {
-    /// A broken rule whose fix is open work, found by this test and reported with every run,
-    /// but not failing it: the key-state answer carries no fingerprint, so a page whose
-    /// payload never ran under a key another payload holds is told that payload's answer
-    /// (crates/server/README.md, "Reconciling an unknown outcome", says so). Everything else
-    /// fails the run.
-    pub fn is_known_open_defect(&self) -> bool {
-        matches!(self, Violation::AnotherPayloadsAnswer { .. })
-    }
-
     /// A short name for the kind of rule broken.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -140,8 +130,8 @@ impl fmt::Display for Violation {
                 if how.contains("key state") {
                     write!(
                         f,
-                        " (the key state names no payload, so the SDK took another payload's \
-                         saved answer for its own)"
+                        " (the SDK took another payload's saved answer from the key state for \
+                         its own: the answer named no request, or the SDK did not compare)"
                     )?;
                 }
                 Ok(())
@@ -612,7 +602,9 @@ mod tests {
         let found = check(&[s], &t, false);
         assert_eq!(kinds(&found), vec!["another payload's 2xx"], "{found:?}");
         assert!(
-            found[0].to_string().contains("names no payload"),
+            found[0]
+                .to_string()
+                .contains("took another payload's saved answer"),
             "{}",
             found[0]
         );

@@ -16,8 +16,8 @@ use std::{
 };
 
 use idem_client::{
-    Action, KeyMinter, KeyState, MemoryJournal, Operation, OperationSpec, OutcomeKind, Reply,
-    RetryPolicy, RngKeys, IDEMPOTENCY_KEY_HEADER,
+    Action, CanonicalPayload, KeyMinter, KeyState, MemoryJournal, Operation, OperationSpec,
+    OutcomeKind, Reply, RetryPolicy, RngKeys, IDEMPOTENCY_KEY_HEADER,
 };
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -109,7 +109,7 @@ impl OpReport {
             &mut || key,
             &mut rng,
         );
-        let state = match key_state(server, &self.key, log).await {
+        let state = match key_state(server, &self.key, page.op.payload(), log).await {
             Ok(state) => state,
             Err(why) => return Reconciled::Failed(why),
         };
@@ -369,8 +369,13 @@ impl Page {
     }
 }
 
-/// `GET /api/keys/{key}` on `server`, read by the SDK's reader.
-pub async fn key_state(server: &str, key: &str, log: &Log) -> Result<KeyState, String> {
+/// `GET /api/keys/{key}` on `server`, read by the SDK's reader as `payload`'s page reads it.
+pub async fn key_state(
+    server: &str,
+    key: &str,
+    payload: &CanonicalPayload,
+    log: &Log,
+) -> Result<KeyState, String> {
     let asked = http()
         .get(format!("{server}/api/keys/{key}"))
         .bearer_auth(TENANT_A.0)
@@ -381,7 +386,8 @@ pub async fn key_state(server: &str, key: &str, log: &Log) -> Result<KeyState, S
     let status = asked.status().as_u16();
     let body = asked.bytes().await.map_err(|e| error_chain(&e))?;
     log.line(format!("key {key}: state {status} {}", excerpt(&body, 200)));
-    KeyState::from_reply(status, &body).ok_or_else(|| format!("key state answered {status}"))
+    KeyState::from_reply(status, &body, payload)
+        .ok_or_else(|| format!("key state answered {status}"))
 }
 
 /// One attempt: `POST url` with the key and the bytes; the reply as the SDK reads it.

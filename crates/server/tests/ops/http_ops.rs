@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use idem_client::{CanonicalPayload, KeyState as SdkKeyState};
+
 use crate::{
     client::{body, checkout, http},
     metrics::sample,
@@ -180,6 +182,35 @@ async fn key_state_over_http_in_flight_done_and_scoped() {
     assert_eq!(state["state"], "done");
     assert_eq!(state["status"], 201);
     assert_eq!(state["body"].as_str().expect("body"), first.text());
+    // It names the request that holds the key, so a client tells its own answer from another
+    // body's under the same key (the SDK's reader, as a page runs it).
+    assert_eq!(state["operation"], "POST /api/checkout");
+    assert_eq!(
+        state["fingerprint"],
+        idem_store::fingerprint("POST /api/checkout", order.as_bytes())
+            .expect("fingerprint")
+            .to_hex()
+    );
+    let answer = state.to_string().into_bytes();
+    let read_by = |cart: &str| {
+        let page = CanonicalPayload::new(
+            &serde_json::from_str(&body(cart, 1200, "tok_visa")).expect("json"),
+        )
+        .expect("payload");
+        SdkKeyState::from_reply(200, &answer, &page)
+    };
+    assert!(
+        matches!(
+            read_by("cart-1"),
+            Some(SdkKeyState::Done { status: 201, .. })
+        ),
+        "this body's own answer"
+    );
+    assert_eq!(
+        read_by("cart-2"),
+        Some(SdkKeyState::BoundToAnotherRequest),
+        "another body under the same key is never told this answer"
+    );
     assert_eq!(get("token-b", "r2").await.0, 404);
     assert_eq!(get("token-a", "never-used").await.0, 404);
     let unauthenticated = client

@@ -6,6 +6,7 @@ use idem_server::{
     db::Db,
     reconcile::{key_state, KeyState, KeyStateError},
 };
+use idem_store::fingerprint;
 
 use crate::db::{
     self, claim, claim_on, created, LOCK_MS, RETENTION_MS, ROUTE, SHORT_LIVED, SHORT_RETENTION_MS,
@@ -21,8 +22,11 @@ async fn states(db: Db) {
         Some(KeyState::InFlight {
             lease_age_ms,
             lease_left_ms,
+            fingerprint: holder,
             ..
         }) => {
+            // The state names the request that holds the key.
+            assert_eq!(holder, fingerprint(&ROUTE.operation, b"{}").unwrap());
             assert_eq!(lease_age_ms, 250);
             assert_eq!(lease_left_ms, LOCK_MS - 250);
         }
@@ -49,8 +53,10 @@ async fn states(db: Db) {
             headers,
             body,
             body_base64,
+            fingerprint: holder,
             ..
         }) => {
+            assert_eq!(holder, fingerprint(&ROUTE.operation, b"{}").unwrap());
             assert_eq!(status, 201);
             assert_eq!(content_type, "application/json");
             assert_eq!(headers, vec![("Location".to_owned(), "/t/1".to_owned())]);
@@ -79,10 +85,11 @@ async fn states(db: Db) {
 
     // Released: no lease, nothing saved, the key still bound until the claim's retention
     // ends (a release restarts nothing).
-    let r = claim(&db, t0 + 500, "tenant-a", "k2", b"{}").await;
+    let r = claim(&db, t0 + 500, "tenant-a", "k2", br#"{"cart":"c2"}"#).await;
     db.release(t0 + 600, &r).await.expect("release");
     let released = Some(KeyState::Released {
         key: "k2".to_owned(),
+        fingerprint: fingerprint(&ROUTE.operation, br#"{"cart":"c2"}"#).unwrap(),
         created_at: t0 + 500,
         expires_at: t0 + 500 + RETENTION_MS,
     });
