@@ -30,8 +30,10 @@
 //! milliseconds, randomness (backoff jitter, key minting) is injected, and decisions come out as
 //! values ([`Action`]). The same machine is driven by the simulator (`idem-sim`) and, on
 //! `wasm32`, by the `fetch` driver and the JavaScript bindings in this crate. It does not decide
-//! what the server does with a key: that is the store's job, and the two agree only on the wire
-//! (status codes, `Retry-After`, `Idempotent-Replayed`, `application/problem+json`). It holds no
+//! what the server does with a key: that is the store's job, and the two agree on the wire
+//! (status codes, `Retry-After`, `Idempotent-Replayed`, `application/problem+json`) and on one
+//! rule, the store's request fingerprint, which the SDK computes for its own payload to check that
+//! a key-state answer is its own request's ([`KeyState::from_reply`]). It holds no
 //! lock and shares no promise: serialising two tabs (Web Locks) and joining two calls of one
 //! page are the bindings' job, on top of the journal rules here. How it sits among the other
 //! crates, and where each rule lives: `ARCHITECTURE.md` at the repository's root.
