@@ -33,7 +33,7 @@ TOOLS ?= tools
 .PHONY: serve test tools tools-test tools-bench build sdk server build-native test-native build-wasm \
 	test-wasm test-e2e bench lint
 
-## The demo (trunk serve) and idem-server + PayCo (demo faults on, SQLite in target/serve/, CORS
+## The demo (dist/, built when its inputs changed) and idem-server + PayCo (demo faults on, SQLite in target/serve/, CORS
 ## for the demo's origin), until Ctrl-C stops all of them.
 serve: tools
 	scripts/serve.sh
@@ -57,6 +57,7 @@ tools-bench:
 ## Release build of the demo into dist/ (wasm-opt runs: see Trunk.toml).
 build: $(TOOLS)
 	$(STEP) "build: demo (trunk, release wasm32)" trunk build --release
+	@touch dist/.built # what `make serve` checks before building again (scripts/serve.sh)
 
 ## The idem-client npm-style package (wasm-bindgen --target web, wasm-opt, package.json, README).
 sdk: $(TOOLS)

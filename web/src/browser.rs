@@ -49,6 +49,16 @@ pub fn query_param(name: &str) -> Option<String> {
         .map(|(_, v)| v.to_string())
 }
 
+/// The `content` of the page's `<meta name="{name}">`, when it is there and not empty.
+pub fn meta_content(name: &str) -> Option<String> {
+    let selector = ["meta[name=\"", name, "\"]"].concat();
+    let meta = web_sys::window()?
+        .document()?
+        .query_selector(&selector)
+        .ok()??;
+    meta.get_attribute("content").filter(|c| !c.is_empty())
+}
+
 /// sessionStorage item holding the URL hash the page last wrote (a reload keeps its own run;
 /// a different hash is a link to open).
 pub const HASH_ITEM: &str = "idem-demo:hash";

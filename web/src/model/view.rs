@@ -105,6 +105,11 @@ pub enum EventKind {
     Pruned,
     /// PayCo charged a card.
     Charged,
+    /// PayCo declined a card: nothing charged (real mode: idem-server's `payco:` note).
+    Declined,
+    /// The server got no clear answer from PayCo (a timeout, a cut connection): the charge may
+    /// or may not have happened, and PayCo's own key settles it on the next attempt (real mode).
+    PaycoUnclear,
     /// A message was lost, duplicated or a worker crashed.
     Fault,
     /// Something the client did (send, retry, reload, outcome).
@@ -128,6 +133,8 @@ impl EventKind {
             EventKind::Released => "released",
             EventKind::Pruned => "pruned",
             EventKind::Charged => "charged",
+            EventKind::Declined => "declined",
+            EventKind::PaycoUnclear => "PayCo unclear",
             EventKind::Fault => "fault",
             EventKind::Client => "client",
             EventKind::Server => "server",
@@ -148,6 +155,8 @@ impl EventKind {
             EventKind::Released => "released",
             EventKind::Pruned => "pruned",
             EventKind::Charged => "charged",
+            EventKind::Declined => "declined",
+            EventKind::PaycoUnclear => "payco-unclear",
             EventKind::Fault => "fault",
             EventKind::Client => "client",
             EventKind::Server => "server",

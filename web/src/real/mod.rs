@@ -44,7 +44,7 @@ use tables::Tables;
 
 pub use hook::use_real;
 
-/// Where idem-server runs when the URL does not say (`make serve`).
+/// Where idem-server runs when neither the URL nor the page says (`make serve`'s default port).
 pub const DEFAULT_SERVER: &str = "http://127.0.0.1:8000";
 
 /// sessionStorage: `real` while the page is in real mode.
@@ -124,18 +124,24 @@ struct State {
 }
 
 impl Real {
-    /// The controller, off; `?server=` in the URL names idem-server's origin.
+    /// The controller, off. idem-server's origin: `?server=` in the URL, else the page's
+    /// `<meta name="idem-server">` (which `make serve` fills in with the server it started,
+    /// whatever its port), else [`DEFAULT_SERVER`].
     pub fn boot(view: UseReducerDispatcher<View>) -> Real {
         let mut notice = None;
         let asked = browser::query_param("server")
             .and_then(|s| js_sys::decode_uri_component(&s).ok())
-            .and_then(|s| s.as_string());
+            .and_then(|s| s.as_string())
+            .map(|s| (s, "?server="))
+            .or_else(|| {
+                browser::meta_content("idem-server").map(|s| (s, "the page's idem-server"))
+            });
         let server = match asked {
-            Some(s) if s.starts_with("http://") || s.starts_with("https://") => {
+            Some((s, _)) if s.starts_with("http://") || s.starts_with("https://") => {
                 s.trim_end_matches('/').to_owned()
             }
-            Some(_) => {
-                notice = Some("?server= is not an http(s) address: using the default".into());
+            Some((_, from)) => {
+                notice = Some([from, " is not an http(s) address: using the default"].concat());
                 DEFAULT_SERVER.to_owned()
             }
             None => DEFAULT_SERVER.to_owned(),

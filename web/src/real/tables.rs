@@ -112,8 +112,16 @@ impl Tables {
                 (EventKind::Pruned, "pruned after retention", 0)
             }
             ServerEventKind::Note(note) => {
-                let kind = if note.starts_with("payco:") {
-                    EventKind::Charged
+                // idem-server's notes of PayCo's answer (`checkout::demo::inject`): each is what
+                // it says, not every one a charge.
+                let kind = if let Some(said) = note.strip_prefix("payco: ") {
+                    if said.starts_with("charged") {
+                        EventKind::Charged
+                    } else if said.starts_with("declined") {
+                        EventKind::Declined
+                    } else {
+                        EventKind::PaycoUnclear
+                    }
                 } else if note.starts_with("fault:") {
                     EventKind::Fault
                 } else {
@@ -265,6 +273,31 @@ mod tests {
             ]
         );
         assert!(t.take_lines().is_empty(), "lines are handed over once");
+    }
+
+    #[test]
+    fn payco_notes_are_labelled_as_what_payco_said() {
+        let mut t = Tables::default();
+        for (seq, note) in [
+            "payco: charged ch_1 for order 1 (1200 cents)",
+            "payco: declined order 2",
+            "payco: no clear answer for order 3: timed out",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let e = ev(seq as u64 + 1, 10, "k", ServerEventKind::Note(note.into()));
+            t.apply(&e, "s", 0, 100);
+        }
+        let kinds: Vec<EventKind> = t.take_lines().iter().map(|l| l.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                EventKind::Charged,
+                EventKind::Declined,
+                EventKind::PaycoUnclear
+            ]
+        );
     }
 
     #[test]
