@@ -140,6 +140,43 @@ test('a reload mid-checkout resumes from localStorage with the same key and the 
   expect(Object.values(await views.chargesPerOrder())).toEqual([1]);
 });
 
+test('after a reload the counters and the stored record are the browser\'s and the server\'s, not this page load\'s', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  const views = real.views(tenant);
+  const outcome = page.getByTestId('real-outcome');
+  // Two checkouts: the first paid at once, the second refused by PayCo (402).
+  await page.getByTestId('pay').click();
+  await expect(outcome).toHaveAttribute('data-state', PAID, { timeout: 15_000 });
+  await page.getByTestId('decline-next').click();
+  await page.getByTestId('pay').click();
+  await expect(outcome).toHaveAttribute('data-state', 'refused', { timeout: 15_000 });
+  const before = {
+    checkouts: await page.getByTestId('stat-checkouts').textContent(),
+    attempts: await page.getByTestId('stat-attempts').textContent(),
+    charges: await page.getByTestId('stat-charges').textContent(),
+  };
+  expect(before).toEqual({ checkouts: '2', attempts: '2', charges: '1' });
+  const key = (await page.getByTestId('storage-key').textContent())!;
+
+  await page.reload();
+  await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'up');
+  await expect(page.getByTestId('stat-charges')).toHaveText(before.charges!);
+  await expect(page.getByTestId('stat-checkouts')).toHaveText(before.checkouts!);
+  await expect(page.getByTestId('stat-attempts')).toHaveText(before.attempts!);
+  // The newest checkout and its record, as localStorage holds them.
+  await expect(outcome).toHaveAttribute('data-name', 'co_2');
+  await expect(outcome).toHaveAttribute('data-state', 'refused');
+  await expect(page.getByTestId('storage-key')).toHaveText(key);
+  // Nothing was sent again: one order per checkout, one charge.
+  expect(await views.orders()).toHaveLength(2);
+  expect(Object.values(await views.chargesPerOrder())).toEqual([1]);
+  // The next checkout is co_3, not a second co_1.
+  await page.getByTestId('pay').click();
+  await expect(outcome).toHaveAttribute('data-state', PAID, { timeout: 15_000 });
+  await expect(outcome).toHaveAttribute('data-name', 'co_3');
+  await expect(page.getByTestId('stat-checkouts')).toHaveText('3');
+});
+
 test('an unknown outcome is reconciled through the key-state endpoint', async ({ page, real }) => {
   const tenant = await real.enter(page);
   const views = real.views(tenant);

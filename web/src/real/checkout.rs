@@ -83,46 +83,70 @@ impl Real {
         }
     }
 
-    /// After a reload: every open record of this session resumes (pending ones are sent again
-    /// under their key; unknown ones wait to be reconciled).
+    /// After a reload: every record of this session's journal is one of its checkouts again, so
+    /// the counters and panels show what the browser holds, not what this page load saw. Settled
+    /// ones come back with their status; open ones resume (pending ones are sent again under
+    /// their key; unknown ones wait to be reconciled). The attempts each had sent are the
+    /// journal's count.
     pub(super) fn resume_pending(&self) {
         let prefix = wire::prefix(&self.0.state.borrow().tenant);
         let journal = wire::journal(&prefix);
-        // Unreadable entries are left alone (the SDK never resumes them either).
-        let mut records: Vec<_> = journal::pending(&journal)
+        let mut entries: Vec<Restored> = journal::settled(&journal, wire::now_ms())
             .unwrap_or_default()
             .into_iter()
-            .filter_map(Result::ok)
+            .map(Restored::Settled)
             .collect();
-        // The newest (`co_10` after `co_9`) last: it is the one the panels show. Not a sort:
-        // a sort's code per element type costs the bundle kilobytes.
-        let number = |name: &str| name.get(3..).and_then(|n| n.parse::<u32>().ok());
-        if let Some(newest) = (0..records.len()).max_by_key(|&i| number(&records[i].name)) {
-            let newest = records.remove(newest);
-            records.push(newest);
-        }
-        for record in records {
+        // Unreadable entries are left alone (the SDK never resumes them either).
+        entries.extend(
+            journal::pending(&journal)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(Result::ok)
+                .map(Restored::Open),
+        );
+        // Oldest first, so the newest (`co_10` after `co_9`) is last: the one the panels show.
+        // Picked one by one rather than sorted: a sort's code per element type costs the bundle
+        // kilobytes.
+        let number = |e: &Restored| e.name().get(3..).and_then(|n| n.parse::<u32>().ok());
+        while let Some(oldest) = (0..entries.len()).min_by_key(|&i| number(&entries[i])) {
+            let entry = entries.remove(oldest);
             let known = self
                 .0
                 .state
                 .borrow()
                 .checkouts
                 .iter()
-                .any(|c| c.name == record.name);
+                .any(|c| c.name == entry.name());
             if known {
                 continue;
             }
-            if matches!(record.state, RecordState::Unknown { .. }) {
+            let (name, key, attempts, state) = match entry {
+                Restored::Settled(s) => {
+                    let state = if (200..300).contains(&s.status) {
+                        CheckoutState::Paid { replayed: false }
+                    } else {
+                        CheckoutState::Refused(s.status)
+                    };
+                    (s.name, s.key, s.attempts, Some(state))
+                }
+                Restored::Open(r) => {
+                    let state = matches!(r.state, RecordState::Unknown { .. })
+                        .then_some(CheckoutState::Unknown);
+                    (r.name, r.key, r.attempts, state)
+                }
+            };
+            self.0.state.borrow_mut().attempts_restored += attempts;
+            if let Some(state) = state {
                 self.0.state.borrow_mut().checkouts.push(RealCheckout {
-                    name: record.name,
-                    key: key_text(record.key),
-                    state: CheckoutState::Unknown,
+                    name,
+                    key: key_text(key),
+                    state,
                     reconciled: None,
                 });
                 continue;
             }
             let journal = wire::journal(&prefix);
-            if let Ok(Some(op)) = Operation::resume(&record.name, policy(), &journal) {
+            if let Ok(Some(op)) = Operation::resume(&name, policy(), &journal) {
                 self.drive(op, journal);
             }
         }
@@ -262,6 +286,21 @@ fn reconciled(asked: Result<KeyState, String>) -> Reconciled {
         Ok(KeyState::NotFound) => Reconciled::NotFound,
         Ok(KeyState::BoundToAnotherRequest) => Reconciled::AnotherRequest,
         Err(why) => Reconciled::Failed(why),
+    }
+}
+
+/// A journal entry of this session found after a reload.
+enum Restored {
+    Settled(journal::SettledRecord),
+    Open(journal::Record),
+}
+
+impl Restored {
+    fn name(&self) -> &str {
+        match self {
+            Restored::Settled(s) => &s.name,
+            Restored::Open(r) => &r.name,
+        }
     }
 }
 

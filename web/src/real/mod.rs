@@ -115,6 +115,9 @@ struct State {
     tables: Tables,
     events: Rc<Vec<ServerEvent>>,
     exchanges: Rc<Vec<crate::model::real::Exchange>>,
+    /// Attempts of the checkouts restored from the journal after a reload, as the journal
+    /// counted them (the page's own `exchanges` count only what this page load sent).
+    attempts_restored: u32,
     ledger: Vec<LedgerRow>,
     checkouts: Vec<RealCheckout>,
     standing: Standing,
@@ -162,6 +165,7 @@ impl Real {
                 tables: Tables::default(),
                 events: Rc::default(),
                 exchanges: Rc::default(),
+                attempts_restored: 0,
                 ledger: Vec::new(),
                 checkouts: Vec::new(),
                 standing: Standing::default(),

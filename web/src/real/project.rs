@@ -50,7 +50,7 @@ impl State {
         let stats = Stats {
             checkouts: self.checkouts.len() as u32,
             pending: count("pending"),
-            attempts: self.exchanges.len() as u32,
+            attempts: self.attempts_restored + self.exchanges.len() as u32,
             conflicts: self.tables.conflicts,
             mismatches: self.tables.mismatches,
             takeovers: self.tables.takeovers,
