@@ -122,17 +122,23 @@ async function readEvents(response: Response, quietMs = 400, maxMs = 5_000): Pro
 export async function startIdem(dir: string, lockMs: number, corsOrigins: string[], running: Running[]): Promise<Running> {
   const payco = await start(SERVER_BIN, ['payco', '--listen', '127.0.0.1:0', '--database', `sqlite:${join(dir, 'payco.db')}`], 'payco');
   running.push(payco);
-  const api = await start(
+  const api = await startCheckout(dir, lockMs, corsOrigins, payco.url, '127.0.0.1:0');
+  running.push(api);
+  return api;
+}
+
+/** idem-server's checkout on `listen`, its SQLite file in `dir` (the same file again after a
+ * restart), against PayCo at `payco`. */
+export function startCheckout(dir: string, lockMs: number, corsOrigins: string[], payco: string, listen: string): Promise<Running> {
+  return start(
     SERVER_BIN,
     [
-      'serve', '--listen', '127.0.0.1:0', '--database', `sqlite:${join(dir, 'checkout.db')}`,
-      '--payco', payco.url, '--demo-faults', '--lock-ms', String(lockMs),
+      'serve', '--listen', listen, '--database', `sqlite:${join(dir, 'checkout.db')}`,
+      '--payco', payco, '--demo-faults', '--lock-ms', String(lockMs),
       ...corsOrigins.flatMap((origin) => ['--cors-origin', origin]),
     ],
     'idem-server',
   );
-  running.push(api);
-  return api;
 }
 
 /** What a tenant can read of idem-server (as `token`): its PayCo ledger, orders and events. */

@@ -392,3 +392,24 @@ test('the server stopping mid-session: after a grace the page says it stopped an
   await expect(page.getByTestId('real-down')).toHaveCount(0);
   await expect(page.getByTestId('pay')).toBeEnabled();
 });
+
+test('after idem-server restarts, the claim table is the server\'s durable one, not the new process\'s empty event log', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  await page.getByTestId('pay').click();
+  const outcome = page.getByTestId('real-outcome');
+  await expect(outcome).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  const key = (await outcome.getAttribute('data-key'))!;
+  await expect(page.getByTestId('claim-row')).toHaveAttribute('data-status', 'done');
+  await real.kill();
+  await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'down', { timeout: 10_000 });
+  await real.restart();
+  await page.getByTestId('real-retry').click();
+  await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'up');
+  // The new process's event stream has no history; the row comes from GET /api/claims.
+  expect((await real.views(tenant).events()).filter((e) => e.kind.type === 'claimed')).toHaveLength(0);
+  const row = page.getByTestId('claim-row');
+  await expect(row).toHaveCount(1);
+  await expect(row).toHaveAttribute('data-key', key);
+  await expect(row).toHaveAttribute('data-status', 'done');
+  await expect(row).toHaveAttribute('data-scope', tenant);
+});

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startIdem, stop, tenantViews, type Running } from '../client/real-server';
+import { startCheckout, startIdem, stop, tenantViews, type Running } from '../client/real-server';
 
 export { expect };
 
@@ -22,6 +22,8 @@ export type RealDemo = {
   views(tenant: string): ReturnType<typeof tenantViews>;
   /** Stops idem-server's process (SIGKILL), as a server dying mid-session. */
   kill(): Promise<void>;
+  /** Starts idem-server again on the same port and database, after `kill`. */
+  restart(): Promise<void>;
 };
 
 export const test = base.extend<{ real: RealDemo }>({
@@ -29,7 +31,9 @@ export const test = base.extend<{ real: RealDemo }>({
     const dir = mkdtempSync(join(tmpdir(), 'idem-demo-e2e-'));
     const running: Running[] = [];
     try {
-      const api = await startIdem(dir, 3_000, [new URL(baseURL!).origin], running);
+      const origins = [new URL(baseURL!).origin];
+      let api = await startIdem(dir, 3_000, origins, running);
+      const payco = running[0].url;
       await use({
         api: api.url,
         async enter(page) {
@@ -41,6 +45,10 @@ export const test = base.extend<{ real: RealDemo }>({
         },
         views: (tenant) => tenantViews(api.url, tenant),
         kill: () => stop(api),
+        async restart() {
+          api = await startCheckout(dir, 3_000, origins, payco, new URL(api.url).host);
+          running.push(api);
+        },
       });
     } finally {
       for (const r of running.reverse()) await stop(r);

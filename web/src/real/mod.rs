@@ -293,6 +293,7 @@ impl Real {
         self.open_stream(&server, &tenant);
         self.send_faults();
         self.read_ledger();
+        self.read_claims();
         self.resume_pending();
         self.refresh();
     }
@@ -387,6 +388,26 @@ impl Real {
             real.refresh_soon();
         };
         self.ask("GET", "/api/demo/ledger", None, Box::new(then));
+    }
+
+    /// Seeds the claim table from the server's own (`GET /api/claims`): rows no event of the
+    /// stream built, as after an idem-server restart.
+    fn read_claims(&self) {
+        let then = |real: &Real, answer: Answer| {
+            let rows = match &answer {
+                Ok(r) if r.status == 200 => parse::claims(text(&r.body)),
+                _ => None,
+            };
+            let mut st = real.0.state.borrow_mut();
+            let (t0, lock_ms) = (st.t0, st.lock_ms.unwrap_or(0));
+            match rows {
+                Some(rows) => st.tables.seed(rows, t0, lock_ms),
+                None => st.notice = Some("the server's claim table could not be read".into()),
+            }
+            drop(st);
+            real.refresh_soon();
+        };
+        self.ask("GET", "/api/claims", None, Box::new(then));
     }
 
     /// One keyless request to idem-server as this tenant; `then` gets the answer. (Callbacks

@@ -8,7 +8,8 @@
 use idem_client::Json;
 
 use crate::model::real::{ServerEvent, ServerEventKind};
-use crate::model::view::{ledger_order, LedgerRow};
+use crate::model::view::{ledger_order, ClaimRow, ClaimStatus, LedgerRow};
+use crate::projection::claims::status_text;
 
 /// One event's `data:` line: `{"seq", "at", "scope", "key", "kind": {"type", ...}}`.
 pub fn event(data: &str) -> Option<ServerEvent> {
@@ -75,6 +76,45 @@ pub fn ledger(body: &str) -> Option<Vec<LedgerRow>> {
     Some(ledger_order(by))
 }
 
+/// `GET /api/claims`: the tenant's claim table as the server holds it (durable: it survives a
+/// restart, which the event stream's history does not), as rows with server times (ms since the
+/// epoch). Rows past retention (`"expired": true`) are left out.
+pub fn claims(body: &str) -> Option<Vec<ClaimRow>> {
+    let Json::Array(rows) = Json::parse(body)? else {
+        return None;
+    };
+    let mut out = Vec::new();
+    for r in &rows {
+        if matches!(r.get("expired"), Some(Json::Bool(true))) {
+            continue;
+        }
+        let n = |name: &str| r.get(name).and_then(Json::as_u64);
+        let status = match r.get("state")?.as_str()? {
+            "in_flight" | "stale" => ClaimStatus::InFlight,
+            "released" => ClaimStatus::Released,
+            "done" => ClaimStatus::Done,
+            _ => return None,
+        };
+        let response = match n("response_status").and_then(|s| u16::try_from(s).ok()) {
+            Some(s) if status == ClaimStatus::Done => status_text(s),
+            _ => String::new(),
+        };
+        let live = status == ClaimStatus::InFlight;
+        out.push(ClaimRow {
+            scope: r.get("scope")?.as_str()?.to_owned(),
+            key: r.get("key")?.as_str()?.to_owned(),
+            fingerprint: r.get("fingerprint")?.as_str()?.to_owned(),
+            status,
+            response,
+            locked_at: n("locked_at").filter(|_| live),
+            token: n("token"),
+            lease_until: None,
+            created_at: n("created_at")?,
+        });
+    }
+    Some(out)
+}
+
 /// The fault a `fault: <name>: …` note says fired.
 pub fn fired_fault(note: &str) -> Option<&str> {
     let rest = note.strip_prefix("fault: ")?;
@@ -83,6 +123,41 @@ pub fn fired_fault(note: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_servers_claim_table_as_rows() {
+        let body = r#"[
+            {"scope":"demo-a","key":"k1","fingerprint":"0a1b2c3d4e5f","state":"done","on_error":"release_claim","token":2,"locked_at":null,"lease_left_ms":null,"response_status":201,"response":"201 application/json, 57 B","created_at":1000,"expires_at":9000,"expired":false},
+            {"scope":"demo-a","key":"k2","fingerprint":"0a1b2c3d4e5f","state":"stale","on_error":"release_claim","token":1,"locked_at":1500,"lease_left_ms":0,"response_status":null,"response":null,"created_at":1400,"expires_at":9000,"expired":false},
+            {"scope":"demo-a","key":"k3","fingerprint":"0a1b2c3d4e5f","state":"released","on_error":"release_claim","token":4,"locked_at":1600,"lease_left_ms":null,"response_status":null,"response":null,"created_at":1450,"expires_at":9000,"expired":false},
+            {"scope":"demo-a","key":"old","fingerprint":"0a1b2c3d4e5f","state":"done","on_error":"release_claim","token":1,"locked_at":null,"lease_left_ms":null,"response_status":201,"response":null,"created_at":1,"expires_at":2,"expired":true}
+        ]"#;
+        let rows = claims(body).expect("rows");
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.key.as_str(),
+                    r.status,
+                    r.response.as_str(),
+                    r.locked_at,
+                    r.created_at,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("k1", ClaimStatus::Done, "201 Created", None, 1000),
+                ("k2", ClaimStatus::InFlight, "", Some(1500), 1400),
+                ("k3", ClaimStatus::Released, "", None, 1450),
+            ]
+        );
+        for bad in ["{}", "[{\"key\":\"k\"}]", "[{\"scope\":\"s\",\"key\":\"k\",\"fingerprint\":\"f\",\"state\":\"gone\",\"created_at\":1}]"] {
+            assert_eq!(claims(bad), None, "{bad}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -152,6 +152,21 @@ impl Tables {
         self.claims.retain(|r| r.key != key);
     }
 
+    /// Adds the rows the server's claim table holds (`GET /api/claims`, server times) that no
+    /// event has built: after an idem-server restart the stream's history starts empty, but the
+    /// table is durable. A row an event already built is left as the events made it.
+    pub fn seed(&mut self, rows: Vec<ClaimRow>, t0: u64, lock_ms: u64) {
+        for mut r in rows {
+            if self.claims.iter().any(|c| c.key == r.key) {
+                continue;
+            }
+            r.created_at = r.created_at.saturating_sub(t0);
+            r.locked_at = r.locked_at.map(|at| at.saturating_sub(t0));
+            r.lease_until = r.locked_at.map(|at| at.saturating_add(lock_ms));
+            self.claims.push(r);
+        }
+    }
+
     /// The claim rows now (any order: the view sorts them).
     pub fn rows(&self) -> Vec<ClaimRow> {
         self.claims.clone()
@@ -273,6 +288,53 @@ mod tests {
             ]
         );
         assert!(t.take_lines().is_empty(), "lines are handed over once");
+    }
+
+    #[test]
+    fn seeding_adds_the_servers_rows_no_event_built() {
+        let mut t = Tables::default();
+        t.apply(
+            &ev(1, 1_010, "k1", ServerEventKind::Claimed(7)),
+            "s",
+            1_000,
+            100,
+        );
+        let seeded = |key: &str, status| ClaimRow {
+            scope: "s".into(),
+            key: key.into(),
+            fingerprint: "0a1b".into(),
+            status,
+            response: String::new(),
+            locked_at: Some(1_050),
+            token: Some(1),
+            lease_until: None,
+            created_at: 1_040,
+        };
+        t.seed(
+            vec![
+                seeded("k1", ClaimStatus::Done),
+                seeded("k2", ClaimStatus::InFlight),
+            ],
+            1_000,
+            100,
+        );
+        let rows = t.rows();
+        assert_eq!(rows.len(), 2);
+        // k1 stays as its events made it; k2 is the server's, in session time with its lease.
+        assert_eq!(
+            (rows[0].key.as_str(), rows[0].status),
+            ("k1", ClaimStatus::InFlight)
+        );
+        assert_eq!(
+            (
+                rows[1].key.as_str(),
+                rows[1].status,
+                rows[1].created_at,
+                rows[1].locked_at,
+                rows[1].lease_until
+            ),
+            ("k2", ClaimStatus::InFlight, 40, Some(50), Some(150))
+        );
     }
 
     #[test]
