@@ -31,7 +31,7 @@ STEP := scripts/step.sh
 TOOLS ?= tools
 
 .PHONY: serve test tools tools-test tools-bench build sdk server build-native test-native build-wasm \
-	test-wasm test-e2e bench lint
+	test-wasm test-e2e bench lint vite-app
 
 ## The demo (dist/, built when its inputs changed) and idem-server + PayCo (demo faults on, SQLite in target/serve/, CORS
 ## for the demo's origin), until Ctrl-C stops all of them.
@@ -89,7 +89,12 @@ test-wasm: build-wasm
 ## Tier 3: the SDK's TypeScript declarations checked by compiling the TypeScript example
 ## against them; Playwright in Debian's Chromium against the release demo, and the SDK package
 ## against idem-server (page and API on one origin, then on two), one project after another.
-test-e2e: build sdk build-native
+## The packed SDK installed into a Vite + TypeScript app, type-checked and built
+## (tests/e2e/vite-app/dist: tests/e2e/client/vite.spec.ts).
+vite-app: sdk
+	$(STEP) "build: the SDK in a Vite app (npm pack, tsc, vite build)" scripts/vite-app.sh
+
+test-e2e: build sdk vite-app build-native
 	$(STEP) "tier: e2e, TypeScript declarations (tsc)" tsc -p examples/checkout/typescript
 	$(STEP) "tier: e2e, Playwright demo" npx playwright test --project demo
 	$(STEP) "tier: e2e, Playwright client" npx playwright test --project client

@@ -50,8 +50,8 @@ export default defineConfig<RealServerOptions>({
       testDir: 'tests/e2e/client',
       // The scripted server is on another port already, and the declarations check is no page;
       // the rest runs against idem-server.
-      // The README's block runs cross-origin in both projects already.
-      testIgnore: /(retry-after|measure|declarations|readme)\.spec\.ts$/,
+      // The README's block and the Vite app run cross-origin in both projects already.
+      testIgnore: /(retry-after|measure|declarations|readme|vite)\.spec\.ts$/,
       use: { crossOrigin: true },
     },
     { name: 'client-timing', testDir: 'tests/e2e/client', testMatch: /measure\.spec\.ts$/ },

@@ -69,6 +69,18 @@ ensure_npm_packages() {
   fi
 }
 
+ensure_vite_app() {
+  # The Vite + TypeScript app the e2e tier builds around the packed SDK (scripts/vite-app.sh),
+  # pinned by its own lock file; node_modules/.stamp as for the root's packages.
+  local app=tests/e2e/vite-app
+  if [ -f "$app/node_modules/.stamp" ] && cmp -s "$app/package-lock.json" "$app/node_modules/.stamp"; then
+    say "vite app packages: present"
+  else
+    say "installing the vite app's packages (npm ci)"
+    (cd "$app" && npm ci --no-audit --no-fund && cp package-lock.json node_modules/.stamp)
+  fi
+}
+
 ensure_chromium() {
   if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
     say "chromium and chromedriver: present"
@@ -116,7 +128,7 @@ ensure_twiggy() {
 install() { scripts/step.sh "install: $1" scripts/tools.sh ensure "$1"; }
 
 build_tools() { install wasm_target; install trunk; install wasm_bindgen; install npm_packages; }
-test_tools() { build_tools; install chromium; install postgresql; }
+test_tools() { build_tools; install vite_app; install chromium; install postgresql; }
 
 case "${1:-build}" in
   build) build_tools ;;
