@@ -68,23 +68,40 @@ impl Servers {
     }
 
     /// The counter `name` (`idem_…_total`) from each `serve`'s `GET /metrics`, as
-    /// (`serveN`, value). Every `serve` runs when this is asked (the nemesis has stopped).
+    /// (`serveN`, value). The nemesis has stopped when this is asked; a `serve` a late
+    /// failpoint crash stopped is started again first, and a refused connection is tried again
+    /// for up to 10 s before the run fails.
     pub async fn counter(&self, name: &str) -> Vec<(String, u64)> {
         let http = reqwest::Client::builder()
             .no_proxy()
             .timeout(Duration::from_secs(5))
             .build()
             .expect("reqwest client");
+        // A request that passed an armed crash failpoint just before the nemesis turned it off
+        // can crash its `serve` after the nemesis stopped watching: start it again first.
+        for (i, slot) in self.slots.lock().await.iter_mut().enumerate() {
+            if slot.running.as_mut().is_some_and(|s| s.has_exited()) {
+                self.log
+                    .line(format!("serve{i} had exited (a late failpoint crash)"));
+                slot.running = None;
+                slot.restart(i, &self.log).await;
+            }
+        }
         let mut values = Vec::new();
         for (i, addr) in self.addrs().await.into_iter().enumerate() {
-            let text = http
-                .get(format!("http://{addr}/metrics"))
-                .send()
-                .await
-                .expect("GET /metrics")
-                .text()
-                .await
-                .expect("read /metrics");
+            let url = format!("http://{addr}/metrics");
+            let mut tries = 0;
+            let response = loop {
+                match http.get(&url).send().await {
+                    Ok(response) => break response,
+                    Err(e) if e.is_connect() && tries < 50 => {
+                        tries += 1;
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                    Err(e) => panic!("GET {url}: {e:?}"),
+                }
+            };
+            let text = response.text().await.expect("read /metrics");
             let value = text
                 .lines()
                 .find_map(|line| line.strip_prefix(name)?.trim().parse::<u64>().ok())
