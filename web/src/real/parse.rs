@@ -115,6 +115,27 @@ pub fn claims(body: &str) -> Option<Vec<ClaimRow>> {
     Some(out)
 }
 
+/// What PayCo said, as a `payco: …` note of idem-server's words it (`checkout::demo::inject`):
+/// "charged ch_1 for order 1 (2590 cents)", "declined order 1", "no clear answer for order 1: …".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PaycoSaid<'a> {
+    /// Charged: the charge id.
+    Charged(&'a str),
+    /// Declined: nothing charged.
+    Declined,
+    /// No clear answer: whether PayCo got the call is not known.
+    Unclear,
+}
+
+/// Reads the text after `payco: `.
+pub fn payco_said(said: &str) -> PaycoSaid<'_> {
+    match said.strip_prefix("charged ") {
+        Some(rest) => PaycoSaid::Charged(rest.split(' ').next().unwrap_or_default()),
+        None if said.starts_with("declined") => PaycoSaid::Declined,
+        None => PaycoSaid::Unclear,
+    }
+}
+
 /// The fault a `fault: <name>: …` note says fired.
 pub fn fired_fault(note: &str) -> Option<&str> {
     let rest = note.strip_prefix("fault: ")?;

@@ -6,6 +6,7 @@
 //! Times in the rows are milliseconds since the session's start (`t0`), as the simulated
 //! panels count virtual time from the run's start.
 
+use super::parse::{payco_said, PaycoSaid};
 use crate::model::real::{ServerEvent, ServerEventKind};
 use crate::model::view::{ClaimRow, ClaimStatus, EventKind, EventRow};
 use crate::projection::claims::status_text;
@@ -115,12 +116,10 @@ impl Tables {
                 // idem-server's notes of PayCo's answer (`checkout::demo::inject`): each is what
                 // it says, not every one a charge.
                 let kind = if let Some(said) = note.strip_prefix("payco: ") {
-                    if said.starts_with("charged") {
-                        EventKind::Charged
-                    } else if said.starts_with("declined") {
-                        EventKind::Declined
-                    } else {
-                        EventKind::PaycoUnclear
+                    match payco_said(said) {
+                        PaycoSaid::Charged(_) => EventKind::Charged,
+                        PaycoSaid::Declined => EventKind::Declined,
+                        PaycoSaid::Unclear => EventKind::PaycoUnclear,
                     }
                 } else if note.starts_with("fault:") {
                     EventKind::Fault

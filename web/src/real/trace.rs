@@ -18,7 +18,7 @@
 
 use idem_client::{Reply, ReplyClass};
 
-use super::parse::fired_fault;
+use super::parse::{fired_fault, payco_said, PaycoSaid};
 use crate::model::real::{Answer, CheckoutState, RealInfo, ServerEventKind as Kind};
 use crate::model::sequence::{Hop, Lane, Mark, Msg, Trace};
 use crate::projection::feed::short;
@@ -66,9 +66,8 @@ fn payco<'a>(t: &mut Trace, at: u64, said: &'a str, charges: &mut Vec<&'a str>) 
     let order = words.nth(1).unwrap_or_default().trim_end_matches(':');
     let key = ["charge:", order].concat();
     let wire = ["POST /charges (PayCo)\nIdempotency-Key: ", &key].concat();
-    let (kind, text, answer) = match said.strip_prefix("charged ") {
-        Some(rest) => {
-            let id = rest.split(' ').next().unwrap_or_default();
+    let (kind, text, answer) = match payco_said(said) {
+        PaycoSaid::Charged(id) => {
             if charges.contains(&id) {
                 ("deduped", ["deduped → ", id, ": no money"].concat(), id)
             } else {
@@ -76,8 +75,8 @@ fn payco<'a>(t: &mut Trace, at: u64, said: &'a str, charges: &mut Vec<&'a str>) 
                 ("charged", ["charged ", id].concat(), id)
             }
         }
-        None if said.starts_with("declined") => ("declined", "declined".into(), "declined"),
-        None => {
+        PaycoSaid::Declined => ("declined", "declined".into(), "declined"),
+        PaycoSaid::Unclear => {
             // No clear answer: whether PayCo got the call is not known.
             t.msgs.push(msg(Hop::Call, at, Vec::new(), key, wire));
             return;
