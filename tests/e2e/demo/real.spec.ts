@@ -278,8 +278,18 @@ test('sequence, real mode: a dropped response is saved on the server, cut before
   await expect(cut).toContainText('201 · ✂ lost response');
   // The first request arrived (the claim says so); whoever sent it again (the SDK's retry, or
   // Chromium resending on a closed connection), the answer that reached the page is the replay.
-  await expect(arrows(page, '[data-hop="request"]').first()).toHaveAttribute('data-fate', 'delivered');
+  const requests = arrows(page, '[data-hop="request"]');
+  await expect(requests.first()).toHaveAttribute('data-fate', 'delivered');
   await expect(mark(page, 'replayed', 'server').first()).toBeVisible();
+  // Drawn as what it was: the SDK's second attempt, or Chromium's own copy of the first, which
+  // leaves below the cut answer (after the loss), never a duplicate of the first send.
+  await expect(requests).toHaveCount(2);
+  await expect(arrows(page, '[data-fate="duplicate"]')).toHaveCount(0);
+  const sdkAttempts = await page.getByTestId('stat-attempts').textContent();
+  const second = requests.nth(1);
+  await expect(second).toContainText(sdkAttempts === '1' ? '#1 again: the browser resent it' : '#2 POST');
+  const y = async (arrow: typeof second) => Number(await arrow.locator('line').first().getAttribute('y1'));
+  expect(await y(second)).toBeGreaterThan(await y(cut));
   const replay = arrows(page, '[data-hop="response"][data-fate="delivered"]');
   await expect(replay).toHaveCount(1);
   await expect(replay).toContainText('201 replayed');
@@ -393,7 +403,72 @@ test('the server stopping mid-session: after a grace the page says it stopped an
   await expect(page.getByTestId('pay')).toBeEnabled();
 });
 
-test('after idem-server restarts, the claim table is the server\'s durable one, not the new process\'s empty event log', async ({ page, real }) => {
+/** Everything real mode shows that a reload or a server restart must not change: counters,
+ * the feed, the claim table, the ledger, and the sequence diagram of the newest checkout. */
+async function picture(page: Page) {
+  const all = (sel: string, ...names: string[]) =>
+    page.locator(sel).evaluateAll((es, names) => es.map((e) => names.map((n) => (n === 'text' ? e.textContent : e.getAttribute(n))).join(' ')), names);
+  return {
+    stats: await all('[data-testid^="stat-"]', 'data-testid', 'text'),
+    counts: await all('[data-testid^="count-"]', 'data-testid', 'data-count'),
+    feed: await all('[data-testid="event"]', 'data-kind'),
+    claims: (await all('[data-testid="claim-row"]', 'data-key', 'data-status', 'data-scope')).sort(),
+    ledger: await all('[data-testid="ledger-row"]', 'data-order', 'data-charges'),
+    sequence: await all('[data-testid="sequence"]', 'data-checkouts', 'data-checkout'),
+    marks: await all('[data-testid="seq-mark"]', 'data-lane', 'data-kind'),
+    arrows: await all('[data-testid="seq-arrow"]', 'data-hop', 'data-fate'),
+  };
+}
+
+test('a reload and an idem-server restart show the same picture: counters, feed, claims, ledger, the diagram', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  const views = real.views(tenant);
+  const outcome = page.getByTestId('real-outcome');
+  await page.getByTestId('tab-sequence').click();
+  // A worker dies after PayCo's charge; the page's retries meet 409s until the lease is stale,
+  // then one takes the claim over: PayCo answers its saved charge.
+  await page.getByTestId('crash-after-charge').check();
+  await armed(views, ['crash-after-charge']);
+  await page.getByTestId('pay').click();
+  await expect(page.locator('[data-testid=event][data-kind=fault]')).toHaveCount(1, { timeout: 10_000 });
+  await page.getByTestId('crash-after-charge').uncheck();
+  await armed(views, []);
+  await expect(outcome).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  // Then one PayCo declines: the newest checkout, refused 402.
+  await page.getByTestId('decline-next').click();
+  await page.getByTestId('pay').click();
+  await expect(outcome).toHaveAttribute('data-state', 'refused', { timeout: 15_000 });
+  await expect(page.getByTestId('count-takeover')).toHaveAttribute('data-count', '1');
+  await expect(page.locator('[data-testid=event][data-kind=declined]')).toHaveCount(1);
+  const before = await picture(page);
+  expect(before.feed).toContain('taken_over');
+  expect(before.sequence).toEqual(['2 co_2']);
+  expect(before.marks).toContain('payco:declined');
+  expect(before.claims).toHaveLength(2);
+
+  const same = async (when: string) => {
+    await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'up');
+    await page.getByTestId('tab-sequence').click();
+    await expect.poll(() => picture(page), { message: when, timeout: 10_000 }).toEqual(before);
+  };
+  await page.reload();
+  await same('after a reload');
+
+  // The new process's event stream has no history: the page's kept log and the server's
+  // durable claims draw the same picture.
+  await real.kill();
+  await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'down', { timeout: 10_000 });
+  await real.restart();
+  expect((await views.events()).filter((e) => e.kind.type === 'claimed')).toHaveLength(0);
+  await page.getByTestId('real-retry').click();
+  await same('after idem-server restarted');
+  await page.reload();
+  await same('after a reload of the restarted server\'s page');
+  // Nothing was sent again.
+  expect(Object.values(await views.chargesPerOrder())).toEqual([1]);
+});
+
+test('after idem-server restarts, a claim the page never saw comes from the server\'s durable table', async ({ page, real }) => {
   const tenant = await real.enter(page);
   await page.getByTestId('pay').click();
   const outcome = page.getByTestId('real-outcome');
@@ -403,9 +478,11 @@ test('after idem-server restarts, the claim table is the server\'s durable one, 
   await real.kill();
   await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'down', { timeout: 10_000 });
   await real.restart();
-  await page.getByTestId('real-retry').click();
+  // The page forgets what it saw (as a page in another tab of the same session would have
+  // nothing): the row comes from GET /api/claims alone.
+  await page.evaluate(() => Object.keys(sessionStorage).filter((k) => k.startsWith('idem-demo:events:')).forEach((k) => sessionStorage.removeItem(k)));
+  await page.reload();
   await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'up');
-  // The new process's event stream has no history; the row comes from GET /api/claims.
   expect((await real.views(tenant).events()).filter((e) => e.kind.type === 'claimed')).toHaveLength(0);
   const row = page.getByTestId('claim-row');
   await expect(row).toHaveCount(1);

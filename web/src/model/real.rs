@@ -47,8 +47,9 @@ pub enum Reconciled {
     Failed(String),
 }
 
-/// How one attempt ended, as the page saw it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// How one attempt ended, as the page saw it. (Serialize: the page keeps its attempts across a
+/// reload, `real/seen.rs`, which reads them back.)
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Answer {
     /// Still out.
     Open,
@@ -80,7 +81,7 @@ pub enum Answer {
 }
 
 /// One attempt the page sent: what went out and what came back.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Exchange {
     /// The checkout (`co_N`).
     pub checkout: String,

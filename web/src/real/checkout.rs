@@ -13,6 +13,7 @@ use idem_client::{
 };
 use yew::platform::spawn_local;
 
+use super::trace::ended_as;
 use super::wire::{self, Step};
 use super::{key_text, policy, Real, ASK_MS};
 use crate::model::cart::AMOUNT;
@@ -86,8 +87,11 @@ impl Real {
     /// After a reload: every record of this session's journal is one of its checkouts again, so
     /// the counters and panels show what the browser holds, not what this page load saw. Settled
     /// ones come back with their status; open ones resume (pending ones are sent again under
-    /// their key; unknown ones wait to be reconciled). The attempts each had sent are the
-    /// journal's count.
+    /// their key; unknown ones wait to be reconciled). A checkout whose settled record the
+    /// journal has already let go (its retry window passed) comes back from the page's kept
+    /// attempts (`seen.rs`), settled as its last answer says. The attempts each had sent are the
+    /// journal's count where it is larger than the kept attempts (which a full storage may have
+    /// cut short).
     pub(super) fn resume_pending(&self) {
         let prefix = wire::prefix(&self.0.state.borrow().tenant);
         let journal = wire::journal(&prefix);
@@ -104,6 +108,13 @@ impl Real {
                 .filter_map(Result::ok)
                 .map(Restored::Open),
         );
+        // Oldest attempt first: each checkout's last attempt is its last word.
+        let kept = self.0.state.borrow().exchanges.clone();
+        for x in kept.iter().rev() {
+            if !entries.iter().any(|e| e.name() == x.checkout) {
+                entries.push(Restored::Kept(x.clone()));
+            }
+        }
         // Oldest first, so the newest (`co_10` after `co_9`) is last: the one the panels show.
         // Picked one by one rather than sorted: a sort's code per element type costs the bundle
         // kilobytes.
@@ -121,6 +132,21 @@ impl Real {
                 continue;
             }
             let (name, key, attempts, state) = match entry {
+                Restored::Kept(x) => {
+                    let state = match ended_as(&x.answer) {
+                        // Not settled by its last answer, and no record left: never to be known
+                        // from here (the SDK's own `unknown`).
+                        CheckoutState::Pending => CheckoutState::Unknown,
+                        state => state,
+                    };
+                    self.0.state.borrow_mut().checkouts.push(RealCheckout {
+                        name: x.checkout,
+                        key: x.key,
+                        state,
+                        reconciled: None,
+                    });
+                    continue;
+                }
                 Restored::Settled(s) => {
                     let state = if (200..300).contains(&s.status) {
                         CheckoutState::Paid { replayed: false }
@@ -135,7 +161,8 @@ impl Real {
                     (r.name, r.key, r.attempts, state)
                 }
             };
-            self.0.state.borrow_mut().attempts_restored += attempts;
+            let shown = kept.iter().filter(|x| x.checkout == name).count() as u32;
+            self.0.state.borrow_mut().attempts_restored += attempts.saturating_sub(shown);
             if let Some(state) = state {
                 self.0.state.borrow_mut().checkouts.push(RealCheckout {
                     name,
@@ -184,12 +211,10 @@ impl Real {
 
     /// One step of a checkout's attempts, into the record of what was sent and received.
     fn record(&self, name: &str, at: u64, step: Step<'_>) {
-        note_step(
-            Rc::make_mut(&mut self.0.state.borrow_mut().exchanges),
-            name,
-            at,
-            step,
-        );
+        let mut st = self.0.state.borrow_mut();
+        note_step(Rc::make_mut(&mut st.exchanges), name, at, step);
+        st.unsaved = true;
+        drop(st);
         self.refresh_soon();
     }
 
@@ -289,10 +314,12 @@ fn reconciled(asked: Result<KeyState, String>) -> Reconciled {
     }
 }
 
-/// A journal entry of this session found after a reload.
+/// A checkout of this session found after a reload: in the journal, or only in the page's
+/// kept attempts (its last one).
 enum Restored {
     Settled(journal::SettledRecord),
     Open(journal::Record),
+    Kept(Exchange),
 }
 
 impl Restored {
@@ -300,6 +327,7 @@ impl Restored {
         match self {
             Restored::Settled(s) => &s.name,
             Restored::Open(r) => &r.name,
+            Restored::Kept(x) => &x.checkout,
         }
     }
 }

@@ -6,8 +6,11 @@
 //! through trunk's proxy, which would turn a dropped connection into a 5xx of its own), keeps
 //! the key in the real `localStorage`, and reconciles an unknown outcome through the key-state
 //! endpoint (`checkout.rs`); the claim table, the event feed and the PayCo ledger are rebuilt
-//! from the tenant's event stream and demo mode's ledger relay (`stream.rs`, `tables.rs`,
-//! `parse.rs`); the page's fault controls arm the server's demo faults (`faults.rs`).
+//! from the tenant's event stream, its claim table (`GET /api/claims`) and demo mode's ledger
+//! relay (`stream.rs`, `tables.rs`, `parse.rs`); the page's fault controls arm the server's demo
+//! faults (`faults.rs`). What the page saw (the stream's events, its own attempts) is kept in
+//! sessionStorage (`seen.rs`), so a reload or an idem-server restart (whose new process's stream
+//! starts empty) shows the same picture.
 //!
 //! Each page session (a tab, across reloads: sessionStorage) is a tenant of its own,
 //! `demo-<uuid>`, so whatever the database held before never shows. The mode, the tenant and
@@ -22,6 +25,7 @@ pub mod faults;
 mod hook;
 pub mod parse;
 mod project;
+mod seen;
 mod stream;
 pub mod tables;
 pub mod trace;
@@ -114,6 +118,12 @@ struct State {
     notice: Option<String>,
     tables: Tables,
     events: Rc<Vec<ServerEvent>>,
+    /// The stream's `data` texts of `events`, as kept in sessionStorage.
+    event_texts: Vec<String>,
+    /// Whether the log kept in sessionStorage has been read back (once per page load).
+    restored: bool,
+    /// `events` or `exchanges` changed since they were last kept.
+    unsaved: bool,
     exchanges: Rc<Vec<crate::model::real::Exchange>>,
     /// Attempts of the checkouts restored from the journal after a reload, as the journal
     /// counted them (the page's own `exchanges` count only what this page load sent).
@@ -164,6 +174,9 @@ impl Real {
                 notice,
                 tables: Tables::default(),
                 events: Rc::default(),
+                event_texts: Vec::new(),
+                restored: false,
+                unsaved: false,
                 exchanges: Rc::default(),
                 attempts_restored: 0,
                 ledger: Vec::new(),
@@ -279,10 +292,11 @@ impl Real {
                 let mut st = self.0.state.borrow_mut();
                 st.lock_ms = Some(ms);
                 st.link = Link::Up;
-                // The stream sends the tenant's whole history again: the tables start over.
-                st.tables = Tables::default();
-                st.events = Rc::default();
-                st.shown = Projected::default();
+                // What this page session saw before a reload; the stream then sends the
+                // tenant's history again, and what the page holds already is skipped.
+                if !st.restored {
+                    st.restore();
+                }
             }
             Err(why) => {
                 self.0.state.borrow_mut().link = Link::Down(why);
@@ -331,17 +345,21 @@ impl Real {
             self.refresh_soon();
             return;
         };
-        let (t0, lock_ms) = (st.t0, st.lock_ms.unwrap_or(0));
-        let s = &mut *st;
-        s.tables.apply(&event, &s.tenant, t0, lock_ms);
-        let mut ledger = false;
-        if let ServerEventKind::Note(text) = &event.kind {
-            ledger = text.starts_with("payco:");
-            if let Some(fault) = parse::fired_fault(text) {
-                faults::use_up(&mut s.pending, fault);
-            }
+        let (ledger, fired) = match &event.kind {
+            ServerEventKind::Note(text) => (
+                text.starts_with("payco:"),
+                parse::fired_fault(text).map(str::to_owned),
+            ),
+            _ => (false, None),
+        };
+        if !st.take_event(event, data) {
+            // The stream's history after a reconnect: held already.
+            return;
         }
-        Rc::make_mut(&mut s.events).push(event);
+        if let Some(fault) = fired {
+            faults::use_up(&mut st.pending, &fault);
+        }
+        st.unsaved = true;
         drop(st);
         if ledger {
             self.read_ledger();
@@ -465,12 +483,20 @@ impl Real {
         }));
     }
 
-    /// Hand the panels real mode's view (nothing while off).
+    /// Hand the panels real mode's view (nothing while off), and keep what changed.
     fn refresh(&self) {
         let view = {
             let mut st = self.0.state.borrow_mut();
             if !st.on {
                 return;
+            }
+            if std::mem::take(&mut st.unsaved)
+                && !seen::save(&st.tenant, &st.event_texts, &st.exchanges)
+            {
+                st.notice = Some(
+                    "this page's log could not be kept in sessionStorage: a reload will not show it"
+                        .into(),
+                );
             }
             st.view()
         };
@@ -514,6 +540,41 @@ impl State {
         ]
         .concat();
         browser::session_set(TENANT_ITEM, &text);
+    }
+
+    /// One event of the stream into the tables, unless it is one held already (the same server
+    /// number at the same time: a process numbers its events once; a restarted one numbers
+    /// from the start again, at later times). `data`: its text, as kept.
+    fn take_event(&mut self, event: ServerEvent, data: &str) -> bool {
+        if self
+            .events
+            .iter()
+            .any(|e| e.seq == event.seq && e.at == event.at)
+        {
+            return false;
+        }
+        let lock_ms = self.lock_ms.unwrap_or(0);
+        self.tables.apply(&event, &self.tenant, self.t0, lock_ms);
+        Rc::make_mut(&mut self.events).push(event);
+        self.event_texts.push(data.to_owned());
+        true
+    }
+
+    /// What this page session saw before the page was loaded again (`seen.rs`).
+    fn restore(&mut self) {
+        self.restored = true;
+        let (texts, exchanges) = seen::load(&self.tenant, wire::now_ms());
+        for text in &texts {
+            if let Some(event) = parse::event(text) {
+                self.take_event(event, text);
+            }
+        }
+        // Attempts this page load made before reading the log (none: Pay waits for the
+        // server) come after the kept ones.
+        let mine = std::mem::take(Rc::make_mut(&mut self.exchanges));
+        let all = Rc::make_mut(&mut self.exchanges);
+        all.extend(exchanges);
+        all.extend(mine);
     }
 
     /// The headers every request carries: the tenant's bearer token.

@@ -10,8 +10,10 @@
 //! the same charge again (deduped). Times are milliseconds since the session started.
 //!
 //! An event belongs to the last attempt sent by then (the SDK sends one at a time): a second
-//! arrival under one attempt is a copy the browser's network stack sent again (it resends a
-//! request whose reused connection closed unanswered), drawn as a duplicate. Nothing is made up:
+//! arrival under one attempt is a copy the browser's network stack sent again (Chromium resends
+//! a request whose reused connection closed unanswered), drawn as a request of its own that
+//! leaves once the first copy's answer was lost, not as a duplicate of the first send (the SDK
+//! never saw it: it is the same attempt, the same bytes). Nothing is made up:
 //! a request no event mentions has no arrival ("? no answer") until a reply shows it arrived, a
 //! `payco:` note (written once PayCo answered) places the call and its answer at its own time,
 //! and a server time is never before the attempt's send, whatever the two clocks say.
@@ -90,6 +92,26 @@ fn payco<'a>(t: &mut Trace, at: u64, said: &'a str, charges: &mut Vec<&'a str>) 
     mark(t, at, Lane::PayCo, Some(call), kind, text);
 }
 
+/// What an attempt's answer makes of its checkout, as far as the answer alone says (the SDK's
+/// own reading of a status): paid or refused on a final reply, otherwise still pending.
+pub fn ended_as(answer: &Answer) -> CheckoutState {
+    let Answer::Reply {
+        status, replayed, ..
+    } = answer
+    else {
+        return CheckoutState::Pending;
+    };
+    let reply = Reply {
+        replayed: *replayed,
+        ..Reply::new(*status, Vec::new())
+    };
+    match reply.class() {
+        ReplyClass::Succeeded { replayed } => CheckoutState::Paid { replayed },
+        ReplyClass::Rejected => CheckoutState::Refused(*status),
+        ReplyClass::RetryAfter(_) => CheckoutState::Pending,
+    }
+}
+
 /// Checkout `name`'s trace as of `now` (ms since the session started).
 pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
     let rel = |at: u64| at.saturating_sub(info.t0);
@@ -129,7 +151,8 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
     for (i, x) in tries.iter().enumerate() {
         let sent = rel(x.sent_at);
         let n = x.number.to_string();
-        let req = t.msgs.len();
+        // The request the server's decisions answer: this attempt, or the browser's copy of it.
+        let mut req = t.msgs.len();
         let wire = [
             "POST /api/checkout\nAuthorization: Bearer ",
             &info.tenant,
@@ -141,7 +164,9 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
         .concat();
         let label = ["#", &n, " POST ", short_key].concat();
         t.msgs
-            .push(msg(Hop::Request, sent, Vec::new(), label, wire));
+            .push(msg(Hop::Request, sent, Vec::new(), label, wire.clone()));
+        // When this attempt's answer was lost on the way (a copy the browser resends leaves then).
+        let mut lost_at = None;
         let answered = match &x.answer {
             Answer::Reply { at, .. } | Answer::TimedOut { at } | Answer::Failed { at, .. } => {
                 rel(*at)
@@ -158,6 +183,7 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
         let mut last = sent;
         for e in events {
             let at = rel(e.at).max(sent);
+            let before = last;
             if at <= answered {
                 last = at;
             }
@@ -201,6 +227,7 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
                             let mut lost = msg(Hop::Response, at, Vec::new(), label, wire);
                             lost.lost = true;
                             t.msgs.push(lost);
+                            lost_at = Some(at);
                         }
                         // `unavailable` answers 503 on arrival, before any claim.
                         let arrived = fault == "unavailable";
@@ -208,7 +235,16 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
                     }
                 }
             };
-            if arrived {
+            if arrived && !t.msgs[req].arrivals.is_empty() {
+                // Arrived again: the browser's own copy, sent once it saw the connection close
+                // (a millisecond after the loss: its row is below the cut answer), or with no loss
+                // seen, after the server's last step.
+                let from = lost_at.map_or(before, |lost| lost + 1).min(at);
+                let label = ["#", &n, " again: the browser resent it"].concat();
+                req = t.msgs.len();
+                t.msgs
+                    .push(msg(Hop::Request, from, vec![at], label, wire.clone()));
+            } else if arrived {
                 t.msgs[req].arrivals.push(at);
             }
             let on = arrived.then_some(req);
@@ -257,25 +293,9 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
     let Some(last) = tries.last() else {
         return t;
     };
-    let state = match (&info.checkout, &last.answer) {
-        (Some(c), _) if c.name == name => c.state,
-        (
-            _,
-            Answer::Reply {
-                status, replayed, ..
-            },
-        ) => {
-            let reply = Reply {
-                replayed: *replayed,
-                ..Reply::new(*status, Vec::new())
-            };
-            match reply.class() {
-                ReplyClass::Succeeded { replayed } => CheckoutState::Paid { replayed },
-                ReplyClass::Rejected => CheckoutState::Refused(*status),
-                ReplyClass::RetryAfter(_) => CheckoutState::Pending,
-            }
-        }
-        _ => CheckoutState::Pending,
+    let state = match &info.checkout {
+        Some(c) if c.name == name => c.state,
+        _ => ended_as(&last.answer),
     };
     let at = match &last.answer {
         Answer::Reply { at, .. } | Answer::TimedOut { at } | Answer::Failed { at, .. } => *at,
@@ -534,7 +554,7 @@ mod tests {
     }
 
     #[test]
-    fn a_copy_the_browser_resent_is_a_duplicate_and_other_checkouts_stay_out() {
+    fn a_copy_the_browser_resent_leaves_after_the_loss_and_other_checkouts_stay_out() {
         let mut other = sent(1, 5_000, reply(5_010, 422, false, None));
         other.checkout = "co_2".into();
         other.key = "another".into();
@@ -556,14 +576,37 @@ mod tests {
         info.checkout.as_mut().unwrap().name = "co_2".into();
         assert_eq!(checkouts(&info), ["co_1", "co_2"]);
         let t = trace(&info, "co_1", 6_000);
-        assert_eq!(t.msgs[0].arrivals, [10, 30]);
+        assert_eq!(t.msgs[0].arrivals, [10]);
         assert_eq!(
             hops(&t),
-            ["request", "call", "answer", "response", "response"]
+            ["request", "call", "answer", "response", "request", "response"]
         );
+        // The copy leaves when the first answer was lost (18), not with the first send (10),
+        // and is the attempt's own bytes; the replay answers it.
+        let copy = &t.msgs[4];
+        assert_eq!((copy.sent_at, copy.arrivals.as_slice()), (19, &[30][..]));
+        assert_eq!(copy.label, "#1 again: the browser resent it");
+        assert_eq!(copy.wire, t.msgs[0].wire);
+        assert_eq!(t.msgs[5].label, "#1 ← 201 replayed");
+        let replayed = t.marks.iter().find(|m| m.kind == "replayed").unwrap();
+        assert_eq!(replayed.on, Some(4), "the replay answers the copy");
         let fates: Vec<Fate> = layout(&t).arrows.iter().map(|a| a.fate).collect();
-        assert_eq!(fates[..2], [Fate::Delivered, Fate::Duplicate]);
-        assert_eq!(fates[4], Fate::Lost);
+        assert_eq!(
+            fates,
+            [
+                Fate::Delivered,
+                Fate::Delivered,
+                Fate::Delivered,
+                Fate::Lost,
+                Fate::Delivered,
+                Fate::Delivered
+            ],
+            "no duplicate of the first send"
+        );
+        // Drawn below the lost answer: the copy follows the loss.
+        let rows = layout(&t);
+        let y = |msg: usize| rows.arrows.iter().find(|a| a.msg == msg).unwrap().from.1;
+        assert!(y(4) > y(3), "the copy leaves after the loss");
         // Not the controller's current checkout: its last reply says how it ended.
         assert_eq!(kinds(&t, Lane::Browser), ["journal", "paid"]);
         assert!(!t.marks.iter().any(|m| m.text.contains("422")));
