@@ -408,23 +408,28 @@ test('the server stopping mid-session: after a grace the page says it stopped an
 async function picture(page: Page) {
   const all = (sel: string, ...names: string[]) =>
     page.locator(sel).evaluateAll((es, names) => es.map((e) => names.map((n) => (n === 'text' ? e.textContent : e.getAttribute(n))).join(' ')), names);
-  return {
+  await page.getByTestId('tab-server').click();
+  const server = {
     stats: await all('[data-testid^="stat-"]', 'data-testid', 'text'),
     counts: await all('[data-testid^="count-"]', 'data-testid', 'data-count'),
     feed: await all('[data-testid="event"]', 'data-kind'),
     claims: (await all('[data-testid="claim-row"]', 'data-key', 'data-status', 'data-scope')).sort(),
     ledger: await all('[data-testid="ledger-row"]', 'data-order', 'data-charges'),
+  };
+  await page.getByTestId('tab-sequence').click();
+  const diagram = {
     sequence: await all('[data-testid="sequence"]', 'data-checkouts', 'data-checkout'),
     marks: await all('[data-testid="seq-mark"]', 'data-lane', 'data-kind'),
     arrows: await all('[data-testid="seq-arrow"]', 'data-hop', 'data-fate'),
   };
+  await page.getByTestId('tab-server').click();
+  return { ...server, ...diagram };
 }
 
 test('a reload and an idem-server restart show the same picture: counters, feed, claims, ledger, the diagram', async ({ page, real }) => {
   const tenant = await real.enter(page);
   const views = real.views(tenant);
   const outcome = page.getByTestId('real-outcome');
-  await page.getByTestId('tab-sequence').click();
   // A worker dies after PayCo's charge; the page's retries meet 409s until the lease is stale,
   // then one takes the claim over: PayCo answers its saved charge.
   await page.getByTestId('crash-after-charge').check();
@@ -441,14 +446,13 @@ test('a reload and an idem-server restart show the same picture: counters, feed,
   await expect(page.getByTestId('count-takeover')).toHaveAttribute('data-count', '1');
   await expect(page.locator('[data-testid=event][data-kind=declined]')).toHaveCount(1);
   const before = await picture(page);
-  expect(before.feed).toContain('taken_over');
+  expect(before.feed).toEqual(expect.arrayContaining(['takeover', '409', 'declined', 'fault']));
   expect(before.sequence).toEqual(['2 co_2']);
-  expect(before.marks).toContain('payco:declined');
+  expect(before.marks).toContain('payco declined');
   expect(before.claims).toHaveLength(2);
 
   const same = async (when: string) => {
     await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'up');
-    await page.getByTestId('tab-sequence').click();
     await expect.poll(() => picture(page), { message: when, timeout: 10_000 }).toEqual(before);
   };
   await page.reload();
