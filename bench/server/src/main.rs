@@ -184,6 +184,7 @@ impl Stack {
             payco_timeout: Duration::from_secs(5),
             tenants: BearerTenants::new().with(TOKEN, TENANT),
             on_error: ErrorPolicy::ReleaseClaim,
+            wait: None,
             failpoints: None,
         };
         tokio::spawn(async move {
@@ -240,6 +241,7 @@ async fn measure(
         key: Some("held"),
         body: held.as_bytes(),
         route: &route,
+        target: None,
     };
     let Begin::Execute(claim) = db
         .begin(idem_server::sql::now_ms(), request)
@@ -358,6 +360,7 @@ async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json:
                     key: Some(&key),
                     body: raw.as_bytes(),
                     route: &route,
+                    target: None,
                 };
                 let now = idem_server::sql::now_ms();
                 let order_request = CheckoutRequest {

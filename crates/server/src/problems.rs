@@ -5,8 +5,9 @@
 //! a page on the deployer's own origin, and every service of this crate serves that page, a
 //! short plain-text description, from [`TYPES`]: the store's types (`idem_store::http`'s
 //! builders: 400, 401, 404, 405, 408, 409, 413, 422, 500, 502, 503) and this crate's own
-//! three, written here: 400 for a path parameter a route cannot read (not UTF-8, not its
-//! type), 400 for JSON that is not a route's parameters and 402 for a declined card. All are
+//! four: 400 for a path parameter a route cannot read (not UTF-8, not its type), 400 for JSON
+//! that is not a route's parameters, 402 for a declined card, and the replay of an answer too
+//! large to save (with that answer's status). All are
 //! written by the store's one `problem` function, so every body has the same shape. An
 //! unknown name is a 404 problem.
 
@@ -25,6 +26,9 @@ pub mod kind {
     pub const INVALID_PARAMETERS: &str = "/problems/invalid-parameters";
     /// 402: the card was declined. Final for this idempotency key.
     pub const PAYMENT_DECLINED: &str = "/problems/payment-declined";
+    /// The first answer's status: that answer was too large to save for replay (written by
+    /// [`crate::wire::answer_too_large`], below this module).
+    pub const ANSWER_TOO_LARGE: &str = crate::wire::ANSWER_TOO_LARGE;
 }
 
 /// One problem type and what it means.
@@ -174,6 +178,16 @@ pub const TYPES: &[ProblemType] = &[
         description: "The card was declined. Final for this idempotency key: a retry gets the \
             same answer; a new attempt needs a new key.",
     },
+    ProblemType {
+        uri: kind::ANSWER_TOO_LARGE,
+        status: 200,
+        title: "Answer too large to replay",
+        description: "Comes with the status of the first answer to this key (any status the \
+            route saves: 2xx, 3xx, or a 4xx under the save policy; 200 stands for all of \
+            them here). The work ran once and that is its outcome, but its answer was larger \
+            than the server saves for replay, so its body cannot be sent again. Do not retry \
+            to get it: ask the resource it created, if any.",
+    },
 ];
 
 /// The problem type of `uri` (`/problems/<name>`), if this crate sends it.
@@ -274,6 +288,7 @@ mod tests {
             crate::request::invalid_path("x"),
             invalid_parameters("x"),
             payment_declined("x"),
+            crate::wire::answer_too_large(200, 1),
         ];
         for r in &sent {
             let p: h::Problem = serde_json::from_slice(&r.body).unwrap();

@@ -1,11 +1,37 @@
 //! idem-store's wire values as axum responses, and what a saved response may carry.
 //!
 //! The status codes, problem bodies and headers are decided in `idem_store::http`; this file
-//! only copies an [`HttpResponse`] into an axum [`Response`]. It never builds a body itself.
+//! only copies an [`HttpResponse`] into an axum [`Response`], and says what is saved of an
+//! answer: its allow-listed headers, or, for an answer too large to save, a problem in its place
+//! ([`answer_too_large`], built by the store's one `problem` function).
 
 use axum::{body::Body, response::Response};
 use http::{HeaderName, HeaderValue, StatusCode};
-use idem_store::{http::HttpResponse, SavedResponse};
+use idem_store::{
+    http::{problem, HttpResponse},
+    SavedResponse,
+};
+
+/// The problem `type` saved in place of an answer too large to save, with that answer's
+/// status; what it means is served at `GET /problems/answer-too-large` (`crate::problems`).
+pub const ANSWER_TOO_LARGE: &str = "/problems/answer-too-large";
+
+/// What is saved, and replayed, in place of a first answer of `status` larger than `limit`
+/// bytes: the same status (the outcome is known: the work ran once) and a problem saying the
+/// body could not be kept.
+pub fn answer_too_large(status: u16, limit: usize) -> HttpResponse {
+    let detail = format!(
+        "The first answer to this request ({status}) was larger than the {limit} bytes this \
+         server saves for replay, so its body cannot be sent again. The work ran once."
+    );
+    problem(
+        status,
+        ANSWER_TOO_LARGE,
+        "Answer too large to replay",
+        &detail,
+        None,
+    )
+}
 
 /// Response headers a saved response keeps for its replays, besides `Content-Type`
 /// (lowercase). Anything else the handler set, `Set-Cookie` above all, is not saved: a replay

@@ -121,6 +121,7 @@ fn storage_request(key: &'static str) -> idem_server::db::Request<'static> {
         key: Some(key),
         body: storage::BODY,
         route: &storage::CHECKOUT,
+        target: None,
     }
 }
 

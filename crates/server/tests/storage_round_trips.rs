@@ -79,6 +79,7 @@ fn request(key: &str) -> Request<'_> {
         key: Some(key),
         body: BODY,
         route: &ROUTE,
+        target: None,
     }
 }
 

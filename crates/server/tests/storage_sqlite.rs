@@ -138,6 +138,7 @@ async fn a_second_write_inside_an_open_claim_fails_instead_of_waiting_forever() 
         key: Some(key),
         body: storage::BODY,
         route: &storage::CHECKOUT,
+        target: None,
     };
     let Begin::Execute(open) = db.begin(0, request("a")).await.unwrap() else {
         panic!("claim");

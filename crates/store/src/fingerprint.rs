@@ -32,6 +32,12 @@ pub fn fingerprint(operation: &str, body: &[u8]) -> Result<Fingerprint, RequestE
     Ok(Fingerprint(hasher.0.finalize().into()))
 }
 
+/// A JSON body's canonical bytes (RFC 8785), refused as [`fingerprint`] refuses it.
+pub(crate) fn canonical(body: &[u8]) -> Result<Vec<u8>, RequestError> {
+    let value = serde_json::from_slice::<Strict>(body).map_err(invalid)?.0;
+    serde_json_canonicalizer::to_vec(&value).map_err(invalid)
+}
+
 /// The SHA-256 state after the operation's part of the fingerprint.
 fn operation_hasher(operation: &str) -> Sha256 {
     let mut hasher = Sha256::new();

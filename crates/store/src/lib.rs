@@ -12,9 +12,9 @@
 //! | key missing where the route requires one | [`Begin::Invalid`] | 400 |
 //! | key empty, over 255 chars, or not printable ASCII | [`Begin::Invalid`] | 400 |
 //! | body over [`StoreConfig::max_body_bytes`] | [`Begin::Invalid`] | 413 |
-//! | body not JSON | [`Begin::Invalid`] | 400 |
+//! | body not JSON (where it is read as JSON: [`RequestTarget`] says when) | [`Begin::Invalid`] | 400 |
 //! | no record (or record past retention) | [`Begin::Execute`] | result |
-//! | record exists (in flight, released or done), fingerprint (operation + body) differs | [`Begin::Mismatch`] | 422 |
+//! | record exists (in flight, released or done), fingerprint (operation + body; or the whole request, [`RequestTarget`]) differs | [`Begin::Mismatch`] | 422 |
 //! | `Done`, same fingerprint | [`Begin::Replay`] | original + `Idempotent-Replayed: true` |
 //! | `InFlight`, lease younger than `lock_ms` | [`Begin::InFlight`] | 409 + `Retry-After` |
 //! | `InFlight`, lease stale | [`Begin::Execute`] with `taken_over: true` | result |
@@ -88,6 +88,7 @@ mod record;
 pub mod rules;
 mod store;
 mod table;
+mod target;
 mod view;
 
 pub use config::{ErrorPolicy, KeyRequirement, RouteConfig, StoreConfig};
@@ -99,6 +100,7 @@ pub use lease::Lease;
 pub use record::{Record, SavedResponse, Status};
 pub use store::{Begin, Store};
 pub use table::{MemoryTable, Table};
+pub use target::{BodyForm, RequestTarget};
 pub use view::{RowState, RowView};
 
 #[cfg(all(test, target_arch = "wasm32"))]

@@ -37,7 +37,7 @@
 
 use crate::{
     fingerprint, key, ErrorPolicy, Fingerprint, KeyRequirement, Lease, Record, RequestError,
-    RouteConfig, SavedResponse, Status, StoreConfig,
+    RequestTarget, RouteConfig, SavedResponse, Status, StoreConfig,
 };
 
 /// Reads of one request before it gives up and answers 409 ([`contended`]).
@@ -129,6 +129,21 @@ pub fn check_request<'a>(
     route: &RouteConfig,
     config: &StoreConfig,
 ) -> Result<Option<(&'a str, Fingerprint)>, Refusal<'a>> {
+    check_request_to(scope, key, body, None, route, config)
+}
+
+/// [`check_request`] for a request whose operation is read from the request itself (a layer
+/// in front of many routes): with `target`, the fingerprint binds its method, route, path
+/// parameters, query and body as [`RequestTarget::fingerprint`] reads them, instead of the
+/// route's one operation and a JSON body.
+pub fn check_request_to<'a>(
+    scope: &'a str,
+    key: Option<&'a str>,
+    body: &[u8],
+    target: Option<&RequestTarget>,
+    route: &RouteConfig,
+    config: &StoreConfig,
+) -> Result<Option<(&'a str, Fingerprint)>, Refusal<'a>> {
     let key = check_id(scope, key, route)?;
     let limit = config.max_body_bytes;
     if body.len() > limit {
@@ -141,7 +156,11 @@ pub fn check_request<'a>(
     let Some(key) = key else {
         return Ok(None);
     };
-    match fingerprint(&route.operation, body) {
+    let fp = match target {
+        Some(target) => target.fingerprint(body),
+        None => fingerprint(&route.operation, body),
+    };
+    match fp {
         Ok(fp) => Ok(Some((key, fp))),
         Err(error) => Err(Refusal {
             error,

@@ -54,7 +54,10 @@ async fn run(
     let first = orders::insert(&request.scope, key, &params, created_at);
 
     // Phase 1: the order commits with the claim, or neither does.
-    let claimed = match request.begin_with(&app.db, &app.route, &first).await {
+    let claimed = match request
+        .begin_with_waiting(&app.db, &app.route, &first, app.wait)
+        .await
+    {
         Ok(BeginWith::Created { claim, id }) => {
             Ok((claim, Order::pending(id, key, &params, created_at)))
         }
@@ -62,7 +65,7 @@ async fn run(
             let pending = |id| Order::pending(id, key, &params, created_at);
             resume(claim_tx, &request.scope, &first, pending).await
         }
-        // `IdempotentRequest::begin_with` answers everything else itself.
+        // `IdempotentRequest::begin_with_waiting` answers everything else itself.
         Ok(BeginWith::Unkeyed | BeginWith::Answer(_)) => return idem_store::http::internal_error(),
         Err(answer) => return answer,
     };

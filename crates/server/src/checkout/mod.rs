@@ -56,6 +56,9 @@ pub struct CheckoutConfig {
     pub tenants: BearerTenants,
     /// What a declined payment does to the claim.
     pub on_error: ErrorPolicy,
+    /// Wait mode: how long a duplicate of a checkout in flight waits for its answer instead
+    /// of a 409 (`None`: 409 at once; capped at `two_step::MAX_WAIT`).
+    pub wait: Option<Duration>,
     /// `Some(presets)` to enable failpoints (loopback listen addresses only).
     pub failpoints: Option<Vec<(Step, Action)>>,
 }
@@ -78,6 +81,8 @@ pub struct Inner {
     pub payco: PaycoClient,
     /// Failpoints (disabled unless configured).
     pub failpoints: Failpoints,
+    /// Wait mode (see [`CheckoutConfig::wait`]).
+    pub wait: Option<Duration>,
     /// Demo mode (`--demo-faults`), if on.
     pub demo: Option<Demo>,
 }
@@ -193,6 +198,7 @@ pub async fn run_with(config: CheckoutConfig, mode: Mode) -> Result<(), StartErr
         body: config.service.body,
         payco,
         failpoints,
+        wait: config.wait.map(|w| w.min(crate::two_step::MAX_WAIT)),
         demo,
     });
     let scopes: crate::ops::trace::SharedScope = tenants;

@@ -103,8 +103,9 @@ impl Db {
             key,
             body,
             route,
+            target,
         } = request;
-        match rules::check_request(scope, key, body, route, self.config()) {
+        match rules::check_request_to(scope, key, body, target, route, self.config()) {
             Ok(Some((key, fp))) => Ok((IdRef { scope, key }, fp)),
             Ok(None) => Err(Unchecked::Unkeyed),
             Err(refusal) => {

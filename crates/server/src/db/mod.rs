@@ -26,7 +26,7 @@
 //! async fn checkout(db: &Db, now: u64, tenant: &str, key: Option<&str>, body: &[u8])
 //!     -> Result<http::HttpResponse, DbError>
 //! {
-//!     let request = Request { scope: tenant, key, body, route: &CHECKOUT };
+//!     let request = Request { scope: tenant, key, body, route: &CHECKOUT, target: None };
 //!     // Phase 1: the claim and the order, together or not at all.
 //!     let first = RouteInsert {
 //!         table: "orders",
@@ -284,6 +284,10 @@ pub struct Request<'a> {
     pub body: &'a [u8],
     /// What the route declares: operation, key requirement, error policy.
     pub route: &'a RouteConfig,
+    /// The request's own method, route, parameters, query and media type, for a layer in
+    /// front of many routes (the fingerprint binds them instead of `route.operation`:
+    /// [`idem_store::RequestTarget`]); `None` for a route that is one operation.
+    pub target: Option<&'a idem_store::RequestTarget>,
 }
 
 /// What to do with a request, decided by [`Db::begin`].

@@ -6,7 +6,16 @@ use idem_store::{
     RequestError, RouteConfig,
 };
 
+use std::{future::Future, time::Duration};
+
+use tokio::time::Instant;
+
 use super::IdempotentRequest;
+
+/// The first pause of [`wait_through_conflicts`] before it reads the row again.
+const FIRST_PAUSE: Duration = Duration::from_millis(10);
+/// Its longest pause: a waiting duplicate hears of the first answer within this.
+const LONGEST_PAUSE: Duration = Duration::from_millis(100);
 use crate::{
     db::{self, Begin, BeginWith, ClaimTx, Db, RouteInsert},
     sql::now_ms,
@@ -28,6 +37,7 @@ impl IdempotentRequest {
             key: self.key.as_deref(),
             body: &self.body,
             route,
+            target: self.target.as_ref(),
         };
         match db.begin(now_ms(), request).await {
             Ok(Begin::Execute(claim)) => Ok(Some(claim)),
@@ -38,6 +48,18 @@ impl IdempotentRequest {
             }
             Err(e) => Err(storage_error(&e)),
         }
+    }
+
+    /// [`begin`](Self::begin), but a request whose key is in flight waits, up to `wait`, for
+    /// the first one to finish, and gets its answer (the replay) instead of a 409 (see
+    /// [`wait_through_conflicts`]).
+    pub async fn begin_waiting(
+        &self,
+        db: &Db,
+        route: &RouteConfig,
+        wait: Duration,
+    ) -> Result<Option<ClaimTx>, HttpResponse> {
+        wait_through_conflicts(Some(wait), || self.begin(db, route)).await
     }
 
     /// [`begin`](Self::begin) for a route that requires a key and takes JSON parameters:
@@ -73,6 +95,18 @@ impl IdempotentRequest {
         parse(&self.body)
     }
 
+    /// [`begin_with`](Self::begin_with) in wait mode when `wait` is set (see
+    /// [`wait_through_conflicts`]).
+    pub async fn begin_with_waiting(
+        &self,
+        db: &Db,
+        route: &RouteConfig,
+        first: &RouteInsert<'_>,
+        wait: Option<Duration>,
+    ) -> Result<BeginWith, HttpResponse> {
+        wait_through_conflicts(wait, || self.begin_with(db, route, first)).await
+    }
+
     /// The store's decision on a route whose work starts by creating `first`
     /// ([`Db::begin_with`]): `Ok(Created{..})` or `Ok(Resume(..))` to run the work,
     /// `Err(response)` for everything answered without it (as [`begin`](Self::begin); a
@@ -88,6 +122,7 @@ impl IdempotentRequest {
             key: self.key.as_deref(),
             body: &self.body,
             route,
+            target: self.target.as_ref(),
         };
         match db.begin_with(now_ms(), request, first).await {
             Ok(BeginWith::Answer(decision)) => {
@@ -96,6 +131,36 @@ impl IdempotentRequest {
             Ok(BeginWith::Unkeyed) => Err(problem_for(&RequestError::MissingKey)),
             Ok(begun) => Ok(begun),
             Err(e) => Err(storage_error(&e)),
+        }
+    }
+}
+
+/// Wait mode: `begin` (one decision) again while it answers 409 (the key in flight, or the row
+/// contended), up to `wait` (`None`: once), at pauses of 10 ms doubling to 100 ms, so a
+/// duplicate gets the first request's answer (the replay) instead of a 409, or the claim when
+/// the first worker's lease went stale. Reading the row again works the same whichever process
+/// holds the claim: on SQLite and across servers sharing PostgreSQL, with no connection held
+/// while waiting. Past `wait`, the 409 with `Retry-After`. Dropped while it waits, nothing was
+/// written (each try is one whole decision).
+pub async fn wait_through_conflicts<T, F>(
+    wait: Option<Duration>,
+    mut begin: impl FnMut() -> F,
+) -> Result<T, HttpResponse>
+where
+    F: Future<Output = Result<T, HttpResponse>>,
+{
+    let deadline = wait.map(|wait| Instant::now() + wait);
+    let mut pause = FIRST_PAUSE;
+    loop {
+        match begin().await {
+            Err(conflict)
+                if conflict.status == 409
+                    && deadline.is_some_and(|d| Instant::now() + pause <= d) =>
+            {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(LONGEST_PAUSE);
+            }
+            other => return other,
         }
     }
 }

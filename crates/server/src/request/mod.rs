@@ -13,6 +13,7 @@ mod key;
 mod path;
 mod scope;
 mod scoped;
+mod target;
 
 use std::sync::Arc;
 
@@ -20,13 +21,16 @@ use axum::body::{Body, Bytes};
 use http::request::Parts;
 use idem_store::http::{problem_for, HttpResponse};
 
+pub use begin::wait_through_conflicts;
 pub use body::{discard_body, read_body, BodyLimits};
 pub use key::idempotency_key;
 pub use path::{invalid_path, PathParam, INVALID_PATH};
 pub use scope::{
-    bearer_token, BearerTenants, QueryTokenRefused, ScopeExtractor, ScopeRejection, Unscoped,
+    bearer_token, BearerTenants, FromExtension, QueryTokenRefused, ScopeExtractor, ScopeRejection,
+    Unscoped,
 };
 pub use scoped::{scope_of, Scope, Scopes};
+pub use target::target_of;
 
 /// A request an idempotent route can hand to the store.
 #[derive(Debug, Clone)]
@@ -37,6 +41,10 @@ pub struct IdempotentRequest {
     pub key: Option<String>,
     /// The whole body, within the limits.
     pub body: Bytes,
+    /// For a layer in front of many routes: what the request asks for besides its body
+    /// (method, matched route, path parameters, query, media type), which its fingerprint
+    /// binds; `None` for a route that is one operation ([`idem_store::RouteConfig::operation`]).
+    pub target: Option<idem_store::RequestTarget>,
 }
 
 impl IdempotentRequest {
@@ -65,6 +73,11 @@ impl IdempotentRequest {
             }
         };
         let body = read_body(&parts.headers, body, limits).await?;
-        Ok(Self { scope, key, body })
+        Ok(Self {
+            scope,
+            key,
+            body,
+            target: None,
+        })
     }
 }

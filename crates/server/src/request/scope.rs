@@ -6,18 +6,25 @@
 //! [`Unscoped`] puts every caller in one scope: two tenants that happen to pick the same key
 //! (a counter, a cart id) then get each other's saved responses, a cross-tenant data leak.
 //! It exists for single-tenant deployments and to show that bug; do not use it for a
-//! service with more than one client.
+//! service with more than one client. [`FromExtension`] takes the scope from the
+//! application's own authentication: a value its auth layer put in the request's extensions.
 
-use std::{collections::HashMap, sync::Arc};
+use std::{collections::HashMap, marker::PhantomData, sync::Arc};
 
-use http::HeaderMap;
-use idem_store::http::{unauthorized, Challenge, HttpResponse};
+use http::{request::Parts, HeaderMap};
+use idem_store::http::{internal_error, unauthorized, Challenge, HttpResponse};
 
 /// Finds the scope of a request from its headers. Implementations must be cheap and must
 /// not trust anything the caller can choose without proving it.
 pub trait ScopeExtractor: Send + Sync + 'static {
     /// The request's scope, or the reason it has none (answered 401).
     fn scope(&self, headers: &HeaderMap) -> Result<Arc<str>, ScopeRejection>;
+
+    /// The request's scope from its whole head (headers and extensions, where an earlier
+    /// layer leaves what it authenticated). By default, [`scope`](Self::scope) of its headers.
+    fn scope_of_request(&self, parts: &Parts) -> Result<Arc<str>, ScopeRejection> {
+        self.scope(&parts.headers)
+    }
 }
 
 /// Why a request has no scope.
@@ -33,6 +40,11 @@ pub enum ScopeRejection {
     /// (demo mode takes demo tokens only there; see [`QueryTokenRefused`]).
     #[error("this access_token is not accepted in a URL: send Authorization: Bearer <token>")]
     QueryTokenRefused,
+    /// The application's authentication left nothing in the request for [`FromExtension`]:
+    /// the route is wired without its auth layer in front (a bug of the server, not of the
+    /// request: answered 500 and logged).
+    #[error("no authenticated principal in the request: its authentication layer must run first")]
+    NoPrincipal,
 }
 
 impl ScopeRejection {
@@ -43,8 +55,62 @@ impl ScopeRejection {
         let challenge = match self {
             Self::MissingToken => Challenge::TokenMissing,
             Self::UnknownToken | Self::QueryTokenRefused => Challenge::TokenInvalid,
+            Self::NoPrincipal => {
+                tracing::error!("{self}");
+                return internal_error();
+            }
         };
         unauthorized(challenge, &self.to_string())
+    }
+}
+
+/// The scope from the application's own authentication: its auth layer (in front of the
+/// idempotency layer) puts what it authenticated, a `T`, in the request's extensions, and
+/// `read` names the tenant it belongs to. The auth layer answers its own refusals as it
+/// likes; a request that reaches here without a `T` is a wiring bug (500, see
+/// [`ScopeRejection::NoPrincipal`]).
+///
+/// ```
+/// use std::sync::Arc;
+/// use idem_server::request::FromExtension;
+///
+/// #[derive(Clone)]
+/// struct User { account: String }
+///
+/// let scopes = FromExtension::new(|user: &User| Arc::from(user.account.as_str()));
+/// # let _ = scopes;
+/// ```
+pub struct FromExtension<T, F> {
+    read: F,
+    principal: PhantomData<fn(&T)>,
+}
+
+impl<T, F> FromExtension<T, F>
+where
+    T: Send + Sync + 'static,
+    F: Fn(&T) -> Arc<str> + Send + Sync + 'static,
+{
+    /// The scope of a request whose extensions hold a `T`: `read(&t)`.
+    pub fn new(read: F) -> Self {
+        Self {
+            read,
+            principal: PhantomData,
+        }
+    }
+}
+
+impl<T, F> ScopeExtractor for FromExtension<T, F>
+where
+    T: Send + Sync + 'static,
+    F: Fn(&T) -> Arc<str> + Send + Sync + 'static,
+{
+    fn scope(&self, _headers: &HeaderMap) -> Result<Arc<str>, ScopeRejection> {
+        Err(ScopeRejection::NoPrincipal)
+    }
+
+    fn scope_of_request(&self, parts: &Parts) -> Result<Arc<str>, ScopeRejection> {
+        let principal = parts.extensions.get::<T>();
+        principal.map(&self.read).ok_or(ScopeRejection::NoPrincipal)
     }
 }
 

@@ -46,7 +46,7 @@ where
 /// middleware refused to take from the URL ([`QueryTokenRefused`]) makes it a refused token,
 /// not a request without credentials.
 pub fn scope_of(scopes: &dyn ScopeExtractor, parts: &Parts) -> Result<Arc<str>, ScopeRejection> {
-    match scopes.scope(&parts.headers) {
+    match scopes.scope_of_request(parts) {
         Err(ScopeRejection::MissingToken)
             if parts.extensions.get::<QueryTokenRefused>().is_some() =>
         {

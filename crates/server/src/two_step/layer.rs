@@ -1,15 +1,18 @@
 //! The layer: builds what every wrapped service shares and wraps each in [`TwoStep`].
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 use idem_store::RouteConfig;
 use tower::Layer;
 
-use super::service::{Shared, TwoStep};
+use super::service::{Shared, TwoStep, MAX_SAVED_BYTES};
 use crate::{
     db::Db,
     request::{BodyLimits, ScopeExtractor},
 };
+
+/// The longest [`TwoStepLayer::wait_for_first`]: below idem's SDK's 10 s attempt timeout.
+pub const MAX_WAIT: Duration = Duration::from_secs(9);
 
 /// Wraps a service in [`TwoStep`]. See the [module docs](super) for when it is safe.
 #[derive(Clone)]
@@ -25,14 +28,43 @@ impl TwoStepLayer {
         scopes: impl ScopeExtractor,
         limits: BodyLimits,
     ) -> Self {
-        let scopes = Box::new(scopes);
         let shared = Arc::new(Shared {
             db,
             route,
-            scopes,
+            scopes: Arc::new(scopes),
             limits,
+            max_saved_bytes: MAX_SAVED_BYTES,
+            wait: None,
         });
         Self { shared }
+    }
+
+    /// The largest answer saved for replay, in bytes (default [`MAX_SAVED_BYTES`], 1 MiB).
+    /// A larger answer still goes to its caller whole, streamed; the key is completed with
+    /// its status and the problem [`ANSWER_TOO_LARGE`](crate::wire::ANSWER_TOO_LARGE) in place of its body, so a retry is
+    /// told what happened and the work never runs twice. (A streaming answer is read up to
+    /// this limit before it is sent on: an endless stream is never saved, and a retry of it
+    /// gets that problem.)
+    pub fn max_saved_bytes(self, bytes: usize) -> Self {
+        self.with(|shared| shared.max_saved_bytes = bytes)
+    }
+
+    /// Wait mode: a duplicate of a request still in flight waits up to `wait` for the first to
+    /// finish and gets its answer (the replay), instead of a 409 it would have to retry. Past
+    /// the wait, the 409 with `Retry-After` as without it. Capped at [`MAX_WAIT`] (9 s), below
+    /// idem's SDK's 10 s attempt timeout: a wait the client has stopped waiting for is wasted.
+    /// Works across servers sharing PostgreSQL (the waiting request reads the row again at
+    /// 10 to 100 ms pauses; see `IdempotentRequest::begin_waiting`).
+    pub fn wait_for_first(self, wait: Duration) -> Self {
+        self.with(|shared| shared.wait = Some(wait.min(MAX_WAIT)))
+    }
+
+    fn with(self, change: impl FnOnce(&mut Shared)) -> Self {
+        let mut shared = Arc::unwrap_or_clone(self.shared);
+        change(&mut shared);
+        Self {
+            shared: Arc::new(shared),
+        }
     }
 }
 

@@ -12,7 +12,14 @@
 //! What is saved: answers below 500, with their status, content type, body and only the
 //! replay allow-list of headers ([`crate::wire::REPLAYED_HEADERS`]; never `Set-Cookie`).
 //! 2xx and 3xx are saved as results; 4xx go through the route's error policy (saved, or the
-//! claim released); 5xx always release the claim, since the outcome is not known.
+//! claim released); 5xx always release the claim, since the outcome is not known. An answer
+//! over [`TwoStepLayer::max_saved_bytes`] goes to its caller whole and is saved as its status
+//! with the problem [`crate::wire::ANSWER_TOO_LARGE`] in place of its body.
+//!
+//! One layer can stand in front of a whole router: the key binds the request's method, matched
+//! route, path parameters, query and body (JSON, form-encoded, empty, or bytes:
+//! [`idem_store::RequestTarget`]), not the `RouteConfig`'s operation name, so a key reused on
+//! another endpoint or resource is 422. `GET`, `HEAD` and `OPTIONS` pass through untouched.
 //!
 //! ```no_run
 //! use axum::{routing::post, Router};
@@ -31,5 +38,5 @@
 mod layer;
 mod service;
 
-pub use layer::TwoStepLayer;
-pub use service::TwoStep;
+pub use layer::{TwoStepLayer, MAX_WAIT};
+pub use service::{TwoStep, MAX_SAVED_BYTES};

@@ -9,11 +9,13 @@ use std::{
 };
 
 use axum::{
-    body::Body,
+    body::{Body, Bytes},
     extract::Request,
     response::{IntoResponse, Response},
 };
-use http_body_util::{BodyExt, Limited};
+use futures_util::StreamExt;
+use http::Method;
+use http_body_util::BodyExt;
 use idem_store::{
     http::{lease_lost, HttpResponse},
     RouteConfig,
@@ -22,22 +24,27 @@ use tower::Service;
 
 use crate::{
     db::{Db, DbError},
-    request::{BodyLimits, IdempotentRequest, ScopeExtractor},
+    request::{target_of, BodyLimits, IdempotentRequest, ScopeExtractor},
     sql::now_ms,
     storage_error,
-    wire::{to_response, to_saved},
+    wire::{answer_too_large, to_response, to_saved},
 };
 
-/// Largest inner answer the layer saves, in bytes; a larger one releases the claim and
-/// answers 500, since it could not be replayed.
+/// Largest inner answer the layer saves by default, in bytes
+/// ([`super::TwoStepLayer::max_saved_bytes`]); a larger one completes the key with its status
+/// and [`crate::wire::ANSWER_TOO_LARGE`] instead of its body (the work never runs twice).
 pub const MAX_SAVED_BYTES: usize = 1024 * 1024;
 
 /// What every service a [`super::TwoStepLayer`] wraps shares.
+#[derive(Clone)]
 pub(super) struct Shared {
     pub db: Db,
     pub route: RouteConfig,
-    pub scopes: Box<dyn ScopeExtractor>,
+    pub scopes: Arc<dyn ScopeExtractor>,
     pub limits: BodyLimits,
+    pub max_saved_bytes: usize,
+    /// How long a duplicate of a request in flight waits for its answer (`None`: 409 at once).
+    pub wait: Option<std::time::Duration>,
 }
 
 /// A service made idempotent by a two-step save. Built by [`super::TwoStepLayer`].
@@ -81,12 +88,26 @@ where
     S: Service<Request, Error = Infallible>,
     S::Response: IntoResponse,
 {
-    let (parts, body) = request.into_parts();
-    let read = match IdempotentRequest::read(&parts, body, &*shared.scopes, shared.limits).await {
+    if request.method().is_safe() && request.method() != Method::TRACE {
+        // GET, HEAD, OPTIONS change nothing: no key, no claim.
+        let Ok(response) = inner.call(request).await;
+        return response.into_response();
+    }
+    let (mut parts, body) = request.into_parts();
+    let mut read = match IdempotentRequest::read(&parts, body, &*shared.scopes, shared.limits).await
+    {
         Ok(read) => read,
         Err(refused) => return to_response(refused),
     };
-    let claim = match read.begin(&shared.db, &shared.route).await {
+    match target_of(&mut parts).await {
+        Ok(target) => read.target = Some(target),
+        Err(refused) => return to_response(refused),
+    }
+    let begun = match shared.wait {
+        Some(wait) => read.begin_waiting(&shared.db, &shared.route, wait).await,
+        None => read.begin(&shared.db, &shared.route).await,
+    };
+    let claim = match begun {
         Ok(Some(claim_tx)) => match claim_tx.commit().await {
             Ok(claim) => Some(claim),
             Err(e) => return to_response(storage_error(&e)),
@@ -102,37 +123,84 @@ where
     };
 
     let (parts, body) = response.into_parts();
-    let body = match Limited::new(body, MAX_SAVED_BYTES).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) => {
-            tracing::error!(error = %e, "inner answer too large or broken; releasing the claim");
+    let status = parts.status.as_u16();
+    let (saved, answer) = match collect(body, shared.max_saved_bytes).await {
+        Collected::Whole(body) => {
+            let saved = HttpResponse {
+                status,
+                headers: parts
+                    .headers
+                    .iter()
+                    .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+                    .collect(),
+                body: body.to_vec(),
+            };
+            (saved, Body::from(body))
+        }
+        Collected::TooLarge { head, rest } => {
+            // The work ran once: the key is completed with the outcome (its status) and a
+            // problem in place of the body, and the caller still gets the whole answer.
+            let saved = answer_too_large(status, shared.max_saved_bytes);
+            let head = futures_util::stream::once(async move { Ok::<_, axum::Error>(head) });
+            (
+                saved,
+                Body::from_stream(head.chain(rest.into_data_stream())),
+            )
+        }
+        Collected::Broken(e) => {
+            // The answer broke on its way out of the handler: what the client would get is
+            // not known, so nothing is saved and a retry runs the work again.
+            tracing::error!(error = %e, "inner answer broken; releasing the claim");
             let _ = shared.db.release(now_ms(), &claim).await;
             return to_response(idem_store::http::internal_error());
         }
-    };
-    let status = parts.status.as_u16();
-    let first = HttpResponse {
-        status,
-        headers: parts
-            .headers
-            .iter()
-            .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
-            .collect(),
-        body: body.to_vec(),
     };
     let outcome = if status >= 500 {
         // Unknown outcome: never saved; the retry runs the work again.
         shared.db.release(now_ms(), &claim).await
     } else if status >= 400 {
         // The route's declared policy: save the refusal, or release the claim.
-        shared.db.fail(now_ms(), &claim, to_saved(&first)).await
+        shared.db.fail(now_ms(), &claim, to_saved(&saved)).await
     } else {
-        shared.db.save(now_ms(), &claim, to_saved(&first)).await
+        shared.db.save(now_ms(), &claim, to_saved(&saved)).await
     };
     match outcome {
         // The first answer goes out whole (its cookies too); replays get the saved copy.
-        Ok(()) => Response::from_parts(parts, Body::from(body)),
+        Ok(()) => Response::from_parts(parts, answer),
         Err(DbError::Fenced) => to_response(lease_lost()),
         Err(e) => to_response(storage_error(&e)),
     }
+}
+
+/// An inner answer's body, read up to the save limit.
+enum Collected {
+    /// All of it, within the limit.
+    Whole(Bytes),
+    /// Over the limit: what was read (`head`, past the limit by its last chunk) and the rest,
+    /// still to be sent.
+    TooLarge { head: Bytes, rest: Body },
+    /// The body failed.
+    Broken(axum::Error),
+}
+
+async fn collect(mut body: Body, limit: usize) -> Collected {
+    let mut read = Vec::new();
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(frame) => {
+                // Trailers are not saved (an answer with trailers replays without them).
+                if let Ok(data) = frame.into_data() {
+                    read.extend_from_slice(&data);
+                    if read.len() > limit {
+                        return Collected::TooLarge {
+                            head: Bytes::from(read),
+                            rest: body,
+                        };
+                    }
+                }
+            }
+            Err(e) => return Collected::Broken(e),
+        }
+    }
+    Collected::Whole(Bytes::from(read))
 }

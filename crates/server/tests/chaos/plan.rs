@@ -49,6 +49,19 @@ pub struct Sizes {
     pub nemesis: bool,
 }
 
+impl Sizes {
+    /// A run's size: `careful` clients (36 checkouts over 11 s, the nemesis on) or the
+    /// control's (16 over 4 s, no nemesis), on `servers` servers.
+    pub fn of_run(careful: bool, servers: usize) -> Sizes {
+        Sizes {
+            checkouts: if careful { 36 } else { 16 },
+            spread_ms: if careful { 11_000 } else { 4_000 },
+            servers,
+            nemesis: careful,
+        }
+    }
+}
+
 /// What one checkout pays for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Payload {
@@ -126,6 +139,10 @@ pub struct Plan {
     pub seed: u64,
     pub checkouts: Vec<CheckoutPlan>,
     pub nemesis: Vec<Event>,
+    /// `serve --wait-ms`: wait mode (a duplicate of a checkout in flight waits for its answer
+    /// instead of a 409) in about half the runs, the wait below or above what a held answer
+    /// and a lease take; `None`: 409 at once.
+    pub wait_ms: Option<u64>,
 }
 
 const STEPS: [&str; 3] = ["after-claim", "after-charge", "before-commit"];
@@ -199,10 +216,14 @@ impl Plan {
             });
             at_ms += rng.random_range(1_500..=2_800);
         }
+        // Drawn last, so the checkouts and the nemesis of a seed are what they were before
+        // wait mode existed.
+        let wait_ms = rng.random_bool(0.5).then(|| rng.random_range(300..=1_400));
         Plan {
             seed,
             checkouts,
             nemesis,
+            wait_ms,
         }
     }
 }
@@ -210,6 +231,13 @@ impl Plan {
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "seed {}", self.seed)?;
+        match self.wait_ms {
+            Some(ms) => writeln!(
+                f,
+                "  wait mode: duplicates wait up to {ms} ms for the answer"
+            )?,
+            None => writeln!(f, "  no wait mode: a duplicate in flight is answered 409")?,
+        }
         for c in &self.checkouts {
             let p = &c.payload;
             write!(

@@ -136,15 +136,7 @@ async fn run(config: Config, seed: u64) -> Verdict {
     let clock = Clock::new();
     let log = Log::new(clock);
     let careful = config.style == Style::Careful;
-    let plan = Plan::draw(
-        seed,
-        Sizes {
-            checkouts: if careful { 36 } else { 16 },
-            spread_ms: if careful { 11_000 } else { 4_000 },
-            servers: config.backend.servers(),
-            nemesis: careful,
-        },
-    );
+    let plan = Plan::draw(seed, Sizes::of_run(careful, config.backend.servers()));
     log.line(format!(
         "chaos run {} ({:?}, --on-error {}, {:?} clients), plan:\n{plan}",
         config.name, config.backend, config.on_error, config.style
@@ -177,11 +169,14 @@ async fn run(config: Config, seed: u64) -> Verdict {
         }
     };
     let lock_ms = LOCK_MS.to_string();
+    let wait_ms = plan.wait_ms.unwrap_or(0).to_string();
     let extra = [
         "--lock-ms",
         &lock_ms,
         "--on-error",
         config.on_error,
+        "--wait-ms",
+        &wait_ms,
         "--failpoints",
     ];
     let commands = (0..config.backend.servers())

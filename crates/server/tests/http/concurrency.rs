@@ -2,7 +2,7 @@
 //! every other answer is a 409 or a byte-for-byte replay. On SQLite with one server, and on
 //! one PostgreSQL shared by two server processes with the requests alternating.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 use tokio::sync::Barrier;
 
@@ -10,8 +10,9 @@ use crate::{
     client::{self, Answer},
     stack::Stack,
     support::{
+        latency::LatencyProxy,
         postgres::Postgres,
-        process::{checkout_args, Service, TENANT_A},
+        process::{checkout_args, checkout_args_via, Service, TENANT_A},
     },
 };
 
@@ -43,6 +44,12 @@ async fn storm(servers: &[&str], key: &str, body: &str) -> Vec<Answer> {
 
 /// One first answer (201), the rest 409 with `Retry-After` or replays of exactly it.
 fn assert_one_execution(answers: &[Answer]) -> Answer {
+    assert_one_execution_with(answers, true)
+}
+
+/// [`assert_one_execution`]; `conflicts`: whether a 409 may be among the answers (not in wait
+/// mode, where every duplicate waits for the first answer).
+fn assert_one_execution_with(answers: &[Answer], conflicts: bool) -> Answer {
     let firsts: Vec<_> = answers
         .iter()
         .filter(|a| a.status == 201 && !a.is_replay())
@@ -58,7 +65,7 @@ fn assert_one_execution(answers: &[Answer]) -> Answer {
                 replays += 1;
             }
             201 => {}
-            409 => {
+            409 if conflicts => {
                 assert!(a.header("retry-after").is_some(), "409 carries Retry-After");
                 a.problem();
                 in_flight += 1;
@@ -85,6 +92,32 @@ async fn two_hundred_identical_requests_execute_once_on_sqlite() {
     let charges = client::charges_per_order(&http, &stack.payco).await;
     assert_eq!(charges.len(), 1, "one order charged: {charges:?}");
     assert_eq!(charges[0].1, 1, "charged once: {charges:?}");
+}
+
+/// `serve --wait-ms`: the 199 duplicates wait for the first answer and get it, none a 409;
+/// on two servers sharing PostgreSQL (a waiting request reads the row again, whichever server
+/// holds the claim). PayCo is slowed so every duplicate arrives while the first one works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn wait_mode_answers_two_hundred_duplicates_with_the_first_answer() {
+    let url = Postgres::shared().fresh_database("wait_storm").await;
+    let dir = tempfile::tempdir().unwrap();
+    let payco = Service::payco(dir.path()).await;
+    let slow = LatencyProxy::start(payco.addr().parse().unwrap(), Duration::from_millis(300)).await;
+    let slow_url = format!("http://{}", slow.addr());
+    let wait = ["--wait-ms", "8000"];
+    let one = Service::start(&checkout_args_via(&url, &payco, &slow_url, &wait)).await;
+    let two = Service::start(&checkout_args_via(&url, &payco, &slow_url, &wait)).await;
+    let body = client::body("cart-wait-storm", 770, "tok_visa");
+    let answers = storm(&[&one.url, &two.url], "wait-storm-1", &body).await;
+    assert_one_execution_with(&answers, false);
+    let replays = answers.iter().filter(|a| a.is_replay()).count();
+    assert_eq!(
+        replays,
+        REQUESTS - 1,
+        "every duplicate got the first answer"
+    );
+    let charges = client::charges_per_order(&client::http(), &payco).await;
+    assert_eq!(charges.iter().map(|c| c.1).collect::<Vec<_>>(), [1]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

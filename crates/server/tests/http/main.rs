@@ -7,6 +7,7 @@ mod support;
 
 use support::client;
 
+mod any_route;
 mod bad_input;
 mod challenge;
 mod concurrency;

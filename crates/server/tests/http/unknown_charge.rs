@@ -12,18 +12,11 @@ use crate::{
     stack::Stack,
     support::{
         latency::LatencyProxy,
-        process::{checkout_args, Service, TENANT_A},
+        process::{checkout_args, checkout_args_via, Service, TENANT_A},
     },
 };
 
 /// The checkout's arguments with PayCo reached at `payco_url` instead of `payco`'s own.
-fn through(database: &str, payco: &Service, payco_url: &str, extra: &[&str]) -> Vec<String> {
-    let mut args = checkout_args(database, payco, extra);
-    let at = args.iter().position(|a| a == "--payco").expect("--payco") + 1;
-    args[at] = payco_url.to_owned();
-    args
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_released_key_after_an_unknown_charge_refuses_another_payload_and_resumes_the_first() {
     let dir = tempfile::tempdir().unwrap();
@@ -33,7 +26,7 @@ async fn a_released_key_after_an_unknown_charge_refuses_another_payload_and_resu
     let slow = LatencyProxy::start(payco.addr().parse().unwrap(), Duration::from_secs(2)).await;
     let slow_url = format!("http://{}", slow.addr());
     let extra = ["--on-error", "release-claim", "--payco-timeout-ms", "300"];
-    let server = Service::start(&through(&db, &payco, &slow_url, &extra)).await;
+    let server = Service::start(&checkout_args_via(&db, &payco, &slow_url, &extra)).await;
     let http = client::http();
     let a = client::body("cart-unknown", 4200, "tok_visa");
     let b = client::body("cart-unknown", 4300, "tok_visa");

@@ -71,6 +71,7 @@ pub async fn claim_on(
         key: Some(key),
         body,
         route,
+        target: None,
     };
     match db.begin(now, request).await.expect("begin") {
         Begin::Execute(tx) => tx.commit().await.expect("commit the claim"),
@@ -85,6 +86,7 @@ pub async fn ask(db: &Db, now: u64, scope: &str, key: &str, body: &[u8]) -> Begi
         key: Some(key),
         body,
         route: &ROUTE,
+        target: None,
     };
     db.begin(now, request).await.expect("begin")
 }

@@ -93,6 +93,7 @@ async fn admin_delete_tenant_removes_one_tenants_rows_only() {
             key: Some("pending"),
             body: b"{}",
             route: &ROUTE,
+            target: None,
         };
         let Begin::Execute(mut tx) = db.begin(now, request).await.expect("begin") else {
             panic!("claim");

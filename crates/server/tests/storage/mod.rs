@@ -69,6 +69,7 @@ fn request<'a>(key: &'a str, body: &'a [u8], route: &'a RouteConfig) -> Request<
         key: Some(key),
         body,
         route,
+        target: None,
     }
 }
 

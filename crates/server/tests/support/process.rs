@@ -199,6 +199,19 @@ pub fn checkout_args(database: &str, payco: &Service, extra: &[&str]) -> Vec<Str
     v
 }
 
+/// [`checkout_args`] with PayCo reached at `payco_url` (a proxy in front of `payco`).
+pub fn checkout_args_via(
+    database: &str,
+    payco: &Service,
+    payco_url: &str,
+    extra: &[&str],
+) -> Vec<String> {
+    let mut args = checkout_args(database, payco, extra);
+    let at = args.iter().position(|a| a == "--payco").expect("--payco") + 1;
+    args[at] = payco_url.to_owned();
+    args
+}
+
 pub fn args(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()
 }

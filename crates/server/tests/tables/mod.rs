@@ -205,6 +205,7 @@ impl Claims for SqlClaims {
             key,
             body,
             route,
+            target: None,
         };
         let begun = self.rt.block_on(async {
             match self.db.begin(now, request).await? {

@@ -82,6 +82,11 @@ struct ServeArgs {
     /// What a declined payment does to the claim: release-claim or save-response.
     #[arg(long, default_value = "release-claim", value_parser = parse_policy)]
     on_error: ErrorPolicy,
+    /// Wait mode: a duplicate of a checkout still in flight waits up to this many ms for its
+    /// answer (the replay) instead of a 409. 0: off. At most 9000 (below the SDK's 10 s
+    /// attempt timeout); more is cut to that.
+    #[arg(long, default_value_t = 0)]
+    wait_ms: u64,
     /// Enable failpoints (loopback listen addresses only).
     #[arg(long)]
     failpoints: bool,
@@ -187,6 +192,7 @@ async fn main() -> ExitCode {
                     &[("token-a", "tenant-a"), ("token-b", "tenant-b")],
                 ),
                 on_error: args.on_error,
+                wait: (args.wait_ms > 0).then(|| Duration::from_millis(args.wait_ms)),
                 failpoints: (args.failpoints || !args.failpoint_presets.is_empty())
                     .then(|| args.failpoint_presets.clone()),
             };

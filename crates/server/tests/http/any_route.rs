@@ -1,0 +1,496 @@
+//! One two-step layer in front of many routes, as a Rust team puts idem in front of its own
+//! axum router, over real HTTP (an in-process server on 127.0.0.1) on SQLite and on
+//! PostgreSQL: the fingerprint binds the method, the matched route, its path parameters, the
+//! query and the body (JSON, form-encoded, empty, or bytes), so one key is never another
+//! endpoint's or another resource's answer; safe methods pass untouched; an answer too large
+//! to save completes its key instead of running the work again.
+
+use std::sync::{Arc, Mutex};
+
+use axum::{
+    body::Bytes,
+    extract::State,
+    routing::{get, post},
+    Router,
+};
+use idem_server::{
+    db::{Db, DbOptions},
+    request::{BearerTenants, BodyLimits, PathParam},
+    serve::{serve, ConnLimits},
+    two_step::TwoStepLayer,
+};
+use idem_store::{ErrorPolicy, RouteConfig};
+
+use crate::{
+    client::{self, Answer},
+    support::postgres::Postgres,
+};
+
+/// Every handler run: which route, with what.
+type Runs = Arc<Mutex<Vec<String>>>;
+
+/// The largest answer saved in these tests (small, so the export below is cheap).
+const SAVED: usize = 64 * 1024;
+
+fn ran(runs: &Runs, what: String) -> String {
+    let mut runs = runs.lock().unwrap();
+    runs.push(what);
+    format!("{{\"run\":{}}}", runs.len())
+}
+
+/// A router of the shapes a team protects: two JSON endpoints, a resource's sub-collection, a
+/// Stripe-shaped form route, a body-less confirm, a read, and an export larger than `SAVED`.
+fn app(runs: Runs) -> Router<()> {
+    Router::new()
+        .route(
+            "/v2/a",
+            post(|State(r): State<Runs>, body: Bytes| async move { ran(&r, format!("a {}", body.len())) }),
+        )
+        .route(
+            "/v2/b",
+            post(|State(r): State<Runs>, body: Bytes| async move { ran(&r, format!("b {}", body.len())) }),
+        )
+        .route(
+            "/v1/customers/{id}/notes",
+            post(|State(r): State<Runs>, PathParam(id): PathParam<String>| async move { ran(&r, format!("note {id}")) }),
+        )
+        .route(
+            "/v1/charges",
+            post(|State(r): State<Runs>, body: String| async move { ran(&r, format!("charge {body}")) }),
+        )
+        .route(
+            "/v1/payment_intents/{id}/confirm",
+            post(|State(r): State<Runs>, PathParam(id): PathParam<String>| async move { ran(&r, format!("confirm {id}")) }),
+        )
+        .route(
+            "/v1/charges/{id}",
+            get(|State(r): State<Runs>, PathParam(id): PathParam<String>| async move { ran(&r, format!("read {id}")) }),
+        )
+        .route(
+            "/v1/exports",
+            post(|State(r): State<Runs>| async move {
+                ran(&r, "export".into());
+                (http::StatusCode::CREATED, vec![b'x'; 3 * SAVED])
+            }),
+        )
+        .with_state(runs)
+}
+
+async fn start(db_url: &str) -> (String, Runs) {
+    let db = Db::open(db_url, DbOptions::default())
+        .await
+        .expect("open the database");
+    let runs = Runs::default();
+    let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
+    let layer = TwoStepLayer::new(
+        db,
+        route,
+        BearerTenants::new().with("token-a", "tenant-a"),
+        BodyLimits::default(),
+    )
+    .max_saved_bytes(SAVED);
+    let app = app(runs.clone()).layer(layer);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(serve(listener, app, ConnLimits::default()));
+    (url, runs)
+}
+
+/// A request as a client sends it: `POST` (or `method`) with the tenant's token, `key` if
+/// any, `content_type` if any.
+async fn send(
+    method: &str,
+    url: &str,
+    key: Option<&str>,
+    content_type: Option<&str>,
+    body: &str,
+) -> Answer {
+    let method = http::Method::from_bytes(method.as_bytes()).unwrap();
+    let mut request = client::http()
+        .request(method, url)
+        .bearer_auth("token-a")
+        .body(body.to_owned());
+    if let Some(key) = key {
+        request = request.header("Idempotency-Key", format!("\"{key}\""));
+    }
+    if let Some(ct) = content_type {
+        request = request.header("Content-Type", ct);
+    }
+    client::answer(request.send().await.expect("send")).await
+}
+
+const JSON: Option<&str> = Some("application/json");
+const FORM: Option<&str> = Some("application/x-www-form-urlencoded");
+
+async fn any_route(db_url: &str) {
+    let (url, runs) = start(db_url).await;
+    let count = || runs.lock().unwrap().len();
+    let at = |path: &str| format!("{url}{path}");
+
+    // Another endpoint, same key and body: 422, never /v2/a's answer.
+    let a = send("POST", &at("/v2/a"), Some("k-ab"), JSON, r#"{"x":1}"#).await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    let b = send("POST", &at("/v2/b"), Some("k-ab"), JSON, r#"{"x":1}"#).await;
+    assert_eq!(b.status, 422, "{}", b.text());
+    let again = send("POST", &at("/v2/a"), Some("k-ab"), JSON, r#"{ "x" : 1.0 }"#).await;
+    assert!(
+        again.is_replay() && again.body == a.body,
+        "the same request, respelled"
+    );
+    assert_eq!(count(), 1);
+
+    // Another resource: cus_B never gets cus_A's answer; a percent-encoded spelling of cus_A
+    // is cus_A.
+    let note_a = send(
+        "POST",
+        &at("/v1/customers/cus_A/notes"),
+        Some("k-note"),
+        JSON,
+        "{}",
+    )
+    .await;
+    assert_eq!(note_a.status, 200);
+    let note_b = send(
+        "POST",
+        &at("/v1/customers/cus_B/notes"),
+        Some("k-note"),
+        JSON,
+        "{}",
+    )
+    .await;
+    assert_eq!(note_b.status, 422);
+    let spelled = send(
+        "POST",
+        &at("/v1/customers/cus%5FA/notes"),
+        Some("k-note"),
+        JSON,
+        "{}",
+    )
+    .await;
+    assert!(spelled.is_replay(), "{}", spelled.text());
+    // Another query is another request; the same pairs in another order are not.
+    let q1 = send("POST", &at("/v2/a?b=2&a=1"), Some("k-query"), JSON, "{}").await;
+    assert_eq!(q1.status, 200);
+    assert!(
+        send("POST", &at("/v2/a?a=1&b=2"), Some("k-query"), JSON, "{}")
+            .await
+            .is_replay()
+    );
+    assert_eq!(
+        send("POST", &at("/v2/a?a=1&b=3"), Some("k-query"), JSON, "{}")
+            .await
+            .status,
+        422
+    );
+    assert_eq!(count(), 3);
+
+    // A Stripe-shaped form route: read as pairs, not refused as "not JSON".
+    let charge = send(
+        "POST",
+        &at("/v1/charges"),
+        Some("k-charge"),
+        FORM,
+        "amount=2590&currency=usd",
+    )
+    .await;
+    assert_eq!(charge.status, 200, "{}", charge.text());
+    let respelled = send(
+        "POST",
+        &at("/v1/charges"),
+        Some("k-charge"),
+        FORM,
+        "currency=usd&amount=2590",
+    )
+    .await;
+    assert!(respelled.is_replay() && respelled.body == charge.body);
+    let other = send(
+        "POST",
+        &at("/v1/charges"),
+        Some("k-charge"),
+        FORM,
+        "amount=9999&currency=usd",
+    )
+    .await;
+    assert_eq!(other.status, 422);
+    // Any other media type is its bytes.
+    let text = send(
+        "POST",
+        &at("/v2/b"),
+        Some("k-text"),
+        Some("text/plain"),
+        "not json",
+    )
+    .await;
+    assert_eq!(text.status, 200, "{}", text.text());
+    assert!(send(
+        "POST",
+        &at("/v2/b"),
+        Some("k-text"),
+        Some("text/plain"),
+        "not json"
+    )
+    .await
+    .is_replay());
+    assert_eq!(count(), 5);
+
+    // A body-less confirm runs once per key; another intent under the key is 422.
+    let confirm = send(
+        "POST",
+        &at("/v1/payment_intents/pi_1/confirm"),
+        Some("k-confirm"),
+        None,
+        "",
+    )
+    .await;
+    assert_eq!(confirm.status, 200, "{}", confirm.text());
+    assert!(send(
+        "POST",
+        &at("/v1/payment_intents/pi_1/confirm"),
+        Some("k-confirm"),
+        None,
+        ""
+    )
+    .await
+    .is_replay());
+    assert_eq!(
+        send(
+            "POST",
+            &at("/v1/payment_intents/pi_2/confirm"),
+            Some("k-confirm"),
+            None,
+            ""
+        )
+        .await
+        .status,
+        422
+    );
+    assert_eq!(count(), 6);
+
+    // A read needs no key and is never claimed.
+    let read = send("GET", &at("/v1/charges/ch_1"), None, None, "").await;
+    assert_eq!(read.status, 200, "{}", read.text());
+    let read_again = send("GET", &at("/v1/charges/ch_1"), Some("k-read"), None, "").await;
+    assert!(!read_again.is_replay());
+    assert_eq!(count(), 8);
+
+    // An answer too large to save: the caller gets all of it, the key is completed, and a
+    // retry is told so with the same status; the export ran once.
+    let export = send("POST", &at("/v1/exports"), Some("k-export"), JSON, "{}").await;
+    assert_eq!((export.status, export.body.len()), (201, 3 * SAVED));
+    let retry = send("POST", &at("/v1/exports"), Some("k-export"), JSON, "{}").await;
+    assert_eq!(retry.status, 201);
+    assert!(retry.is_replay());
+    let problem = retry.problem();
+    assert_eq!(problem.kind, "/problems/answer-too-large");
+    assert_eq!(count(), 9, "the export ran once");
+    let runs = runs.lock().unwrap().clone();
+    assert_eq!(
+        runs.iter().filter(|r| *r == "export").count(),
+        1,
+        "{runs:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_layer_in_front_of_many_routes_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("any-route.db").display());
+    any_route(&url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_layer_in_front_of_many_routes_on_postgres() {
+    let url = Postgres::shared().fresh_database("any_route").await;
+    any_route(&url).await;
+}
+
+/// What the application's own authentication leaves in a request.
+#[derive(Clone)]
+struct User {
+    account: String,
+}
+
+/// The application's auth layer: `X-User` names the account; without it, the application's
+/// own refusal (403 and its own body), which the idempotency layer never sees.
+async fn auth(
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let user = request
+        .headers()
+        .get("x-user")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    match user {
+        Some(account) => {
+            request.extensions_mut().insert(User { account });
+            next.run(request).await
+        }
+        None => (http::StatusCode::FORBIDDEN, "who are you?").into_response(),
+    }
+}
+
+async fn scope_from_auth(db_url: &str) {
+    use idem_server::request::FromExtension;
+    let db = Db::open(db_url, DbOptions::default()).await.unwrap();
+    let runs = Runs::default();
+    let scopes = FromExtension::new(|user: &User| Arc::from(user.account.as_str()));
+    let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
+    let guarded = app(runs.clone())
+        .layer(TwoStepLayer::new(db, route, scopes, BodyLimits::default()))
+        .layer(axum::middleware::from_fn(auth));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v2/a", listener.local_addr().unwrap());
+    tokio::spawn(serve(listener, guarded, ConnLimits::default()));
+    let post = |user: Option<&'static str>| {
+        let mut request = client::http()
+            .post(&url)
+            .header("Idempotency-Key", "\"k-shared\"")
+            .header("Content-Type", "application/json")
+            .body("{}");
+        if let Some(user) = user {
+            request = request.header("x-user", user);
+        }
+        async move { client::answer(request.send().await.unwrap()).await }
+    };
+    // The application's refusal, as it wrote it.
+    let refused = post(None).await;
+    assert_eq!(
+        (refused.status, refused.text().as_str()),
+        (403, "who are you?")
+    );
+    // One key, two accounts: two scopes, two runs, never each other's answer.
+    let a = post(Some("acct_A")).await;
+    let b = post(Some("acct_B")).await;
+    assert_eq!((a.status, b.status), (200, 200));
+    assert!(
+        !b.is_replay() && a.body != b.body,
+        "acct_B got acct_A's answer"
+    );
+    assert!(post(Some("acct_A")).await.is_replay());
+    assert_eq!(runs.lock().unwrap().len(), 2);
+
+    // Wired without the auth layer: a server bug, 500, the work never runs.
+    let db = Db::open(db_url, DbOptions::default()).await.unwrap();
+    let scopes = FromExtension::new(|user: &User| Arc::from(user.account.as_str()));
+    let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
+    let bare = app(runs.clone()).layer(TwoStepLayer::new(db, route, scopes, BodyLimits::default()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let bare_url = format!("http://{}/v2/a", listener.local_addr().unwrap());
+    tokio::spawn(serve(listener, bare, ConnLimits::default()));
+    let unwired = send("POST", &bare_url, Some("k-bare"), JSON, "{}").await;
+    assert_eq!(unwired.status, 500);
+    assert_eq!(runs.lock().unwrap().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scope_comes_from_the_application_auth_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    scope_from_auth(&format!("sqlite:{}", dir.path().join("auth.db").display())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scope_comes_from_the_application_auth_on_postgres() {
+    scope_from_auth(&Postgres::shared().fresh_database("scope_from_auth").await).await;
+}
+
+/// The work of the wait-mode route: slow enough that every duplicate arrives while it runs.
+const SLOW_MS: u64 = 400;
+
+/// `servers` in-process servers on `db_url`, each with its own pool, sharing one run log:
+/// `POST /v1/slow` behind a layer in wait mode (or not).
+async fn slow_servers(db_url: &str, servers: usize, wait: bool) -> (Vec<String>, Runs) {
+    let runs = Runs::default();
+    let mut urls = Vec::new();
+    for _ in 0..servers {
+        let db = Db::open(db_url, DbOptions::default()).await.unwrap();
+        let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
+        let mut layer = TwoStepLayer::new(
+            db,
+            route,
+            BearerTenants::new().with("token-a", "tenant-a"),
+            BodyLimits::default(),
+        );
+        if wait {
+            layer = layer.wait_for_first(std::time::Duration::from_secs(5));
+        }
+        let slow = Router::new()
+            .route(
+                "/v1/slow",
+                post(|State(r): State<Runs>| async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(SLOW_MS)).await;
+                    let nanos = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap()
+                        .as_nanos();
+                    // Unique per run: equal bodies can only be one run's answer.
+                    format!("{} at {nanos}", ran(&r, "slow".into()))
+                }),
+            )
+            .with_state(runs.clone())
+            .layer(layer);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        urls.push(format!("http://{}/v1/slow", listener.local_addr().unwrap()));
+        tokio::spawn(serve(listener, slow, ConnLimits::default()));
+    }
+    (urls, runs)
+}
+
+/// `n` identical requests at once, request `i` to `urls[i % len]`.
+async fn storm(urls: &[String], n: usize) -> Vec<Answer> {
+    let barrier = Arc::new(tokio::sync::Barrier::new(n));
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            let (url, barrier) = (urls[i % urls.len()].clone(), barrier.clone());
+            tokio::spawn(async move {
+                barrier.wait().await;
+                send("POST", &url, Some("k-storm"), JSON, r#"{"x":1}"#).await
+            })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for t in tasks {
+        answers.push(t.await.unwrap());
+    }
+    answers
+}
+
+/// 50 duplicates of one request while it runs: in wait mode, one execution and 50 answers
+/// with its body, no 409; without it, the same storm meets 409s (so the storm does overlap).
+async fn wait_mode(db_url: &str, servers: usize) {
+    let (urls, runs) = slow_servers(db_url, servers, true).await;
+    let answers = storm(&urls, 50).await;
+    let statuses: Vec<u16> = answers.iter().map(|a| a.status).collect();
+    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    let first = &answers[0].body;
+    assert!(answers.iter().all(|a| &a.body == first), "one body for all");
+    assert_eq!(runs.lock().unwrap().len(), 1, "one execution");
+    assert!(answers.iter().filter(|a| a.is_replay()).count() >= 49);
+}
+
+async fn no_wait_mode(db_url: &str) {
+    let (urls, runs) = slow_servers(db_url, 1, false).await;
+    let answers = storm(&urls, 50).await;
+    assert!(
+        answers.iter().any(|a| a.status == 409),
+        "the storm overlaps the work"
+    );
+    assert_eq!(runs.lock().unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_mode_answers_duplicates_with_the_first_answer_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("wait.db").display());
+    wait_mode(&url, 1).await;
+    let url = format!("sqlite:{}", dir.path().join("no-wait.db").display());
+    no_wait_mode(&url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_mode_answers_duplicates_with_the_first_answer_on_postgres() {
+    wait_mode(&Postgres::shared().fresh_database("wait_one").await, 1).await;
+    wait_mode(&Postgres::shared().fresh_database("wait_two").await, 2).await;
+    no_wait_mode(&Postgres::shared().fresh_database("no_wait").await).await;
+}

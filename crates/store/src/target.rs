@@ -1,0 +1,284 @@
+//! The fingerprint of a request to any route: what it asks for is its method, the route it
+//! matched, that route's path parameters, its query and its body, so the same key sent to
+//! another endpoint, another resource (`/customers/cus_B` after `cus_A`) or with another query
+//! is another request (422), while two spellings of one request share a fingerprint.
+//!
+//! [`fingerprint`](crate::fingerprint) binds one fixed operation name and a JSON body: right
+//! for a route that is one operation (the example checkout's `POST /api/checkout`), wrong for
+//! a layer in front of many routes. [`RequestTarget::fingerprint`] builds the operation from
+//! the request itself and reads the body by its media type:
+//!
+//! | body | read as |
+//! |---|---|
+//! | empty (whatever its `Content-Type`) | nothing |
+//! | `application/json`, `…+json`, or no `Content-Type` | JSON, canonical (RFC 8785); invalid JSON is a 400 |
+//! | `application/x-www-form-urlencoded` | its pairs, sorted by name (a repeated name keeps its values' order) |
+//! | any other media type | its bytes, with the media type |
+//!
+//! The query is read as form pairs the same way (`?b=2&a=1` is `?a=1&b=2`; `?a=1&a=2` is not
+//! `?a=2&a=1`).
+//!
+//! A JSON request with no path parameter and no query has exactly the fingerprint
+//! [`fingerprint`](crate::fingerprint) gives `"{METHOD} {route}"`: a route that named its
+//! operation that way keeps its keys across the change. Anything more goes into the
+//! operation as canonical JSON (`{"body":…,"method":…,"params":…,"query":…,"route":…}`), which
+//! cannot be mistaken for a method and a route (a method never starts with `{`).
+
+use serde_json::{json, Value};
+
+use crate::{fingerprint::Fingerprint, RequestError};
+
+/// What a request asks for besides its body, as the fingerprint binds it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestTarget {
+    /// The method, as sent (`POST`).
+    pub method: String,
+    /// The route it matched, as its template (`/v1/customers/{id}/notes`), or the request's
+    /// path when no router matched one.
+    pub route: String,
+    /// The route's path parameters, in the template's order, percent-decoded.
+    pub params: Vec<(String, String)>,
+    /// The raw query (after `?`, still percent-encoded), if any.
+    pub query: Option<String>,
+    /// The `Content-Type` header's value, if any.
+    pub content_type: Option<String>,
+}
+
+/// How a body is read for the fingerprint (the table above).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyForm<'a> {
+    /// Empty.
+    Empty,
+    /// JSON.
+    Json,
+    /// Form pairs.
+    Form,
+    /// Bytes of this media type (its essence: lowercase, no parameters).
+    Bytes(&'a str),
+}
+
+impl RequestTarget {
+    /// How `body`, sent with this target's `Content-Type`, is read.
+    pub fn body_form<'a>(&'a self, body: &[u8]) -> BodyForm<'a> {
+        if body.is_empty() {
+            return BodyForm::Empty;
+        }
+        let Some(content_type) = &self.content_type else {
+            return BodyForm::Json;
+        };
+        let essence = content_type.split(';').next().unwrap_or_default().trim();
+        if essence.eq_ignore_ascii_case("application/json")
+            || essence
+                .rsplit_once('+')
+                .is_some_and(|(_, suffix)| suffix.eq_ignore_ascii_case("json"))
+        {
+            BodyForm::Json
+        } else if essence.eq_ignore_ascii_case("application/x-www-form-urlencoded") {
+            BodyForm::Form
+        } else {
+            BodyForm::Bytes(essence)
+        }
+    }
+
+    /// The fingerprint of this request with `body`. Only a JSON body can be refused (invalid
+    /// JSON, duplicate member names, nesting past 128: [`RequestError::InvalidJson`]).
+    pub fn fingerprint(&self, body: &[u8]) -> Result<Fingerprint, RequestError> {
+        let form = self.body_form(body);
+        let query = self
+            .query
+            .as_deref()
+            .filter(|q| !q.is_empty())
+            .map(|q| pairs_value(&sorted_pairs(q.as_bytes())));
+        if form == BodyForm::Json && self.params.is_empty() && query.is_none() {
+            return crate::fingerprint(&self.operation_name(), body);
+        }
+        let (kind, hashed): (Value, Vec<u8>) = match form {
+            BodyForm::Json => ("json".into(), crate::fingerprint::canonical(body)?),
+            BodyForm::Empty => ("empty".into(), Vec::new()),
+            BodyForm::Form => {
+                let pairs = pairs_value(&sorted_pairs(body));
+                let canonical = serde_json_canonicalizer::to_vec(&pairs).unwrap_or_default();
+                ("form".into(), canonical)
+            }
+            BodyForm::Bytes(media) => (json!(["bytes", media.to_ascii_lowercase()]), body.to_vec()),
+        };
+        let operation = json!({
+            "body": kind,
+            "method": self.method,
+            "params": pairs_value(&self.params),
+            "query": query,
+            "route": self.route,
+        });
+        // Writing a `Value` cannot fail.
+        let operation = serde_json_canonicalizer::to_string(&operation).unwrap_or_default();
+        Ok(Fingerprint::of_canonical(&operation, &hashed))
+    }
+
+    /// `"{METHOD} {route}"`: the operation a key-state answer names, and the whole operation
+    /// of a JSON request with no parameters.
+    pub fn operation_name(&self) -> String {
+        [self.method.as_str(), " ", self.route.as_str()].concat()
+    }
+}
+
+/// Form pairs, percent-decoded (`+` is a space; bytes that are not UTF-8 read as U+FFFD),
+/// sorted by name: a stable sort keeps a repeated name's values in their order.
+fn sorted_pairs(bytes: &[u8]) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = form_urlencoded::parse(bytes).into_owned().collect();
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    pairs
+}
+
+/// Pairs as JSON: `[["a","1"],["b","2"]]`.
+fn pairs_value(pairs: &[(String, String)]) -> Value {
+    pairs.iter().map(|(n, v)| json!([n, v])).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(method: &str, route: &str) -> RequestTarget {
+        RequestTarget {
+            method: method.into(),
+            route: route.into(),
+            ..RequestTarget::default()
+        }
+    }
+
+    fn with(mut t: RequestTarget, f: impl FnOnce(&mut RequestTarget)) -> RequestTarget {
+        f(&mut t);
+        t
+    }
+
+    fn fp(t: &RequestTarget, body: &str) -> Fingerprint {
+        t.fingerprint(body.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_plain_json_route_keeps_the_operation_fingerprint() {
+        let t = target("POST", "/api/refunds");
+        let body = r#"{"b":1,"a":[1.0,"x"]}"#;
+        assert_eq!(
+            fp(&t, body),
+            crate::fingerprint("POST /api/refunds", body.as_bytes()).unwrap()
+        );
+        let json = with(t.clone(), |t| {
+            t.content_type = Some("application/merchant+json; charset=utf-8".into())
+        });
+        assert_eq!(fp(&json, body), fp(&t, body));
+    }
+
+    #[test]
+    fn another_endpoint_resource_query_or_method_is_another_request() {
+        let notes = |id: &str| {
+            with(target("POST", "/v1/customers/{id}/notes"), |t| {
+                t.params = vec![("id".into(), id.into())]
+            })
+        };
+        let body = r#"{"text":"hi"}"#;
+        let a = fp(&notes("cus_A"), body);
+        let all = [
+            a,
+            fp(&notes("cus_B"), body),
+            fp(&target("POST", "/v2/a"), body),
+            fp(&target("POST", "/v2/b"), body),
+            fp(&target("PUT", "/v2/a"), body),
+            fp(
+                &with(notes("cus_A"), |t| t.query = Some("expand=1".into())),
+                body,
+            ),
+            fp(
+                &with(notes("cus_A"), |t| t.query = Some("expand=2".into())),
+                body,
+            ),
+        ];
+        for (i, x) in all.iter().enumerate() {
+            for y in &all[i + 1..] {
+                assert_ne!(x, y);
+            }
+        }
+        assert_eq!(fp(&notes("cus_A"), body), a, "the same request again");
+    }
+
+    #[test]
+    fn two_spellings_of_one_request_agree() {
+        let t = |q: &str, ct: &str| {
+            with(target("POST", "/v1/charges"), |t| {
+                t.query = Some(q.into());
+                t.content_type = Some(ct.into());
+            })
+        };
+        let form = "application/x-www-form-urlencoded";
+        let one = fp(
+            &t("b=2&a=1", form),
+            "amount=2590&currency=usd&metadata%5Bx%5D=a+b",
+        );
+        let two = fp(
+            &t(
+                "a=1&b=2",
+                "Application/X-WWW-Form-Urlencoded; charset=utf-8",
+            ),
+            "currency=usd&metadata[x]=a%20b&amount=2590",
+        );
+        assert_eq!(one, two);
+        // A repeated name's values keep their order; another value is another request.
+        let a = fp(&t("", form), "tag=x&tag=y");
+        assert_ne!(a, fp(&t("", form), "tag=y&tag=x"));
+        assert_ne!(a, fp(&t("", form), "tag=x&tag=z"));
+        // An empty query is no query.
+        assert_eq!(
+            fp(&t("", "application/json"), "{}"),
+            fp(&target("POST", "/v1/charges"), "{}")
+        );
+    }
+
+    #[test]
+    fn bodies_of_every_kind_stay_apart() {
+        let t = |ct: Option<&str>| {
+            with(target("POST", "/v1/confirm"), |t| {
+                t.content_type = ct.map(Into::into)
+            })
+        };
+        let empty = fp(&t(None), "");
+        assert_eq!(
+            empty,
+            fp(&t(Some("application/json")), ""),
+            "empty is empty"
+        );
+        let all = [
+            empty,
+            fp(&t(None), "null"),
+            fp(&t(None), "\"\""),
+            fp(&t(Some("application/x-www-form-urlencoded")), "a=1"),
+            fp(&t(None), r#"[["a","1"]]"#),
+            fp(&t(Some("text/plain")), r#"[["a","1"]]"#),
+            fp(&t(Some("application/pdf")), r#"[["a","1"]]"#),
+        ];
+        for (i, x) in all.iter().enumerate() {
+            for y in &all[i + 1..] {
+                assert_ne!(x, y);
+            }
+        }
+        // Bytes are bytes: not read as JSON, so no 400 either.
+        let raw = t(Some("application/octet-stream"));
+        assert!(raw.fingerprint(&[0xff, 0x00, b'{']).is_ok());
+        assert_ne!(fp(&raw, "{\"a\":1}"), fp(&raw, "{ \"a\": 1 }"));
+    }
+
+    #[test]
+    fn invalid_json_is_refused_as_before() {
+        let t = with(target("POST", "/v1/items/{id}"), |t| {
+            t.params = vec![("id".into(), "1".into())]
+        });
+        for bad in ["{", r#"{"a":1,"a":2}"#, "nope"] {
+            assert!(
+                matches!(
+                    t.fingerprint(bad.as_bytes()),
+                    Err(RequestError::InvalidJson { .. })
+                ),
+                "{bad}"
+            );
+        }
+    }
+}
