@@ -501,6 +501,11 @@ impl CommitTx {
     pub fn tx(&mut self) -> &mut Tx {
         &mut self.tx
     }
+
+    /// The transaction, to read.
+    pub fn tx_ref(&self) -> &Tx {
+        &self.tx
+    }
 }
 
 impl Db {

@@ -149,6 +149,24 @@ impl Tx {
         Ok(Self::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?))
     }
 
+    /// The SQLite connection of this transaction (`None` on PostgreSQL): for an application
+    /// that runs on SQLite only, a real sqlx connection without [`with_tx!`](crate::with_tx).
+    pub fn sqlite(&mut self) -> Option<&mut sqlx::SqliteConnection> {
+        match self {
+            Self::Sqlite(tx) => Some(&mut **tx),
+            Self::Postgres(_) => None,
+        }
+    }
+
+    /// The PostgreSQL connection of this transaction (`None` on SQLite), as
+    /// [`sqlite`](Self::sqlite).
+    pub fn postgres(&mut self) -> Option<&mut PgConnection> {
+        match self {
+            Self::Postgres(tx) => Some(&mut **tx),
+            Self::Sqlite(_) => None,
+        }
+    }
+
     /// Commit.
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         match self {

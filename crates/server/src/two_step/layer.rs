@@ -5,7 +5,10 @@ use std::{sync::Arc, time::Duration};
 use idem_store::RouteConfig;
 use tower::Layer;
 
-use super::service::{Shared, TwoStep, MAX_SAVED_BYTES};
+use super::{
+    phases::{Shared, MAX_SAVED_BYTES},
+    service::TwoStep,
+};
 use crate::{
     db::Db,
     request::{BodyLimits, ScopeExtractor},
@@ -35,6 +38,7 @@ impl TwoStepLayer {
             limits,
             max_saved_bytes: MAX_SAVED_BYTES,
             wait: None,
+            atomic: false,
         });
         Self { shared }
     }
@@ -57,6 +61,14 @@ impl TwoStepLayer {
     /// 10 to 100 ms pauses; see `IdempotentRequest::begin_waiting`).
     pub fn wait_for_first(self, wait: Duration) -> Self {
         self.with(|shared| shared.wait = Some(wait.min(MAX_WAIT)))
+    }
+
+    /// Atomic mode: the handler's own writes go into the transaction that ends the claim
+    /// (the [`Writes`](super::Writes) extractor) and commit with its saved answer, fenced, or
+    /// roll back with a 5xx (the claim then released). For work that writes this database
+    /// only; work that calls another system keeps the two-step save (see the module docs).
+    pub fn atomic(self) -> Self {
+        self.with(|shared| shared.atomic = true)
     }
 
     fn with(self, change: impl FnOnce(&mut Shared)) -> Self {

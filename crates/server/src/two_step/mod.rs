@@ -1,5 +1,6 @@
-//! A tower [`Layer`](tower::Layer) that makes any route idempotent with a **two-step save**:
-//! claim the key, run the inner service, then save its answer under the claim.
+//! A tower [`Layer`](tower::Layer) that makes any route idempotent with a **two-step save**
+//! (claim the key, run the inner service, then save its answer under the claim) or, in
+//! **atomic mode**, with the route's own writes and its answer committed together.
 //!
 //! For routes whose work cannot share the claim's transaction (it calls another system, or
 //! another database). Between the work and the save there is no atomicity: a crash there
@@ -7,7 +8,8 @@
 //! this layer is safe **only when the work is idempotent downstream**: it must carry its own
 //! idempotency key to whatever it changes (as the checkout does with PayCo's
 //! `charge:<order>`). Work that writes to this server's own database should commit its writes
-//! with the saved response instead (the checkout's pattern, `db`'s transaction API).
+//! with the saved response instead: [`TwoStepLayer::atomic`] (below), or the checkout's
+//! pattern through `db`'s transaction API.
 //!
 //! What is saved: answers below 500, with their status, content type, body and only the
 //! replay allow-list of headers ([`crate::wire::REPLAYED_HEADERS`]; never `Set-Cookie`).
@@ -34,9 +36,51 @@
 //!     .layer(TwoStepLayer::new(db, route, tenants, BodyLimits::default()));
 //! # }
 //! ```
+//!
+//! **Atomic mode** ([`TwoStepLayer::atomic`]): the handler takes [`Writes`], writes its own
+//! rows in the transaction that ends the claim, and answers; the layer saves the answer in that
+//! transaction and commits (fenced: a claim taken over meanwhile rolls everything back, 409),
+//! or on a 5xx rolls the writes back and releases the claim. A real sqlx connection, no macro,
+//! for an application on one backend:
+//!
+//! ```no_run
+//! use axum::{http::StatusCode, routing::post, Router};
+//! use idem_server::{
+//!     db::Db,
+//!     request::{BearerTenants, BodyLimits, PathParam},
+//!     two_step::{TwoStepLayer, Writes},
+//! };
+//! use idem_store::{ErrorPolicy, RouteConfig};
+//!
+//! async fn add_note(PathParam(account): PathParam<String>, writes: Writes, text: String)
+//!     -> Result<(StatusCode, String), StatusCode>
+//! {
+//!     let mut tx = writes.lock().await.map_err(|_| StatusCode::INTERNAL_SERVER_ERROR)?;
+//!     let conn = tx.postgres().ok_or(StatusCode::INTERNAL_SERVER_ERROR)?;
+//!     let id: i64 = sqlx::query_scalar("INSERT INTO notes (account, text) VALUES ($1, $2) RETURNING id")
+//!         .bind(&account)
+//!         .bind(&text)
+//!         .fetch_one(&mut *conn)
+//!         .await
+//!         .map_err(|_| StatusCode::SERVICE_UNAVAILABLE)?;
+//!     Ok((StatusCode::CREATED, format!("{{\"note\":{id}}}")))
+//! }
+//!
+//! # async fn example(db: Db) {
+//! let route = RouteConfig::required("notes", ErrorPolicy::ReleaseClaim);
+//! let tenants = BearerTenants::new().with("token-a", "tenant-a");
+//! let app: Router = Router::new()
+//!     .route("/v1/accounts/{account}/notes", post(add_note))
+//!     .layer(TwoStepLayer::new(db, route, tenants, BodyLimits::default()).atomic());
+//! # }
+//! ```
 
+mod atomic;
 mod layer;
+mod phases;
 mod service;
 
+pub use atomic::{Writes, WritesEnded, WritesGuard};
 pub use layer::{TwoStepLayer, MAX_WAIT};
-pub use service::{TwoStep, MAX_SAVED_BYTES};
+pub use phases::MAX_SAVED_BYTES;
+pub use service::TwoStep;

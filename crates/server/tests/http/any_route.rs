@@ -494,3 +494,183 @@ async fn wait_mode_answers_duplicates_with_the_first_answer_on_postgres() {
     wait_mode(&Postgres::shared().fresh_database("wait_two").await, 2).await;
     no_wait_mode(&Postgres::shared().fresh_database("no_wait").await).await;
 }
+
+/// Atomic mode: a route writing two tables of its own through the claim's transaction.
+mod atomic {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use idem_server::{db::Tx, two_step::Writes, with_tx};
+
+    use super::*;
+
+    /// The route's schema on both backends (the same SQL).
+    const SCHEMA: &str = "CREATE TABLE notes (id INTEGER PRIMARY KEY, account TEXT NOT NULL, \
+                          text TEXT NOT NULL); \
+                          CREATE TABLE audit (account TEXT NOT NULL, what TEXT NOT NULL)";
+
+    async fn write(tx: &mut Tx, account: &str, text: &str) -> Result<i64, sqlx::Error> {
+        with_tx!(tx, |conn| {
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO notes (account, text) VALUES ($1, $2) RETURNING id",
+            )
+            .bind(account)
+            .bind(text)
+            .fetch_one(&mut *conn)
+            .await?;
+            sqlx::query("INSERT INTO audit (account, what) VALUES ($1, 'note added')")
+                .bind(account)
+                .execute(&mut *conn)
+                .await?;
+            Ok(id)
+        })
+    }
+
+    /// `POST /v1/accounts/{id}/notes`: two writes, then 201; a 500 after the writes while
+    /// `fail` is set.
+    async fn add_note(
+        State(fail): State<Arc<AtomicBool>>,
+        PathParam(account): PathParam<String>,
+        writes: Writes,
+        body: String,
+    ) -> (http::StatusCode, String) {
+        let mut tx = writes
+            .lock()
+            .await
+            .expect("the request is not answered yet");
+        let id = write(&mut tx, &account, &body).await.expect("write");
+        if fail.swap(false, Ordering::SeqCst) {
+            return (
+                http::StatusCode::INTERNAL_SERVER_ERROR,
+                "failed after writing".into(),
+            );
+        }
+        if body == "refuse" {
+            return (
+                http::StatusCode::BAD_REQUEST,
+                "refused after writing".into(),
+            );
+        }
+        (http::StatusCode::CREATED, format!("{{\"note\":{id}}}"))
+    }
+
+    async fn count(db_url: &str, table: &str) -> i64 {
+        // `table` is one of this file's two names.
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        if db_url.starts_with("sqlite:") {
+            let pool = sqlx::SqlitePool::connect(db_url).await.unwrap();
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql.as_str()))
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        } else {
+            let pool = sqlx::PgPool::connect(db_url).await.unwrap();
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql.as_str()))
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
+    }
+
+    async fn create_tables(db_url: &str) {
+        for statement in SCHEMA.split("; ") {
+            if db_url.starts_with("sqlite:") {
+                let pool = sqlx::SqlitePool::connect(&format!("{db_url}?mode=rwc"))
+                    .await
+                    .unwrap();
+                sqlx::query(statement).execute(&pool).await.unwrap();
+            } else {
+                let pool = sqlx::PgPool::connect(db_url).await.unwrap();
+                let statement = statement.replace("INTEGER PRIMARY KEY", "BIGSERIAL PRIMARY KEY");
+                sqlx::query(sqlx::AssertSqlSafe(statement.as_str()))
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+
+    async fn atomic_route(db_url: &str) {
+        create_tables(db_url).await;
+        let db = Db::open(db_url, DbOptions::default()).await.unwrap();
+        let fail = Arc::new(AtomicBool::new(false));
+        let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
+        let layer = TwoStepLayer::new(
+            db,
+            route,
+            BearerTenants::new().with("token-a", "tenant-a"),
+            BodyLimits::default(),
+        )
+        .atomic();
+        let app = Router::new()
+            .route("/v1/accounts/{id}/notes", post(add_note))
+            .with_state(fail.clone())
+            .layer(layer);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!(
+            "http://{}/v1/accounts/acct_1/notes",
+            listener.local_addr().unwrap()
+        );
+        tokio::spawn(serve(listener, app, ConnLimits::default()));
+        let text = Some("text/plain");
+
+        // The writes and the saved answer commit together; the retry is the replay.
+        let first = send("POST", &url, Some("k-note-1"), text, "hello").await;
+        assert_eq!(first.status, 201, "{}", first.text());
+        let again = send("POST", &url, Some("k-note-1"), text, "hello").await;
+        assert!(again.is_replay() && again.body == first.body);
+        assert_eq!(
+            (count(db_url, "notes").await, count(db_url, "audit").await),
+            (1, 1)
+        );
+        // Another body under the key: 422, nothing written.
+        assert_eq!(
+            send("POST", &url, Some("k-note-1"), text, "bye")
+                .await
+                .status,
+            422
+        );
+
+        // A 500 after both writes: they roll back, the claim is released, and the retry runs
+        // the work again, writing once.
+        fail.store(true, Ordering::SeqCst);
+        let failed = send("POST", &url, Some("k-note-2"), text, "second").await;
+        assert_eq!(failed.status, 500);
+        assert_eq!(
+            (count(db_url, "notes").await, count(db_url, "audit").await),
+            (1, 1)
+        );
+        let retried = send("POST", &url, Some("k-note-2"), text, "second").await;
+        assert_eq!(retried.status, 201, "{}", retried.text());
+        assert!(!retried.is_replay());
+        assert_eq!(
+            (count(db_url, "notes").await, count(db_url, "audit").await),
+            (2, 2)
+        );
+        // A 4xx under release-claim: released, so its writes roll back with it (a retry would
+        // run the work again and must not find them twice).
+        let refused = send("POST", &url, Some("k-note-3"), text, "refuse").await;
+        assert_eq!(refused.status, 400);
+        assert!(!send("POST", &url, Some("k-note-3"), text, "refuse")
+            .await
+            .is_replay());
+        assert_eq!(
+            (count(db_url, "notes").await, count(db_url, "audit").await),
+            (2, 2)
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_atomic_route_commits_its_writes_with_the_answer_on_sqlite() {
+        let dir = tempfile::tempdir().unwrap();
+        atomic_route(&format!(
+            "sqlite:{}",
+            dir.path().join("atomic.db").display()
+        ))
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_atomic_route_commits_its_writes_with_the_answer_on_postgres() {
+        atomic_route(&Postgres::shared().fresh_database("atomic_route").await).await;
+    }
+}
