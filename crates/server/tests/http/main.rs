@@ -14,6 +14,7 @@ mod concurrency;
 mod crash;
 mod decline;
 mod demo;
+mod example;
 mod failpoints;
 mod head_limits;
 mod path_params;
