@@ -52,3 +52,8 @@ async fn a_cut_prune_never_removes_a_live_claim() {
 async fn the_pool_rolls_back_a_connection_returned_inside_a_transaction() {
     cancellation::the_pool_rolls_back_a_connection_returned_inside_a_transaction().await;
 }
+
+#[tokio::test]
+async fn a_cut_save_recovery_writes_the_point_or_nothing() {
+    cancellation::a_cut_save_recovery_writes_the_point_or_nothing(Pg).await;
+}

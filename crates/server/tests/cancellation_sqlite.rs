@@ -47,3 +47,8 @@ async fn a_cut_process_once_records_the_effect_with_the_id_or_neither() {
 async fn a_cut_prune_never_removes_a_live_claim() {
     cancellation::a_cut_prune_never_removes_a_live_claim(Sqlite).await;
 }
+
+#[tokio::test]
+async fn a_cut_save_recovery_writes_the_point_or_nothing() {
+    cancellation::a_cut_save_recovery_writes_the_point_or_nothing(Sqlite).await;
+}

@@ -138,6 +138,7 @@ mod begin;
 mod error;
 mod finish;
 mod pool;
+mod progress;
 mod row;
 mod sql;
 mod tx;

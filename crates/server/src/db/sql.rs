@@ -256,6 +256,15 @@ pub(crate) const PRUNE_RECOVERY_BATCH: &str = "DELETE FROM idem_recovery \
             SELECT 1 FROM idem_claims AS c WHERE c.scope = r.scope AND c.key = r.key \
             AND c.status = 'in_flight') LIMIT $2)";
 
+/// Hold ($1, $2) for the rest of the transaction if it is still in flight under token $3 and
+/// not released by it: a write that changes nothing, so it counts the row when the lease is
+/// ours, and on PostgreSQL locks it until the commit (a takeover waits for it).
+pub(crate) const HOLD: &str = concat!(
+    "UPDATE idem_claims SET token = token \
+     WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3 AND ",
+    not_released!()
+);
+
 /// Write (or replace) the recovery point of ($1, $2, $3): $4 point, $5 expires_at.
 pub(crate) const RECOVERY_WRITE: &str = "INSERT INTO idem_recovery \
      (scope, key, fingerprint, point, expires_at) VALUES ($1, $2, $3, $4, $5) \

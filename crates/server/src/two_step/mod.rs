@@ -78,9 +78,11 @@
 mod atomic;
 mod layer;
 mod phases;
+mod recovery;
 mod service;
 
 pub use atomic::{Writes, WritesEnded, WritesGuard};
 pub use layer::{TwoStepLayer, MAX_WAIT};
 pub use phases::MAX_SAVED_BYTES;
+pub use recovery::{Recovery, RecoveryError};
 pub use service::TwoStep;

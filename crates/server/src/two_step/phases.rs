@@ -47,8 +47,9 @@ pub(super) enum Begun {
     /// Run the inner service with nothing to save: a safe method (`GET`, `HEAD`, `OPTIONS`:
     /// no key, no claim), or no key on an optional-key route.
     Pass(Request),
-    /// The key is this request's: run the inner service, then end the claim.
-    Claimed(Request, Claim),
+    /// The key is this request's: run the inner service, then end the claim. With the
+    /// recovery point an earlier worker of this request saved, if any.
+    Claimed(Request, Claim, Option<Vec<u8>>),
     /// Answered without the work: a replay, 409, 422, 400, 401, 413, or 503.
     Answered(Response),
 }
@@ -73,16 +74,19 @@ pub(super) async fn begin(shared: &Shared, request: Request) -> Begun {
         None => read.begin(&shared.db, &shared.route).await,
     };
     let claim = match begun {
-        Ok(Some(claim_tx)) => match claim_tx.commit().await {
-            Ok(claim) => Some(claim),
-            Err(e) => return Begun::Answered(to_response(storage_error(&e))),
-        },
+        Ok(Some(claim_tx)) => {
+            let point = claim_tx.recovery().map(<[u8]>::to_vec);
+            match claim_tx.commit().await {
+                Ok(claim) => Some((claim, point)),
+                Err(e) => return Begun::Answered(to_response(storage_error(&e))),
+            }
+        }
         Ok(None) => None,
         Err(answer) => return Begun::Answered(to_response(answer)),
     };
     let request = Request::from_parts(parts, Body::from(read.body));
     match claim {
-        Some(claim) => Begun::Claimed(request, claim),
+        Some((claim, point)) => Begun::Claimed(request, claim, point),
         None => Begun::Pass(request),
     }
 }

@@ -19,6 +19,7 @@ use tower::Service;
 use super::{
     atomic,
     phases::{self, read_answer, Answer, Begun, Shared},
+    recovery::Recovery,
 };
 use crate::{
     db::DbError,
@@ -68,12 +69,12 @@ where
     S: Service<Request, Error = Infallible>,
     S::Response: IntoResponse,
 {
-    let (request, claim) = match phases::begin(shared, request).await {
+    let (mut request, claim, point) = match phases::begin(shared, request).await {
         Begun::Pass(request) => {
             let Ok(response) = inner.call(request).await;
             return response.into_response();
         }
-        Begun::Claimed(request, claim) => (request, claim),
+        Begun::Claimed(request, claim, point) => (request, claim, point),
         Begun::Answered(answer) => return answer,
     };
     if shared.atomic {
@@ -81,12 +82,13 @@ where
             Ok(writes) => writes,
             Err(answer) => return answer,
         };
-        let mut request = request;
         request.extensions_mut().insert(writes.clone());
         let Ok(response) = inner.call(request).await;
         let answer = read_answer(response.into_response(), shared.max_saved_bytes).await;
         return atomic::finish(shared, &claim, writes, answer).await;
     }
+    let recovery = Recovery::new(shared.db.clone(), claim.clone(), point);
+    request.extensions_mut().insert(recovery);
     let Ok(response) = inner.call(request).await;
     let (saved, parts, body) =
         match read_answer(response.into_response(), shared.max_saved_bytes).await {

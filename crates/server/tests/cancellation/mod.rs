@@ -1,6 +1,6 @@
 //! Every `.await` of the storage code is a place where it may stop for good: hyper drops a
 //! handler's future when its client goes away. Each storage operation here (claim, takeover,
-//! `begin_with`, `commit_with`, `commit_tx`, release, `process_once`, prune) is run again and
+//! `begin_with`, `commit_with`, `commit_tx`, release, `save_recovery`, `process_once`, prune) is run again and
 //! again, its future dropped after its 1st, 2nd, … Nth poll, until a run completes; after each
 //! cut, written once for SQLite and PostgreSQL (`cancellation_sqlite.rs`,
 //! `cancellation_postgres.rs`):
@@ -643,6 +643,74 @@ pub async fn a_cut_release_frees_the_key_or_leaves_the_claim(kind: Kind) {
                     }
                     _ => assert!(is_in_flight(&next), "release-{n} cut: 409, got {next:?}"),
                 }
+            },
+        )
+        .await;
+}
+
+/// `save_recovery` (a worker records how far it got, fenced): cut anywhere, the claim stays
+/// this worker's, untouched, and the point is there or not (the next worker, after a takeover,
+/// reads it whole or starts over); a completed save is read back. A lost lease writes nothing.
+pub async fn a_cut_save_recovery_writes_the_point_or_nothing(kind: Kind) {
+    let mut bench = Bench::new(kind).await;
+    // Fenced first: after a takeover the old worker's save is refused and writes nothing.
+    let old = bench.claimed(0, "recovery-fenced").await;
+    let taken = match bench
+        .db
+        .begin(LOCK_MS + 1, request("recovery-fenced"))
+        .await
+        .expect("take over")
+    {
+        Begin::Execute(claim) => claim.commit().await.expect("commit the takeover"),
+        other => panic!("expected a takeover, got {other:?}"),
+    };
+    let refused = bench.db.save_recovery(LOCK_MS + 2, &old, b"stale").await;
+    assert!(
+        matches!(refused, Err(idem_server::db::DbError::Fenced)),
+        "{refused:?}"
+    );
+    bench
+        .db
+        .save_recovery(LOCK_MS + 2, &taken, b"\"ours\"")
+        .await
+        .expect("the owner saves");
+
+    let mut claims = Vec::new();
+    for n in 1..=60 {
+        claims.push(bench.claimed(0, &format!("recovery-{n}")).await);
+    }
+    let claims = &claims;
+    bench
+        .at_every_poll(
+            "save_recovery",
+            async |db, n| {
+                let point = format!("{{\"step\":{n}}}");
+                db.save_recovery(1, &claims[n as usize - 1], point.as_bytes())
+                    .await
+                    .expect("save_recovery");
+            },
+            async |bench, n, completed| {
+                let key = format!("recovery-{n}");
+                let token = claims[n as usize - 1].lease().token;
+                assert_eq!(
+                    bench.observed(&key).await,
+                    Some(Seen::InFlight { token }),
+                    "{key}: the claim is untouched"
+                );
+                // The next worker, after the lease went stale, reads the point or none.
+                let point = match bench.db.begin(LOCK_MS + 10, request(&key)).await {
+                    Ok(Begin::Execute(claim)) => claim.recovery().map(<[u8]>::to_vec),
+                    other => panic!("{key}: expected a takeover, got {other:?}"),
+                };
+                let expected = format!("{{\"step\":{n}}}").into_bytes();
+                assert!(
+                    point.is_none() || point.as_deref() == Some(&expected[..]),
+                    "{key}: a whole point or none"
+                );
+                assert!(
+                    !completed || point.is_some(),
+                    "{key}: a completed save is read"
+                );
             },
         )
         .await;

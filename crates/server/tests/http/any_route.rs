@@ -674,3 +674,119 @@ mod atomic {
         atomic_route(&Postgres::shared().fresh_database("atomic_route").await).await;
     }
 }
+
+/// The phases pattern through the layer: the handler saves a typed recovery point before
+/// calling another system, and the next worker of the same request resumes from it.
+mod phases {
+    use std::{
+        collections::HashSet,
+        sync::atomic::{AtomicBool, AtomicU64, Ordering},
+    };
+
+    use idem_server::two_step::{Recovery, RecoveryError};
+    use serde::{Deserialize, Serialize};
+
+    use super::*;
+
+    /// The shop's side: order ids, the payment provider's ledger (one row per downstream
+    /// key it was called with), and a crash armed for after the call.
+    #[derive(Default)]
+    struct Shop {
+        orders: AtomicU64,
+        calls: Mutex<Vec<String>>,
+        crash_after_the_call: AtomicBool,
+    }
+
+    /// How far a checkout got: its order, whose id is the downstream key.
+    #[derive(Serialize, Deserialize)]
+    struct Point {
+        order: u64,
+    }
+
+    async fn checkout(
+        State(shop): State<Arc<Shop>>,
+        recovery: Recovery,
+    ) -> Result<(http::StatusCode, String), (http::StatusCode, String)> {
+        let failed = |e: RecoveryError| (http::StatusCode::SERVICE_UNAVAILABLE, e.to_string());
+        let point = match recovery.get::<Point>().map_err(failed)? {
+            Some(point) => point,
+            None => {
+                let point = Point {
+                    order: shop.orders.fetch_add(1, Ordering::SeqCst) + 1,
+                };
+                recovery.save(&point).await.map_err(failed)?;
+                point
+            }
+        };
+        // The foreign call, under the order's own key: asked again, it answers what it did.
+        shop.calls
+            .lock()
+            .unwrap()
+            .push(format!("charge:{}", point.order));
+        if shop.crash_after_the_call.swap(false, Ordering::SeqCst) {
+            let outcome = "the provider's answer was lost".to_owned();
+            return Err((http::StatusCode::BAD_GATEWAY, outcome));
+        }
+        Ok((
+            http::StatusCode::CREATED,
+            format!("{{\"order\":{}}}", point.order),
+        ))
+    }
+
+    async fn resumes(db_url: &str) {
+        let db = Db::open(db_url, DbOptions::default()).await.unwrap();
+        let shop = Arc::new(Shop::default());
+        let route = RouteConfig::required("checkout", ErrorPolicy::ReleaseClaim);
+        let tenants = BearerTenants::new().with("token-a", "tenant-a");
+        let app = Router::new()
+            .route("/v1/checkouts", post(checkout))
+            .with_state(shop.clone())
+            .layer(TwoStepLayer::new(db, route, tenants, BodyLimits::default()));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1/checkouts", listener.local_addr().unwrap());
+        tokio::spawn(serve(listener, app, ConnLimits::default()));
+
+        // The call happened, its answer did not come back: 502, the claim released.
+        shop.crash_after_the_call.store(true, Ordering::SeqCst);
+        let lost = send("POST", &url, Some("k-co"), JSON, r#"{"cart":"c-1"}"#).await;
+        assert_eq!(lost.status, 502, "{}", lost.text());
+        // The retry resumes the same order: the provider is asked the same question again.
+        let retry = send("POST", &url, Some("k-co"), JSON, r#"{"cart":"c-1"}"#).await;
+        assert_eq!(
+            (retry.status, retry.text().as_str()),
+            (201, r#"{"order":1}"#)
+        );
+        assert!(send("POST", &url, Some("k-co"), JSON, r#"{"cart":"c-1"}"#)
+            .await
+            .is_replay());
+        let calls = shop.calls.lock().unwrap().clone();
+        let keys: HashSet<_> = calls.iter().collect();
+        assert_eq!(
+            (calls.len(), keys.len()),
+            (2, 1),
+            "one downstream key: {calls:?}"
+        );
+        assert_eq!(shop.orders.load(Ordering::SeqCst), 1, "one order");
+        // Another request under the key never sees the point: 422.
+        let other = send("POST", &url, Some("k-co"), JSON, r#"{"cart":"c-2"}"#).await;
+        assert_eq!(other.status, 422);
+        // A new key starts over.
+        let next = send("POST", &url, Some("k-co-2"), JSON, r#"{"cart":"c-1"}"#).await;
+        assert_eq!(next.text(), r#"{"order":2}"#);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_retry_resumes_from_the_saved_point_on_sqlite() {
+        let dir = tempfile::tempdir().unwrap();
+        resumes(&format!(
+            "sqlite:{}",
+            dir.path().join("phases.db").display()
+        ))
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_retry_resumes_from_the_saved_point_on_postgres() {
+        resumes(&Postgres::shared().fresh_database("phases_route").await).await;
+    }
+}
