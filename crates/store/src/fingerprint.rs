@@ -32,10 +32,14 @@ pub fn fingerprint(operation: &str, body: &[u8]) -> Result<Fingerprint, RequestE
     Ok(Fingerprint(hasher.0.finalize().into()))
 }
 
-/// A JSON body's canonical bytes (RFC 8785), refused as [`fingerprint`] refuses it.
-pub(crate) fn canonical(body: &[u8]) -> Result<Vec<u8>, RequestError> {
-    let value = serde_json::from_slice::<Strict>(body).map_err(invalid)?.0;
-    serde_json_canonicalizer::to_vec(&value).map_err(invalid)
+/// A JSON body as a value, refused as [`fingerprint`] refuses it.
+pub(crate) fn parse(body: &[u8]) -> Result<serde_json::Value, RequestError> {
+    Ok(serde_json::from_slice::<Strict>(body).map_err(invalid)?.0)
+}
+
+/// A JSON value's canonical bytes (RFC 8785).
+pub(crate) fn canonical(value: &serde_json::Value) -> Result<Vec<u8>, RequestError> {
+    serde_json_canonicalizer::to_vec(value).map_err(invalid)
 }
 
 /// The SHA-256 state after the operation's part of the fingerprint.

@@ -100,7 +100,7 @@ pub use lease::Lease;
 pub use record::{Record, SavedResponse, Status};
 pub use store::{Begin, Store};
 pub use table::{MemoryTable, Table};
-pub use target::{BodyForm, RequestTarget};
+pub use target::{BodyFields, BodyForm, RequestTarget};
 pub use view::{RowState, RowView};
 
 #[cfg(all(test, target_arch = "wasm32"))]

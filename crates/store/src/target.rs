@@ -18,7 +18,9 @@
 //! The query is read as form pairs the same way (`?b=2&a=1` is `?a=1&b=2`; `?a=1&a=2` is not
 //! `?a=2&a=1`).
 //!
-//! A JSON request with no path parameter and no query has exactly the fingerprint
+//! A route may bind only some body fields ([`BodyFields`]).
+//!
+//! A JSON request with no path parameter, no query and every field bound has exactly the fingerprint
 //! [`fingerprint`](crate::fingerprint) gives `"{METHOD} {route}"`: a route that named its
 //! operation that way keeps its keys across the change. Anything more goes into the
 //! operation as canonical JSON (`{"body":…,"method":…,"params":…,"query":…,"route":…}`), which
@@ -42,6 +44,49 @@ pub struct RequestTarget {
     pub query: Option<String>,
     /// The `Content-Type` header's value, if any.
     pub content_type: Option<String>,
+    /// Which body fields count (the route's choice; all by default).
+    pub fields: BodyFields,
+}
+
+/// Which top-level members of a JSON object body, and which pairs of a form body, the
+/// fingerprint binds: a route may leave out a field a retry may legitimately reword (a
+/// free-text note), so a reworded retry is still the same request, not a 422 the client
+/// answers with a new key and a second payment. A JSON body that is not an object, and
+/// bodies of other media types, are bound whole.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum BodyFields {
+    /// Every field.
+    #[default]
+    All,
+    /// Only the fields of these names.
+    Only(Vec<String>),
+    /// Every field but these.
+    Except(Vec<String>),
+}
+
+impl BodyFields {
+    /// Whether the field `name` counts.
+    pub fn keeps(&self, name: &str) -> bool {
+        match self {
+            Self::All => true,
+            Self::Only(names) => names.iter().any(|n| n == name),
+            Self::Except(names) => !names.iter().any(|n| n == name),
+        }
+    }
+
+    /// The rule as the operation records it (names sorted: the rule, not its spelling).
+    fn value(&self) -> Value {
+        let sorted = |names: &[String]| {
+            let mut names = names.to_vec();
+            names.sort();
+            names
+        };
+        match self {
+            Self::All => Value::Null,
+            Self::Only(names) => json!({ "only": sorted(names) }),
+            Self::Except(names) => json!({ "except": sorted(names) }),
+        }
+    }
 }
 
 /// How a body is read for the fingerprint (the table above).
@@ -89,21 +134,30 @@ impl RequestTarget {
             .as_deref()
             .filter(|q| !q.is_empty())
             .map(|q| pairs_value(&sorted_pairs(q.as_bytes())));
-        if form == BodyForm::Json && self.params.is_empty() && query.is_none() {
+        let plain = self.params.is_empty() && query.is_none() && self.fields == BodyFields::All;
+        if form == BodyForm::Json && plain {
             return crate::fingerprint(&self.operation_name(), body);
         }
         let (kind, hashed): (Value, Vec<u8>) = match form {
-            BodyForm::Json => ("json".into(), crate::fingerprint::canonical(body)?),
+            BodyForm::Json => {
+                let mut value = crate::fingerprint::parse(body)?;
+                if let Value::Object(members) = &mut value {
+                    members.retain(|name, _| self.fields.keeps(name));
+                }
+                ("json".into(), crate::fingerprint::canonical(&value)?)
+            }
             BodyForm::Empty => ("empty".into(), Vec::new()),
             BodyForm::Form => {
-                let pairs = pairs_value(&sorted_pairs(body));
-                let canonical = serde_json_canonicalizer::to_vec(&pairs).unwrap_or_default();
-                ("form".into(), canonical)
+                let mut pairs = sorted_pairs(body);
+                pairs.retain(|(name, _)| self.fields.keeps(name));
+                let canonical = serde_json_canonicalizer::to_vec(&pairs_value(&pairs));
+                ("form".into(), canonical.unwrap_or_default())
             }
             BodyForm::Bytes(media) => (json!(["bytes", media.to_ascii_lowercase()]), body.to_vec()),
         };
         let operation = json!({
             "body": kind,
+            "fields": self.fields.value(),
             "method": self.method,
             "params": pairs_value(&self.params),
             "query": query,
@@ -264,6 +318,32 @@ mod tests {
         let raw = t(Some("application/octet-stream"));
         assert!(raw.fingerprint(&[0xff, 0x00, b'{']).is_ok());
         assert_ne!(fp(&raw, "{\"a\":1}"), fp(&raw, "{ \"a\": 1 }"));
+    }
+
+    #[test]
+    fn a_route_may_leave_a_rewordable_field_out() {
+        let rule = |fields| with(target("POST", "/v1/charges"), |t| t.fields = fields);
+        let except = rule(BodyFields::Except(vec!["note".into()]));
+        let only = rule(BodyFields::Only(vec!["amount".into(), "card".into()]));
+        let a = r#"{"amount":2590,"card":"tok_visa","note":"for Ann"}"#;
+        let reworded = r#"{"note":"for Anne","card":"tok_visa","amount":2590}"#;
+        let more = r#"{"amount":9999,"card":"tok_visa","note":"for Ann"}"#;
+        for t in [&except, &only] {
+            assert_eq!(fp(t, a), fp(t, reworded), "{:?}", t.fields);
+            assert_ne!(fp(t, a), fp(t, more), "{:?}", t.fields);
+        }
+        // Every field bound: the rewording is another request.
+        let all = target("POST", "/v1/charges");
+        assert_ne!(fp(&all, a), fp(&all, reworded));
+        // Form pairs by name too.
+        let form = with(except.clone(), |t| {
+            t.content_type = Some("application/x-www-form-urlencoded".into())
+        });
+        assert_eq!(fp(&form, "amount=1&note=x"), fp(&form, "note=y&amount=1"));
+        assert_ne!(fp(&form, "amount=1&note=x"), fp(&form, "amount=2&note=x"));
+        // A body that is not an object is bound whole; the rule itself is part of the request.
+        assert_ne!(fp(&except, "[1]"), fp(&except, "[2]"));
+        assert_ne!(fp(&except, "{}"), fp(&only, "{}"));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use axum::extract::{
     rejection::RawPathParamsRejection, FromRequestParts, MatchedPath, RawPathParams,
 };
 use http::{header::CONTENT_TYPE, request::Parts};
-use idem_store::{http::HttpResponse, RequestTarget};
+use idem_store::{http::HttpResponse, BodyFields, RequestTarget};
 
 use super::invalid_path;
 
@@ -15,7 +15,8 @@ use super::invalid_path;
 /// `route_layer`) the route is the matched template and its parameters are percent-decoded
 /// (`/customers/cus%5FA` and `/customers/cus_A` are one resource); with no matched route (the
 /// layer around a whole service) it is the path as sent, which still tells every resource
-/// apart. A path parameter that is not UTF-8 is a 400, as on every route of this crate.
+/// apart. A path parameter that is not UTF-8 is a 400, as on every route of this crate. Every
+/// body field counts; a layer narrows that with its route's rule.
 pub async fn target_of(parts: &mut Parts) -> Result<RequestTarget, HttpResponse> {
     let matched = parts
         .extensions
@@ -46,5 +47,6 @@ pub async fn target_of(parts: &mut Parts) -> Result<RequestTarget, HttpResponse>
         params,
         query: parts.uri.query().map(str::to_owned),
         content_type,
+        fields: BodyFields::All,
     })
 }

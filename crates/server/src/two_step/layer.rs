@@ -2,7 +2,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use idem_store::RouteConfig;
+use idem_store::{BodyFields, RouteConfig};
 use tower::Layer;
 
 use super::{
@@ -39,6 +39,7 @@ impl TwoStepLayer {
             max_saved_bytes: MAX_SAVED_BYTES,
             wait: None,
             atomic: false,
+            fields: BodyFields::All,
         });
         Self { shared }
     }
@@ -69,6 +70,14 @@ impl TwoStepLayer {
     /// only; work that calls another system keeps the two-step save (see the module docs).
     pub fn atomic(self) -> Self {
         self.with(|shared| shared.atomic = true)
+    }
+
+    /// Which body fields a key is bound to (every one by default): leave out a field a
+    /// retry may legitimately reword (`BodyFields::Except(vec!["note".into()])`), or name the
+    /// ones that make the request (`BodyFields::Only(…)`). Top-level members of a JSON object
+    /// body, pairs of a form body; other bodies are bound whole.
+    pub fn fingerprint_fields(self, fields: BodyFields) -> Self {
+        self.with(|shared| shared.fields = fields)
     }
 
     fn with(self, change: impl FnOnce(&mut Shared)) -> Self {

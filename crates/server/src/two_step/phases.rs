@@ -14,7 +14,7 @@ use axum::{
 use futures_util::StreamExt;
 use http::{response::Parts, Method};
 use http_body_util::BodyExt;
-use idem_store::{http::HttpResponse, RouteConfig};
+use idem_store::{http::HttpResponse, BodyFields, RequestTarget, RouteConfig};
 
 use crate::{
     db::{Claim, Db},
@@ -40,6 +40,8 @@ pub(super) struct Shared {
     pub wait: Option<Duration>,
     /// Atomic mode: the handler's writes commit with the saved answer (`atomic.rs`).
     pub atomic: bool,
+    /// Which body fields the fingerprint binds.
+    pub fields: BodyFields,
 }
 
 /// A request after the claim step.
@@ -66,7 +68,12 @@ pub(super) async fn begin(shared: &Shared, request: Request) -> Begun {
         Err(refused) => return Begun::Answered(to_response(refused)),
     };
     match target_of(&mut parts).await {
-        Ok(target) => read.target = Some(target),
+        Ok(target) => {
+            read.target = Some(RequestTarget {
+                fields: shared.fields.clone(),
+                ..target
+            })
+        }
         Err(refused) => return Begun::Answered(to_response(refused)),
     }
     let begun = match shared.wait {

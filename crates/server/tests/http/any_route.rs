@@ -790,3 +790,65 @@ mod phases {
         resumes(&Postgres::shared().fresh_database("phases_route").await).await;
     }
 }
+
+/// A route that leaves a free-text field out of the fingerprint: a retry that reworded it is
+/// the same request (the replay), not a 422 a client would answer with a new key and a second
+/// payment; any other field still binds.
+async fn reworded_note(db_url: &str) {
+    let db = Db::open(db_url, DbOptions::default()).await.unwrap();
+    let runs = Runs::default();
+    let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
+    let tenants = BearerTenants::new().with("token-a", "tenant-a");
+    let layer = TwoStepLayer::new(db, route, tenants, BodyLimits::default())
+        .fingerprint_fields(idem_store::BodyFields::Except(vec!["note".into()]));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v2/a", listener.local_addr().unwrap());
+    tokio::spawn(serve(
+        listener,
+        app(runs.clone()).layer(layer),
+        ConnLimits::default(),
+    ));
+    let first = send(
+        "POST",
+        &url,
+        Some("k-note"),
+        JSON,
+        r#"{"amount":1,"note":"for Ann"}"#,
+    )
+    .await;
+    assert_eq!(first.status, 200);
+    let reworded = send(
+        "POST",
+        &url,
+        Some("k-note"),
+        JSON,
+        r#"{"note":"for Anne","amount":1}"#,
+    )
+    .await;
+    assert!(reworded.is_replay() && reworded.body == first.body);
+    let other = send(
+        "POST",
+        &url,
+        Some("k-note"),
+        JSON,
+        r#"{"amount":2,"note":"for Ann"}"#,
+    )
+    .await;
+    assert_eq!(other.status, 422);
+    assert_eq!(runs.lock().unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reworded_free_text_field_is_the_same_request_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    reworded_note(&format!(
+        "sqlite:{}",
+        dir.path().join("fields.db").display()
+    ))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reworded_free_text_field_is_the_same_request_on_postgres() {
+    reworded_note(&Postgres::shared().fresh_database("fields").await).await;
+}
