@@ -86,7 +86,11 @@ impl ServiceConfig {
             scopes,
             cors,
             conn: self.conn,
-            ops: self.ops,
+            // This application's own problem types are described beside idem-axum's.
+            ops: crate::ops::OpsConfig {
+                problems: crate::problems::TYPES,
+                ..self.ops
+            },
         };
         crate::ops::serve_service(listener, service).await;
         Ok(())

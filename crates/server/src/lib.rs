@@ -1,39 +1,28 @@
-//! idem-server: idem-store's rules behind real HTTP, on a real database.
+//! idem-server: an application built on idem-axum's public API, and its binary.
 //!
-//! The HTTP half: an axum application whose idempotent routes read the scope (tenant), the
-//! `Idempotency-Key` and the body ([`request`]), let the store decide ([`db`]), and answer
-//! with the store's wire values ([`wire`], `idem_store::http`). It serves the example
-//! checkout ([`checkout`]) and PayCo, the payment provider it charges ([`payco`]), each on
-//! its own port with its own database, and offers a generic tower layer for routes whose work
-//! cannot share the claim's transaction ([`two_step`]).
+//! The example checkout ([`checkout`]) and PayCo, the payment provider it charges ([`payco`]),
+//! each on its own port with its own database ([`app`]: how a service starts), demo mode
+//! (`checkout::demo`), failpoints ([`failpoint`]) and the `idem-server` command. Everything
+//! about idempotency they use is idem-axum's, re-exported here under the same names
+//! (`idem_server::db` is `idem_axum::db`) so the tests, benchmarks and the command read as
+//! before; none of it reaches past idem-axum's public API.
 //!
-//! What it does not do: the HTTP modules hold no decision rule of their own (the decision
-//! table is idem-store's, the claim table's SQL is [`db`]'s), and hand-write no error body
-//! (problem details come from `idem_store::http` and [`problems`]). TLS is left to a proxy in
-//! front. How it sits among the crates: `ARCHITECTURE.md` at the repository's root.
+//! What it does not do: hold any rule of idempotency of its own. How it sits among the
+//! crates: `ARCHITECTURE.md` at the repository's root.
 #![warn(missing_docs)]
 
 pub mod app;
 pub mod checkout;
-pub mod consumer;
-pub mod cors;
-pub mod db;
 pub mod failpoint;
-pub mod layers;
-pub mod ops;
 pub mod payco;
 pub mod problems;
-pub mod reconcile;
-pub mod request;
-pub mod retention;
-pub mod serve;
-pub mod sql;
-pub mod two_step;
-pub mod wire;
+
+pub use idem_axum::{
+    consumer, cors, db, layers, ops, reconcile, request, retention, serve, sql, storage_error,
+    two_step, wire, with_pool, with_tx,
+};
 
 use std::net::SocketAddr;
-
-use idem_store::http::HttpResponse;
 
 /// Why a service could not start.
 #[derive(Debug, thiserror::Error)]
@@ -56,20 +45,4 @@ pub enum StartError {
     /// The listen address could not be bound.
     #[error("listen on {0}: {1}")]
     Bind(SocketAddr, std::io::Error),
-}
-
-/// The answer for a storage failure: 503 with `Retry-After` when the database cannot be
-/// reached (the client retries with the same key; nothing was committed), 409 (lease lost)
-/// for a fenced write, 500 otherwise (a corrupt row, a bug), logged either way. The status
-/// is `db`'s classification.
-pub fn storage_error(e: &db::DbError) -> HttpResponse {
-    if e.is_unavailable() {
-        tracing::warn!(error = %e, "database unavailable");
-        idem_store::http::unavailable(1)
-    } else if e.is_fenced() {
-        idem_store::http::lease_lost()
-    } else {
-        tracing::error!(error = %e, "storage error");
-        idem_store::http::internal_error()
-    }
 }

@@ -1,10 +1,8 @@
 //! `GET /problems/{name}`: every problem `type` the services send is a relative reference
 //! that resolves, against the request's URI, to a description on the same origin. Every
-//! entry of the one table (`idem_server::problems::TYPES`) is served by both services; a
+//! entry of the tables (`idem_server::problems::all()`: idem-axum's and the application's) is served by both services; a
 //! `type` read from a real answer resolves; an unknown name is a 404 problem. (Every problem
 //! any HTTP test reads is checked against the same table in `client::answer`.)
-
-use idem_server::problems::TYPES;
 
 use crate::{client, stack::Stack, support::process::TENANT_A};
 
@@ -13,7 +11,7 @@ async fn every_problem_type_resolves_to_its_description() {
     let stack = Stack::sqlite(&[]).await;
     let http = client::http();
     for origin in [stack.url(), stack.payco.url.as_str()] {
-        for t in TYPES {
+        for t in idem_server::problems::all() {
             let url = format!("{origin}{}", t.uri);
             let a = client::answer(http.get(&url).send().await.expect("GET")).await;
             assert_eq!(a.status, 200, "{url}: {}", a.text());

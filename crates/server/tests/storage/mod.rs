@@ -851,8 +851,8 @@ pub async fn prune_deletes_in_batches(kind: Kind) {
 }
 
 /// Schema version 1 as it shipped (the claim table before retention per route), per backend.
-const V1_SQLITE: &str = include_str!("../../migrations/sqlite/0001_claims.sql");
-const V1_POSTGRES: &str = include_str!("../../migrations/postgres/0001_claims.sql");
+const V1_SQLITE: &str = include_str!("../../../axum/migrations/sqlite/0001_claims.sql");
+const V1_POSTGRES: &str = include_str!("../../../axum/migrations/postgres/0001_claims.sql");
 
 /// A database left by version 1, with a done row and an in-flight one: opening it migrates
 /// to version 2; the old rows read as kept the old default (24 h) and keep it for their
@@ -968,7 +968,7 @@ pub async fn a_version_1_database_migrates_to_version_2(kind: Kind) {
     assert_eq!((new.retention_ms, new.expires_at), (60_000, 65_000));
 }
 
-/// Schema version 2's statements as they shipped (`crates/server/src/db/sql.rs` before
+/// Schema version 2's statements as they shipped (`crates/axum/src/db/sql.rs` before
 /// version 3), which a server of that version still sends to a database this one migrated:
 /// its read (the columns it knows), its takeover and its fenced commit. `{token}` is the
 /// backend's next fencing token.

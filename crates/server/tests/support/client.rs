@@ -72,7 +72,7 @@ pub fn http_fresh_connections() -> reqwest::Client {
 }
 
 /// The answer, whole. A problem body's `type` must be one the services describe at
-/// `GET /problems/{name}` (`idem_server::problems::TYPES`; `problems.rs` checks over HTTP that
+/// `GET /problems/{name}` (`idem_server::problems::all()`; `problems.rs` checks over HTTP that
 /// every entry resolves): so every type any HTTP test sees resolves to 200. A 401 must carry
 /// its Bearer challenge (RFC 9110 §15.5.2; `challenge.rs` checks each route's exact value).
 pub async fn answer(response: reqwest::Response) -> Answer {

@@ -37,6 +37,7 @@ impl OpsArgs {
                 batch: self.prune_batch.max(1),
             },
             retention_ms: self.retention_ms,
+            ..OpsConfig::default()
         }
     }
 }

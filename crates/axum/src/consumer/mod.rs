@@ -4,7 +4,7 @@
 //! id and runs nothing.
 //!
 //! ```no_run
-//! use idem_server::{consumer::{Consumer, ConsumerConfig, Processed}, db::Db, with_tx};
+//! use idem_axum::{consumer::{Consumer, ConsumerConfig, Processed}, db::Db, with_tx};
 //! # async fn demo(db: &Db, now: u64) -> Result<(), Box<dyn std::error::Error>> {
 //! let consumer = Consumer::open(db, ConsumerConfig::default()).await?;
 //! let outcome = consumer

@@ -21,7 +21,7 @@ pub enum Param<'a> {
 /// injection: values only ever travel as parameters).
 ///
 /// ```
-/// use idem_server::db::{Param, RouteUpdate};
+/// use idem_axum::db::{Param, RouteUpdate};
 ///
 /// let paid = RouteUpdate {
 ///     table: "orders",
@@ -69,7 +69,7 @@ impl RouteUpdate<'_> {
 /// worker of the same request resumes this row.
 ///
 /// ```
-/// use idem_server::db::{Param, RouteInsert};
+/// use idem_axum::db::{Param, RouteInsert};
 ///
 /// let order = RouteInsert {
 ///     table: "orders",

@@ -111,8 +111,8 @@ impl Drop for PgTx {
 /// executors:
 ///
 /// ```no_run
-/// # async fn demo(tx: &mut idem_server::db::Tx) -> Result<(), sqlx::Error> {
-/// let order_id: i64 = idem_server::with_tx!(tx, |conn| {
+/// # async fn demo(tx: &mut idem_axum::db::Tx) -> Result<(), sqlx::Error> {
+/// let order_id: i64 = idem_axum::with_tx!(tx, |conn| {
 ///     sqlx::query_scalar("INSERT INTO orders (cart, amount) VALUES ($1, $2) RETURNING id")
 ///         .bind("c-1")
 ///         .bind(4200_i64)

@@ -6,7 +6,7 @@
 //! compare-and-set takeover, fenced commit, fenced release; prune in batches). It holds no
 //! rule of its own. SQLite (one file, WAL) is the embedded default; PostgreSQL is chosen by
 //! a `postgres://` URL. The schema is created on first open by versioned migrations
-//! (`crates/server/migrations/{sqlite,postgres}`).
+//! (`crates/axum/migrations/{sqlite,postgres}`).
 //!
 //! # How a route uses it
 //!
@@ -17,7 +17,7 @@
 //! together ([`Db::commit_with`]: one statement on PostgreSQL).
 //!
 //! ```no_run
-//! use idem_server::db::{BeginWith, Db, DbError, DbOptions, Param, Request, RouteInsert, RouteUpdate};
+//! use idem_axum::db::{BeginWith, Db, DbError, DbOptions, Param, Request, RouteInsert, RouteUpdate};
 //! use idem_store::{http, ErrorPolicy, RouteConfig, SavedResponse};
 //!
 //! const CHECKOUT: RouteConfig = RouteConfig::required("POST /api/checkout", ErrorPolicy::ReleaseClaim);

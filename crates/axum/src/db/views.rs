@@ -139,7 +139,11 @@ impl Db {
         self.inner.events.subscribe()
     }
 
-    pub(crate) fn log(&self, at: u64, scope: &str, key: Option<&str>, kind: EventKind) {
+    /// Add an event to the log the views and the event stream serve, and publish it: the
+    /// store's own events are logged by this crate; an application adds its notes this way
+    /// (`EventKind::Note`: the example's demo mode says what PayCo answered and which fault
+    /// fired).
+    pub fn log(&self, at: u64, scope: &str, key: Option<&str>, kind: EventKind) {
         let event = self.with_log(|log| {
             log.push_unchecked_key(at, scope, key, kind);
             log.iter().next_back().cloned()

@@ -72,7 +72,7 @@ impl ScopeRejection {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use idem_server::request::FromExtension;
+/// use idem_axum::request::FromExtension;
 ///
 /// #[derive(Clone)]
 /// struct User { account: String }

@@ -48,6 +48,9 @@ pub struct OpsConfig {
     pub pruner: PrunerConfig,
     /// How long a key's row is kept after its last write, unless its route says otherwise.
     pub retention_ms: u64,
+    /// The application's own problem types, described at `GET /problems/{name}` beside this
+    /// crate's ([`crate::problems`]).
+    pub problems: &'static [crate::problems::ProblemType],
 }
 
 impl OpsConfig {
@@ -61,6 +64,7 @@ impl Default for OpsConfig {
             drain: Self::DEFAULT_DRAIN,
             pruner: PrunerConfig::default(),
             retention_ms: idem_store::StoreConfig::DEFAULT_RETENTION_MS,
+            problems: &[],
         }
     }
 }
@@ -83,14 +87,18 @@ pub struct Service {
     pub ops: OpsConfig,
 }
 
-/// The probe and metrics routes, and the problem types' descriptions
-/// ([`crate::problems`]: `GET /problems/{name}`).
-pub fn routes(health: Health, metrics: Metrics) -> Router {
+/// The probe and metrics routes, and the problem types' descriptions (this crate's and the
+/// application's `problems`: [`crate::problems`], `GET /problems/{name}`).
+pub fn routes(
+    health: Health,
+    metrics: Metrics,
+    problems: &'static [crate::problems::ProblemType],
+) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz).with_state(health))
         .route("/metrics", get(metrics::metrics).with_state(metrics))
-        .merge(crate::problems::routes())
+        .merge(crate::problems::routes(problems))
 }
 
 /// Serve `service` on `listener` with the probes, metrics, request logs and pruner, until
@@ -119,7 +127,7 @@ pub async fn serve_service_until(
     let health = Health::new(&db);
     let detached = Detached::default();
     let router = with_common_layers(
-        app_routes.merge(routes(health.clone(), metrics.clone())),
+        app_routes.merge(routes(health.clone(), metrics.clone(), ops.problems)),
         cors,
     )
     .layer(from_fn_with_state(detached.clone(), detach::detach))

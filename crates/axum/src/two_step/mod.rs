@@ -25,7 +25,7 @@
 //!
 //! ```no_run
 //! use axum::{routing::post, Router};
-//! use idem_server::{db::Db, request::{BearerTenants, BodyLimits}, two_step::TwoStepLayer};
+//! use idem_axum::{db::Db, request::{BearerTenants, BodyLimits}, two_step::TwoStepLayer};
 //! use idem_store::{ErrorPolicy, RouteConfig};
 //!
 //! # async fn example(db: Db) {
@@ -45,7 +45,7 @@
 //!
 //! ```no_run
 //! use axum::{http::StatusCode, routing::post, Router};
-//! use idem_server::{
+//! use idem_axum::{
 //!     db::Db,
 //!     request::{BearerTenants, BodyLimits, PathParam},
 //!     two_step::{TwoStepLayer, Writes},
