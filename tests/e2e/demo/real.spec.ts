@@ -4,7 +4,7 @@
 // tenant shown on screen.
 import type { Page } from '@playwright/test';
 import { axeViolations, shot } from './helpers';
-import { armed, deadPort, expect, test } from './real';
+import { armed, deadPort, expect, test, type RealDemo } from './real';
 
 const PAID = /^(paid|replayed)$/;
 
@@ -68,17 +68,22 @@ test('drop-response: the connection closes after the commit, the retry is replay
   await armed(views, []);
 });
 
-test('crash-after-charge: the claim goes stale, a retry takes it over, PayCo answers its saved charge: one charge', async ({ page, real }) => {
-  const tenant = await real.enter(page);
-  const views = real.views(tenant);
+/** Pay with `crash-after-charge` armed: the worker dies after PayCo's charge; the fault is
+ * turned off once it fired, so the retry that takes the stale claim over lives; paid. */
+async function payThroughACrash(page: Page, views: ReturnType<RealDemo['views']>) {
   await page.getByTestId('crash-after-charge').check();
   await armed(views, ['crash-after-charge']);
   await page.getByTestId('pay').click();
-  // The worker died after PayCo's charge: turn the fault off so the takeover's worker lives.
   await expect(page.locator('[data-testid=event][data-kind=fault]')).toHaveCount(1, { timeout: 10_000 });
   await page.getByTestId('crash-after-charge').uncheck();
   await armed(views, []);
   await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+}
+
+test('crash-after-charge: the claim goes stale, a retry takes it over, PayCo answers its saved charge: one charge', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  const views = real.views(tenant);
+  await payThroughACrash(page, views);
   await expect(page.getByTestId('count-takeover')).toHaveAttribute('data-count', '1');
   expect((await views.events()).filter((e) => e.kind.type === 'taken_over')).toHaveLength(1);
   expect(Object.values(await views.chargesPerOrder())).toEqual([1]);
@@ -432,13 +437,7 @@ test('a reload and an idem-server restart show the same picture: counters, feed,
   const outcome = page.getByTestId('real-outcome');
   // A worker dies after PayCo's charge; the page's retries meet 409s until the lease is stale,
   // then one takes the claim over: PayCo answers its saved charge.
-  await page.getByTestId('crash-after-charge').check();
-  await armed(views, ['crash-after-charge']);
-  await page.getByTestId('pay').click();
-  await expect(page.locator('[data-testid=event][data-kind=fault]')).toHaveCount(1, { timeout: 10_000 });
-  await page.getByTestId('crash-after-charge').uncheck();
-  await armed(views, []);
-  await expect(outcome).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  await payThroughACrash(page, views);
   // Then one PayCo declines: the newest checkout, refused 402.
   await page.getByTestId('decline-next').click();
   await page.getByTestId('pay').click();

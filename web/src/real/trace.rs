@@ -391,6 +391,21 @@ mod tests {
         }
     }
 
+    fn fates(t: &Trace) -> Vec<Fate> {
+        layout(t).arrows.iter().map(|a| a.fate).collect()
+    }
+
+    /// The request, PayCo's call and answer arrive; the response is cut; then a request and
+    /// its answer arrive.
+    const LOST_THEN_ANSWERED: [Fate; 6] = [
+        Fate::Delivered,
+        Fate::Delivered,
+        Fate::Delivered,
+        Fate::Lost,
+        Fate::Delivered,
+        Fate::Delivered,
+    ];
+
     fn kinds(t: &Trace, lane: Lane) -> Vec<&'static str> {
         t.marks
             .iter()
@@ -487,18 +502,7 @@ mod tests {
             ],
             "the retry knew nothing of the save"
         );
-        let fates: Vec<Fate> = layout(&t).arrows.iter().map(|a| a.fate).collect();
-        assert_eq!(
-            fates,
-            [
-                Fate::Delivered,
-                Fate::Delivered,
-                Fate::Delivered,
-                Fate::Lost,
-                Fate::Delivered,
-                Fate::Delivered
-            ]
-        );
+        assert_eq!(fates(&t), LOST_THEN_ANSWERED);
     }
 
     #[test]
@@ -590,17 +594,9 @@ mod tests {
         assert_eq!(t.msgs[5].label, "#1 ← 201 replayed");
         let replayed = t.marks.iter().find(|m| m.kind == "replayed").unwrap();
         assert_eq!(replayed.on, Some(4), "the replay answers the copy");
-        let fates: Vec<Fate> = layout(&t).arrows.iter().map(|a| a.fate).collect();
         assert_eq!(
-            fates,
-            [
-                Fate::Delivered,
-                Fate::Delivered,
-                Fate::Delivered,
-                Fate::Lost,
-                Fate::Delivered,
-                Fate::Delivered
-            ],
+            fates(&t),
+            LOST_THEN_ANSWERED,
             "no duplicate of the first send"
         );
         // Drawn below the lost answer: the copy follows the loss.

@@ -427,20 +427,8 @@ impl ClaimTx {
     /// Write (or replace) the recovery point in this transaction. It outlives a release of
     /// the claim and is pruned with retention.
     pub async fn set_recovery(&mut self, point: &[u8]) -> Result<(), DbError> {
-        let (scope, key) = (self.claim.id.scope(), self.claim.id.key().as_str());
-        let fp = self.claim.fingerprint.0.to_vec();
         let expires_at = error::to_i64("expires_at", self.expires_at)?;
-        with_tx!(&mut self.tx, |conn| {
-            sqlx::query(sql::RECOVERY_WRITE)
-                .bind(scope)
-                .bind(key)
-                .bind(&fp)
-                .bind(point)
-                .bind(expires_at)
-                .execute(conn)
-                .await
-                .map(|_| ())
-        })?;
+        progress::write_recovery(&mut self.tx, &self.claim, point, expires_at).await?;
         self.recovery = Some(point.to_vec());
         Ok(())
     }

@@ -4,7 +4,7 @@ use idem_store::{rules, EventKind};
 
 use crate::with_tx;
 
-use super::{error::to_i64, sql, Claim, Db, DbError};
+use super::{error::to_i64, sql, Claim, Db, DbError, Tx};
 
 impl Db {
     /// Write (or replace) `claim`'s recovery point, in a transaction of its own, while the
@@ -25,7 +25,6 @@ impl Db {
         let expires_at = to_i64("expires_at", rules::expires_at(now, claim.retention_ms))?;
         let (scope, key) = (claim.id.scope(), claim.id.key().as_str());
         let token = to_i64("token", claim.lease.token)?;
-        let fingerprint = claim.fingerprint.0.to_vec();
         let (mut tx, _turn) = self.write_tx().await?;
         let held = with_tx!(&mut tx, |conn| {
             sqlx::query(sql::HOLD)
@@ -47,18 +46,32 @@ impl Db {
             );
             return Err(DbError::Fenced);
         }
-        with_tx!(&mut tx, |conn| {
-            sqlx::query(sql::RECOVERY_WRITE)
-                .bind(scope)
-                .bind(key)
-                .bind(&fingerprint)
-                .bind(point)
-                .bind(expires_at)
-                .execute(conn)
-                .await
-                .map(|_| ())
-        })?;
+        write_recovery(&mut tx, claim, point, expires_at).await?;
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// Write (or replace) `claim`'s recovery point in `tx` (`sql::RECOVERY_WRITE`): the one place
+/// it is written, by [`Db::save_recovery`] and [`ClaimTx::set_recovery`](super::ClaimTx).
+pub(super) async fn write_recovery(
+    tx: &mut Tx,
+    claim: &Claim,
+    point: &[u8],
+    expires_at: i64,
+) -> Result<(), DbError> {
+    let (scope, key) = (claim.id.scope(), claim.id.key().as_str());
+    let fingerprint = claim.fingerprint.0.to_vec();
+    with_tx!(tx, |conn| {
+        sqlx::query(sql::RECOVERY_WRITE)
+            .bind(scope)
+            .bind(key)
+            .bind(&fingerprint)
+            .bind(point)
+            .bind(expires_at)
+            .execute(conn)
+            .await
+            .map(|_| ())
+    })?;
+    Ok(())
 }

@@ -25,7 +25,7 @@ use crate::{
     wire::{to_response, to_saved},
 };
 
-use super::phases::{Answer, Shared};
+use super::phases::{from_layer, Answer, Shared};
 
 /// The claim's open transaction, for the handler's own writes (an extractor: the route must be
 /// behind a layer in atomic mode). Lock it, write through [`Tx`] (`tx.postgres()` or
@@ -81,11 +81,10 @@ impl<S: Send + Sync> FromRequestParts<S> for Writes {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
-        parts.extensions.get::<Writes>().cloned().ok_or_else(|| {
-            // A wiring bug of the server, not of the request.
-            tracing::error!("`Writes` used on a route that is not behind an atomic layer");
-            to_response(idem_store::http::internal_error())
-        })
+        from_layer(
+            parts,
+            "`Writes` used on a route that is not behind an atomic layer",
+        )
     }
 }
 

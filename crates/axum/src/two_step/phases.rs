@@ -174,3 +174,18 @@ async fn collect(mut body: Body, limit: usize) -> Collected {
     }
     Collected::Whole(Bytes::from(read))
 }
+
+/// An extractor's value that the layer put in the request (`Writes`, `Recovery`), or 500 and a
+/// log line when the route is not behind the layer in the mode that provides it: a wiring bug
+/// of the server, not of the request.
+// The error is the extractor's rejection, an axum `Response` as axum's own extractors return.
+#[allow(clippy::result_large_err)]
+pub(super) fn from_layer<T: Clone + Send + Sync + 'static>(
+    parts: &http::request::Parts,
+    wiring: &'static str,
+) -> Result<T, Response> {
+    parts.extensions.get::<T>().cloned().ok_or_else(|| {
+        tracing::error!("{wiring}");
+        to_response(idem_store::http::internal_error())
+    })
+}

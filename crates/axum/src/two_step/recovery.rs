@@ -15,10 +15,10 @@ use axum::{extract::FromRequestParts, response::Response};
 use http::request::Parts;
 use serde::{de::DeserializeOwned, Serialize};
 
+use super::phases::from_layer;
 use crate::{
     db::{Claim, Db, DbError},
     sql::now_ms,
-    wire::to_response,
 };
 
 /// This request's recovery point (an extractor on a route behind the layer in two-step mode).
@@ -85,10 +85,9 @@ impl<S: Send + Sync> FromRequestParts<S> for Recovery {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
-        parts.extensions.get::<Recovery>().cloned().ok_or_else(|| {
-            // A wiring bug of the server, not of the request.
-            tracing::error!("`Recovery` used on a route not behind the layer in two-step mode");
-            to_response(idem_store::http::internal_error())
-        })
+        from_layer(
+            parts,
+            "`Recovery` used on a route not behind the layer in two-step mode",
+        )
     }
 }

@@ -90,10 +90,23 @@ async fn start(db_url: &str) -> (String, Runs) {
     )
     .max_saved_bytes(SAVED);
     let app = app(runs.clone()).layer(layer);
+    let url = spawn(app).await;
+    (url, runs)
+}
+
+/// Serve `app` on a free port of 127.0.0.1: its base URL.
+async fn spawn(app: Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(serve(listener, app, ConnLimits::default()));
-    (url, runs)
+    url
+}
+
+/// A fresh SQLite file's URL; the file lives as long as the directory.
+fn sqlite(file: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join(file).display());
+    (dir, url)
 }
 
 /// A request as a client sends it: `POST` (or `method`) with the tenant's token, `key` if
@@ -293,8 +306,7 @@ async fn any_route(db_url: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_layer_in_front_of_many_routes_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite:{}", dir.path().join("any-route.db").display());
+    let (_dir, url) = sqlite("any-route.db");
     any_route(&url).await;
 }
 
@@ -340,9 +352,7 @@ async fn scope_from_auth(db_url: &str) {
     let guarded = app(runs.clone())
         .layer(TwoStepLayer::new(db, route, scopes, BodyLimits::default()))
         .layer(axum::middleware::from_fn(auth));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v2/a", listener.local_addr().unwrap());
-    tokio::spawn(serve(listener, guarded, ConnLimits::default()));
+    let url = format!("{}/v2/a", spawn(guarded).await);
     let post = |user: Option<&'static str>| {
         let mut request = client::http()
             .post(&url)
@@ -376,9 +386,7 @@ async fn scope_from_auth(db_url: &str) {
     let scopes = FromExtension::new(|user: &User| Arc::from(user.account.as_str()));
     let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
     let bare = app(runs.clone()).layer(TwoStepLayer::new(db, route, scopes, BodyLimits::default()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let bare_url = format!("http://{}/v2/a", listener.local_addr().unwrap());
-    tokio::spawn(serve(listener, bare, ConnLimits::default()));
+    let bare_url = format!("{}/v2/a", spawn(bare).await);
     let unwired = send("POST", &bare_url, Some("k-bare"), JSON, "{}").await;
     assert_eq!(unwired.status, 500);
     assert_eq!(runs.lock().unwrap().len(), 2);
@@ -386,8 +394,8 @@ async fn scope_from_auth(db_url: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_scope_comes_from_the_application_auth_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    scope_from_auth(&format!("sqlite:{}", dir.path().join("auth.db").display())).await;
+    let (_dir, url) = sqlite("auth.db");
+    scope_from_auth(&url).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -430,9 +438,7 @@ async fn slow_servers(db_url: &str, servers: usize, wait: bool) -> (Vec<String>,
             )
             .with_state(runs.clone())
             .layer(layer);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        urls.push(format!("http://{}/v1/slow", listener.local_addr().unwrap()));
-        tokio::spawn(serve(listener, slow, ConnLimits::default()));
+        urls.push(format!("{}/v1/slow", spawn(slow).await));
     }
     (urls, runs)
 }
@@ -481,10 +487,9 @@ async fn no_wait_mode(db_url: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_mode_answers_duplicates_with_the_first_answer_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite:{}", dir.path().join("wait.db").display());
+    let (_dir, url) = sqlite("wait.db");
     wait_mode(&url, 1).await;
-    let url = format!("sqlite:{}", dir.path().join("no-wait.db").display());
+    let (_dir, url) = sqlite("no-wait.db");
     no_wait_mode(&url).await;
 }
 
@@ -605,12 +610,7 @@ mod atomic {
             .route("/v1/accounts/{id}/notes", post(add_note))
             .with_state(fail.clone())
             .layer(layer);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!(
-            "http://{}/v1/accounts/acct_1/notes",
-            listener.local_addr().unwrap()
-        );
-        tokio::spawn(serve(listener, app, ConnLimits::default()));
+        let url = format!("{}/v1/accounts/acct_1/notes", spawn(app).await);
         let text = Some("text/plain");
 
         // The writes and the saved answer commit together; the retry is the replay.
@@ -661,12 +661,8 @@ mod atomic {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_atomic_route_commits_its_writes_with_the_answer_on_sqlite() {
-        let dir = tempfile::tempdir().unwrap();
-        atomic_route(&format!(
-            "sqlite:{}",
-            dir.path().join("atomic.db").display()
-        ))
-        .await;
+        let (_dir, url) = sqlite("atomic.db");
+        atomic_route(&url).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -742,9 +738,7 @@ mod phases {
             .route("/v1/checkouts", post(checkout))
             .with_state(shop.clone())
             .layer(TwoStepLayer::new(db, route, tenants, BodyLimits::default()));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/v1/checkouts", listener.local_addr().unwrap());
-        tokio::spawn(serve(listener, app, ConnLimits::default()));
+        let url = format!("{}/v1/checkouts", spawn(app).await);
 
         // The call happened, its answer did not come back: 502, the claim released.
         shop.crash_after_the_call.store(true, Ordering::SeqCst);
@@ -777,12 +771,8 @@ mod phases {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_retry_resumes_from_the_saved_point_on_sqlite() {
-        let dir = tempfile::tempdir().unwrap();
-        resumes(&format!(
-            "sqlite:{}",
-            dir.path().join("phases.db").display()
-        ))
-        .await;
+        let (_dir, url) = sqlite("phases.db");
+        resumes(&url).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -801,13 +791,7 @@ async fn reworded_note(db_url: &str) {
     let tenants = BearerTenants::new().with("token-a", "tenant-a");
     let layer = TwoStepLayer::new(db, route, tenants, BodyLimits::default())
         .fingerprint_fields(idem_store::BodyFields::Except(vec!["note".into()]));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v2/a", listener.local_addr().unwrap());
-    tokio::spawn(serve(
-        listener,
-        app(runs.clone()).layer(layer),
-        ConnLimits::default(),
-    ));
+    let url = format!("{}/v2/a", spawn(app(runs.clone()).layer(layer)).await);
     let first = send(
         "POST",
         &url,
@@ -840,12 +824,8 @@ async fn reworded_note(db_url: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reworded_free_text_field_is_the_same_request_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    reworded_note(&format!(
-        "sqlite:{}",
-        dir.path().join("fields.db").display()
-    ))
-    .await;
+    let (_dir, url) = sqlite("fields.db");
+    reworded_note(&url).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
