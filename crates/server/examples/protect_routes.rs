@@ -26,6 +26,7 @@ use axum::{
 };
 use idem_server::{
     db::{AppMigrations, Db, DbOptions, Tx},
+    ops::detach::{self, Detached},
     request::{BodyLimits, FromExtension, PathParam},
     serve::{serve, ConnLimits},
     two_step::{TwoStepLayer, Writes},
@@ -132,9 +133,16 @@ pub async fn app(db: Db) -> Result<Router, idem_server::db::DbError> {
     let notes = Router::new()
         .route("/v1/notes", post(add_note))
         .layer(idempotent("notes").atomic());
+    // Outermost, so it covers the whole request: each handler runs to completion as a task of
+    // its own, so a client that goes away mid-work drops only its answer (its retry then gets
+    // the replay, not a 409 for a whole lease).
     Ok(payments
         .merge(notes)
-        .layer(middleware::from_fn(authenticate)))
+        .layer(middleware::from_fn(authenticate))
+        .layer(middleware::from_fn_with_state(
+            Detached::default(),
+            detach::detach,
+        )))
 }
 
 #[tokio::main]

@@ -139,3 +139,65 @@ async fn a_version_1_database_migrates_to_version_2() {
 async fn a_fenced_commit_with_never_applies_the_routes_update() {
     storage::a_fenced_commit_with_never_applies_the_routes_update(Pg).await;
 }
+
+/// A takeover that found the old worker saving its recovery point (`Db::save_recovery`: the
+/// row held, the point written, not yet committed) waits for that commit and resumes from the
+/// point. Its conditional `UPDATE … RETURNING (SELECT point …)` alone would not see it: under
+/// READ COMMITTED the subquery reads the statement's first snapshot, from before the commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_takeover_that_waited_for_a_saved_point_resumes_from_it() {
+    let url = Postgres::shared().fresh_database("point_race").await;
+    let db = Db::open(&url, storage::options()).await.unwrap();
+    let old = match db.begin(0, storage_request("race")).await.unwrap() {
+        Begin::Execute(claim) => claim.commit().await.unwrap(),
+        other => panic!("{other:?}"),
+    };
+    // The old worker, saving: `Db::save_recovery`'s two statements, on a connection of its own.
+    let observer = sqlx::PgPool::connect(&url).await.unwrap();
+    let mut saving = observer.begin().await.unwrap();
+    let token = i64::try_from(old.lease().token).unwrap();
+    let fingerprint = idem_store::fingerprint(&storage::CHECKOUT.operation, storage::BODY).unwrap();
+    let held = sqlx::query(
+        "UPDATE idem_claims SET token = token \
+         WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3",
+    )
+    .bind("tenant-a")
+    .bind("race")
+    .bind(token)
+    .execute(&mut *saving)
+    .await
+    .unwrap();
+    assert_eq!(held.rows_affected(), 1);
+    sqlx::query(
+        "INSERT INTO idem_recovery (scope, key, fingerprint, point, expires_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind("tenant-a")
+    .bind("race")
+    .bind(fingerprint.0.to_vec())
+    .bind(b"downstream key 7".to_vec())
+    .bind(i64::MAX)
+    .execute(&mut *saving)
+    .await
+    .unwrap();
+    // The takeover starts and waits for the row.
+    let taker = db.clone();
+    let stale = storage::LOCK_MS + 10;
+    let taking = tokio::spawn(async move { taker.begin(stale, storage_request("race")).await });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    if taking.is_finished() {
+        panic!("the takeover did not wait: {:?}", taking.await.unwrap());
+    }
+    saving.commit().await.unwrap();
+    match taking.await.unwrap().unwrap() {
+        Begin::Execute(claim) => {
+            assert_eq!(
+                claim.recovery(),
+                Some(&b"downstream key 7"[..]),
+                "the saved point"
+            );
+            claim.commit().await.unwrap();
+        }
+        other => panic!("expected the takeover, got {other:?}"),
+    }
+}

@@ -98,7 +98,7 @@ pub enum BodyForm<'a> {
     Json,
     /// Form pairs.
     Form,
-    /// Bytes of this media type (its essence: lowercase, no parameters).
+    /// Bytes of this media type (as sent, parameters included; compared lowercase).
     Bytes(&'a str),
 }
 
@@ -112,6 +112,7 @@ impl RequestTarget {
             return BodyForm::Json;
         };
         let essence = content_type.split(';').next().unwrap_or_default().trim();
+        let whole = content_type.trim();
         if essence.eq_ignore_ascii_case("application/json")
             || essence
                 .rsplit_once('+')
@@ -121,7 +122,8 @@ impl RequestTarget {
         } else if essence.eq_ignore_ascii_case("application/x-www-form-urlencoded") {
             BodyForm::Form
         } else {
-            BodyForm::Bytes(essence)
+            // The whole media type, parameters too: a charset changes what the bytes say.
+            BodyForm::Bytes(whole)
         }
     }
 
@@ -149,7 +151,10 @@ impl RequestTarget {
             BodyForm::Empty => ("empty".into(), Vec::new()),
             BodyForm::Form => {
                 let mut pairs = sorted_pairs(body);
-                pairs.retain(|(name, _)| self.fields.keeps(name));
+                // A name that is not UTF-8 matches no field name: it is kept.
+                pairs.retain(|(name, _)| {
+                    std::str::from_utf8(name).map_or(true, |name| self.fields.keeps(name))
+                });
                 let canonical = serde_json_canonicalizer::to_vec(&pairs_value(&pairs));
                 ("form".into(), canonical.unwrap_or_default())
             }
@@ -159,7 +164,7 @@ impl RequestTarget {
             "body": kind,
             "fields": self.fields.value(),
             "method": self.method,
-            "params": pairs_value(&self.params),
+            "params": pairs_value(&params_pairs(&self.params)),
             "query": query,
             "route": self.route,
         });
@@ -168,24 +173,59 @@ impl RequestTarget {
         Ok(Fingerprint::of_canonical(&operation, &hashed))
     }
 
-    /// `"{METHOD} {route}"`: the operation a key-state answer names, and the whole operation
-    /// of a JSON request with no parameters.
+    /// `"{METHOD} {route}"`: the whole operation of a JSON request with no path parameter, no
+    /// query and every body field bound (the fingerprint [`crate::fingerprint`] gives it).
     pub fn operation_name(&self) -> String {
         [self.method.as_str(), " ", self.route.as_str()].concat()
     }
 }
 
-/// Form pairs, percent-decoded (`+` is a space; bytes that are not UTF-8 read as U+FFFD),
-/// sorted by name: a stable sort keeps a repeated name's values in their order.
-fn sorted_pairs(bytes: &[u8]) -> Vec<(String, String)> {
-    let mut pairs: Vec<(String, String)> = form_urlencoded::parse(bytes).into_owned().collect();
+/// Form pairs (`application/x-www-form-urlencoded`, the query's syntax too), percent-decoded
+/// to their bytes (`+` is a space; a pair without `=` has an empty value), sorted by name: a
+/// stable sort keeps a repeated name's values in their order. Bytes, not text: two pairs that
+/// differ only in bytes that are not UTF-8 (`%E9` and `%E8`) stay two requests.
+fn sorted_pairs(form: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let decode = |part: &[u8]| -> Vec<u8> {
+        let spaced: Vec<u8> = part
+            .iter()
+            .map(|&b| if b == b'+' { b' ' } else { b })
+            .collect();
+        percent_encoding::percent_decode(&spaced).collect()
+    };
+    let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = form
+        .split(|&b| b == b'&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| match pair.iter().position(|&b| b == b'=') {
+            Some(at) => (decode(&pair[..at]), decode(&pair[at + 1..])),
+            None => (decode(pair), Vec::new()),
+        })
+        .collect();
     pairs.sort_by(|a, b| a.0.cmp(&b.0));
     pairs
 }
 
-/// Pairs as JSON: `[["a","1"],["b","2"]]`.
-fn pairs_value(pairs: &[(String, String)]) -> Value {
-    pairs.iter().map(|(n, v)| json!([n, v])).collect()
+/// Pairs as JSON: `[["a","1"],["b","2"]]`; a name or value that is not UTF-8 is written as
+/// `{"hex": "…"}`, which no text is.
+fn pairs_value(pairs: &[(Vec<u8>, Vec<u8>)]) -> Value {
+    let part = |bytes: &[u8]| match std::str::from_utf8(bytes) {
+        Ok(text) => Value::from(text),
+        Err(_) => {
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            json!({ "hex": hex })
+        }
+    };
+    pairs
+        .iter()
+        .map(|(n, v)| json!([part(n), part(v)]))
+        .collect()
+}
+
+/// Path parameters as pairs of bytes, for [`pairs_value`].
+fn params_pairs(params: &[(String, String)]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    params
+        .iter()
+        .map(|(n, v)| (n.as_bytes().to_vec(), v.as_bytes().to_vec()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -280,6 +320,26 @@ mod tests {
         let a = fp(&t("", form), "tag=x&tag=y");
         assert_ne!(a, fp(&t("", form), "tag=y&tag=x"));
         assert_ne!(a, fp(&t("", form), "tag=x&tag=z"));
+        // Bytes that are not UTF-8 stay apart (Latin-1 é and è), in a form and in a query.
+        assert_ne!(
+            fp(&t("", form), "name=Jos%E9"),
+            fp(&t("", form), "name=Jos%E8")
+        );
+        assert_ne!(fp(&t("a=%FF", form), "x=1"), fp(&t("a=%FE", form), "x=1"));
+        assert_ne!(
+            fp(&t("", form), "name=%7B%22hex%22"),
+            fp(&t("", form), "name=%FF")
+        );
+        // A charset is part of what bytes mean.
+        let text = |ct: &str| {
+            with(target("POST", "/v1/notes"), |t| {
+                t.content_type = Some(ct.into())
+            })
+        };
+        assert_ne!(
+            fp(&text("text/plain; charset=utf-16"), "ab"),
+            fp(&text("text/plain; charset=latin1"), "ab")
+        );
         // An empty query is no query.
         assert_eq!(
             fp(&t("", "application/json"), "{}"),

@@ -471,6 +471,30 @@ test('a reload and an idem-server restart show the same picture: counters, feed,
   expect(Object.values(await views.chargesPerOrder())).toEqual([1]);
 });
 
+test('idem-server restarted within the grace: the page reconnects by itself and sees the new process\'s events', async ({ page, real }) => {
+  const tenant = await real.enter(page);
+  // Enough events that the old process's last number is past the new one's first ones.
+  for (let n = 1; n <= 2; n++) {
+    await page.getByTestId('pay').click();
+    await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-name', `co_${n}`);
+    await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  }
+  await real.kill();
+  await real.restart();
+  // No "Try again": the page's own new stream comes back up within the grace.
+  await expect(page.getByTestId('real-link')).toHaveAttribute('data-state', 'up', { timeout: 10_000 });
+  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-name', 'co_3');
+  await expect(page.getByTestId('real-outcome')).toHaveAttribute('data-state', 'paid', { timeout: 15_000 });
+  const key = (await page.getByTestId('real-outcome').getAttribute('data-key'))!;
+  // The new process's events of co_3 reach the feed: a browser reconnection with the old
+  // process's Last-Event-ID would have skipped them.
+  const fresh = (await real.views(tenant).events()).filter((e) => e.key === key);
+  expect(fresh.map((e) => e.kind.type)).toContain('claimed');
+  await expect(page.locator(`[data-testid=event][data-kind=claimed]`)).toHaveCount(3);
+  await expect(page.getByTestId('claim-row')).toHaveCount(3);
+});
+
 test('after idem-server restarts, a claim the page never saw comes from the server\'s durable table', async ({ page, real }) => {
   const tenant = await real.enter(page);
   await page.getByTestId('pay').click();

@@ -108,7 +108,8 @@ impl Real {
                 .filter_map(Result::ok)
                 .map(Restored::Open),
         );
-        // Oldest attempt first: each checkout's last attempt is its last word.
+        // Newest attempt first, so each checkout found is found by its last attempt, its last
+        // word.
         let kept = self.0.state.borrow().exchanges.clone();
         for x in kept.iter().rev() {
             if !entries.iter().any(|e| e.name() == x.checkout) {

@@ -79,9 +79,13 @@ type Then = Box<dyn FnOnce(&Real, Answer)>;
 /// Wall-clock ms between refreshes while a lease counts down or a checkout is out.
 const TICK_MS: u32 = 250;
 
-/// How long the event stream may stay down before the page says the server is (the browser
-/// tries again after about 3 s: one try fits in).
+/// How long the event stream may stay down before the page says the server is (the page
+/// opens a new stream every second meanwhile).
 const GRACE_MS: u64 = 4_000;
+
+/// How long after a stream dropped the page opens a new one (before the browser's own
+/// reconnection, after about 3 s, which would send `Last-Event-ID`).
+const REOPEN_MS: u32 = 1_000;
 
 /// Shared handle to the real-mode controller (equal when it is the same one).
 #[derive(Clone)]
@@ -97,6 +101,8 @@ struct Inner {
     view: UseReducerDispatcher<View>,
     state: RefCell<State>,
     stream: RefCell<Option<stream::Stream>>,
+    /// A stream that dropped is closed and opened again by the page (see `open_stream`).
+    reopen: RefCell<Option<Timeout>>,
     ticker: RefCell<Option<Interval>>,
     refresh: RefCell<Option<Timeout>>,
     refresh_pending: Cell<bool>,
@@ -187,6 +193,7 @@ impl Real {
                 shown: Projected::default(),
             }),
             stream: RefCell::new(None),
+            reopen: RefCell::new(None),
             ticker: RefCell::new(None),
             refresh: RefCell::new(None),
             refresh_pending: Cell::new(false),
@@ -232,6 +239,7 @@ impl Real {
         }
         browser::session_set(MODE_ITEM, "");
         *self.0.stream.borrow_mut() = None;
+        *self.0.reopen.borrow_mut() = None;
         *self.0.ticker.borrow_mut() = None;
         *self.0.refresh.borrow_mut() = None;
         self.0.refresh_pending.set(false);
@@ -312,9 +320,16 @@ impl Real {
         self.refresh();
     }
 
+    /// The tenant's event stream. When it drops, the page closes it and opens a new one a
+    /// second later (until the grace runs out, see `tick`), rather than let the browser
+    /// reconnect by itself: the browser's reconnection sends `Last-Event-ID`, and a restarted
+    /// idem-server numbers its events from the start again, so it would skip every new event
+    /// up to the old number. A new stream gets the whole history of the process it reaches;
+    /// what the page holds already is skipped (`State::take_event`).
     fn open_stream(&self, server: &str, tenant: &str) {
         let url = [server, "/api/events?access_token=", tenant].concat();
         let (data, link) = (self.clone(), self.clone());
+        let again = (server.to_owned(), tenant.to_owned());
         let stream = stream::Stream::open(
             &url,
             move |text| data.on_event(&text),
@@ -326,11 +341,30 @@ impl Real {
                 if matches!(st.link, Link::Up | Link::Reconnecting) {
                     st.link = if up { Link::Up } else { Link::Reconnecting };
                     drop(st);
+                    if !up {
+                        link.reopen_stream(&again.0, &again.1);
+                    }
                     link.refresh_soon();
                 }
             },
         );
         *self.0.stream.borrow_mut() = stream;
+    }
+
+    /// Close the dropped stream and open a new one in a second (not from inside the stream's
+    /// own callback, which closing it would free).
+    fn reopen_stream(&self, server: &str, tenant: &str) {
+        let (real, server, tenant) = (self.clone(), server.to_owned(), tenant.to_owned());
+        *self.0.reopen.borrow_mut() = Some(Timeout::new(REOPEN_MS, move || {
+            *real.0.stream.borrow_mut() = None;
+            let on = {
+                let st = real.0.state.borrow();
+                st.on && st.link == Link::Reconnecting
+            };
+            if on {
+                real.open_stream(&server, &tenant);
+            }
+        }));
     }
 
     /// One event of the stream.
@@ -455,8 +489,9 @@ impl Real {
             (busy, gone.then(|| st.server.clone()))
         };
         if let Some(server) = &gone {
-            // The browser would keep trying; "Try again" opens a fresh stream.
+            // "Try again" opens a fresh stream.
             *self.0.stream.borrow_mut() = None;
+            *self.0.reopen.borrow_mut() = None;
             self.0.state.borrow_mut().link = Link::Down(
                 [
                     "idem-server stopped answering at ",

@@ -349,10 +349,25 @@ impl Db {
                 })?
             }
         };
-        let Some((token, recovery)) = written else {
+        let Some((token, mut recovery)) = written else {
             tx.rollback().await?;
             return Ok(None);
         };
+        if seen.is_some() && matches!(tx, Tx::Postgres(_)) {
+            // The old worker may have been saving its point (`Db::save_recovery`) when this
+            // takeover found its row locked: the update then went ahead once that commit
+            // landed, but under READ COMMITTED the RETURNING's subquery still reads the
+            // statement's first snapshot, without the point. A statement of its own sees it.
+            // (SQLite's write transactions run one at a time: nothing to read again.)
+            recovery = with_tx!(&mut tx, |conn| {
+                sqlx::query_scalar(sql::RECOVERY_READ)
+                    .bind(id.scope)
+                    .bind(id.key)
+                    .bind(fp_bytes)
+                    .fetch_optional(conn)
+                    .await
+            })?;
+        }
         let claim = Claim::new(id, token, clock, fp, route, retention_ms, taken_over)?;
         Ok(Some(ClaimTx {
             claim,

@@ -265,6 +265,11 @@ pub(crate) const HOLD: &str = concat!(
     not_released!()
 );
 
+/// The recovery point of ($1, $2, $3), read again after a takeover on PostgreSQL (see
+/// `Db::claim`).
+pub(crate) const RECOVERY_READ: &str =
+    "SELECT point FROM idem_recovery WHERE scope = $1 AND key = $2 AND fingerprint = $3";
+
 /// Write (or replace) the recovery point of ($1, $2, $3): $4 point, $5 expires_at.
 pub(crate) const RECOVERY_WRITE: &str = "INSERT INTO idem_recovery \
      (scope, key, fingerprint, point, expires_at) VALUES ($1, $2, $3, $4, $5) \

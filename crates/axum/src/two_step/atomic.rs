@@ -9,7 +9,10 @@
 //!
 //! On SQLite the transaction holds the database's one write lock while the handler runs (as
 //! any SQLite write transaction does): keep the handler short, and never wait in it for
-//! another write of this database.
+//! another write of this database. A handler whose statement failed must answer 5xx: on
+//! PostgreSQL the transaction is then aborted, and a commit of it fails (the layer releases
+//! the claim and answers 503 when it does). Atomic mode needs a key: on an optional-key route
+//! a request without one is refused 400.
 
 use std::sync::Arc;
 
@@ -134,6 +137,12 @@ pub(super) async fn finish(
     match tx.commit(now_ms(), to_saved(&saved)).await {
         Ok(()) => Response::from_parts(parts, body),
         Err(DbError::Fenced) => to_response(lease_lost()),
-        Err(e) => to_response(storage_error(&e)),
+        Err(e) => {
+            // Nothing was committed (the database is away, or a statement of the handler's
+            // failed and left the transaction aborted): release the claim so the retry runs
+            // the work again, rather than meeting 409 until the lease goes stale.
+            let _ = shared.db.release(now_ms(), claim).await;
+            to_response(storage_error(&e))
+        }
     }
 }

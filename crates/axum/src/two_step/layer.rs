@@ -75,7 +75,9 @@ impl TwoStepLayer {
     /// Which body fields a key is bound to (every one by default): leave out a field a
     /// retry may legitimately reword (`BodyFields::Except(vec!["note".into()])`), or name the
     /// ones that make the request (`BodyFields::Only(…)`). Top-level members of a JSON object
-    /// body, pairs of a form body; other bodies are bound whole.
+    /// body, pairs of a form body; other bodies are bound whole. The rule holds for every route
+    /// behind this layer: give a route with other fields a layer of its own (an `Only` list
+    /// that names none of another route's fields would bind none of them).
     pub fn fingerprint_fields(self, fields: BodyFields) -> Self {
         self.with(|shared| shared.fields = fields)
     }

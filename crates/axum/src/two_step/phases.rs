@@ -14,7 +14,10 @@ use axum::{
 use futures_util::StreamExt;
 use http::{response::Parts, Method};
 use http_body_util::BodyExt;
-use idem_store::{http::HttpResponse, BodyFields, RequestTarget, RouteConfig};
+use idem_store::{
+    http::{problem_for, HttpResponse},
+    BodyFields, RequestError, RequestTarget, RouteConfig,
+};
 
 use crate::{
     db::{Claim, Db},
@@ -94,6 +97,10 @@ pub(super) async fn begin(shared: &Shared, request: Request) -> Begun {
     let request = Request::from_parts(parts, Body::from(read.body));
     match claim {
         Some((claim, point)) => Begun::Claimed(request, claim, point),
+        // Atomic mode has no transaction to give a request without a key.
+        None if shared.atomic => {
+            Begun::Answered(to_response(problem_for(&RequestError::MissingKey)))
+        }
         None => Begun::Pass(request),
     }
 }
@@ -132,7 +139,9 @@ pub(super) async fn read_answer(response: Response, limit: usize) -> Answer {
         }
         Collected::TooLarge { head, rest } => {
             // The work ran once: the key is completed with the outcome (its status) and a
-            // problem in place of the body, and the caller still gets the whole answer.
+            // problem in place of the body, and the caller still gets the whole answer. (Should
+            // the rest of the body fail on its way, the caller's answer is cut short; the key
+            // is already completed, and a retry is told the answer was too large.)
             let head = futures_util::stream::once(async move { Ok::<_, axum::Error>(head) });
             let body = Body::from_stream(head.chain(rest.into_data_stream()));
             (answer_too_large(status, limit), body)

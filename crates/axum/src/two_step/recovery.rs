@@ -27,7 +27,8 @@ pub struct Recovery(Arc<Inner>);
 
 struct Inner {
     db: Db,
-    claim: Claim,
+    /// `None` for a request without a key (an optional-key route): nothing to resume.
+    claim: Option<Claim>,
     /// What the last worker of this request saved, as read at the claim.
     found: Option<Vec<u8>>,
 }
@@ -51,7 +52,7 @@ pub enum RecoveryError {
 }
 
 impl Recovery {
-    pub(super) fn new(db: Db, claim: Claim, found: Option<Vec<u8>>) -> Self {
+    pub(super) fn new(db: Db, claim: Option<Claim>, found: Option<Vec<u8>>) -> Self {
         Self(Arc::new(Inner { db, claim, found }))
     }
 
@@ -66,14 +67,14 @@ impl Recovery {
     }
 
     /// Save `point`, durably and fenced ([`Db::save_recovery`]), before the call it guards.
+    /// A request without a key (an optional-key route) saves nothing: no retry of it can be
+    /// told from a new request, so there is nothing to resume.
     pub async fn save<T: Serialize>(&self, point: &T) -> Result<(), RecoveryError> {
         let bytes = serde_json::to_vec(point).map_err(RecoveryError::Unwritable)?;
-        match self
-            .0
-            .db
-            .save_recovery(now_ms(), &self.0.claim, &bytes)
-            .await
-        {
+        let Some(claim) = &self.0.claim else {
+            return Ok(());
+        };
+        match self.0.db.save_recovery(now_ms(), claim, &bytes).await {
             Ok(()) => Ok(()),
             Err(DbError::Fenced) => Err(RecoveryError::Lost),
             Err(e) => Err(RecoveryError::Storage(e)),

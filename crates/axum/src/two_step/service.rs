@@ -70,7 +70,10 @@ where
     S::Response: IntoResponse,
 {
     let (mut request, claim, point) = match phases::begin(shared, request).await {
-        Begun::Pass(request) => {
+        Begun::Pass(mut request) => {
+            // Nothing to resume without a claim; a handler may still ask.
+            let nothing = Recovery::new(shared.db.clone(), None, None);
+            request.extensions_mut().insert(nothing);
             let Ok(response) = inner.call(request).await;
             return response.into_response();
         }
@@ -87,7 +90,7 @@ where
         let answer = read_answer(response.into_response(), shared.max_saved_bytes).await;
         return atomic::finish(shared, &claim, writes, answer).await;
     }
-    let recovery = Recovery::new(shared.db.clone(), claim.clone(), point);
+    let recovery = Recovery::new(shared.db.clone(), Some(claim.clone()), point);
     request.extensions_mut().insert(recovery);
     let Ok(response) = inner.call(request).await;
     let (saved, parts, body) =

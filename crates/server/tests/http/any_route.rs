@@ -659,6 +659,76 @@ mod atomic {
         );
     }
 
+    /// `POST /v1/broken`: a statement of the handler's fails (its table does not exist), the
+    /// handler answers 201 all the same, the first time only.
+    async fn broken(State(fail): State<Arc<AtomicBool>>, writes: Writes) -> http::StatusCode {
+        let mut tx = writes
+            .lock()
+            .await
+            .expect("the request is not answered yet");
+        if fail.swap(false, Ordering::SeqCst) {
+            let failed = with_tx!(&mut *tx, |conn| {
+                sqlx::query("INSERT INTO no_such_table VALUES (1)")
+                    .execute(&mut *conn)
+                    .await
+                    .map(|_| ())
+            });
+            assert!(failed.is_err());
+        }
+        http::StatusCode::CREATED
+    }
+
+    /// On PostgreSQL a failed statement aborts the transaction, so the commit fails: the claim
+    /// is released (503), and the retry runs the work again instead of meeting 409s.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_commit_that_fails_releases_the_claim_on_postgres() {
+        let db_url = Postgres::shared().fresh_database("atomic_abort").await;
+        let db = Db::open(&db_url, DbOptions::default()).await.unwrap();
+        let fail = Arc::new(AtomicBool::new(true));
+        let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
+        let tenants = BearerTenants::new().with("token-a", "tenant-a");
+        let layer = TwoStepLayer::new(db, route, tenants, BodyLimits::default()).atomic();
+        let app = Router::new()
+            .route("/v1/broken", post(broken))
+            .with_state(fail)
+            .layer(layer);
+        let url = format!("{}/v1/broken", spawn(app).await);
+        let first = send("POST", &url, Some("k-abort"), JSON, "{}").await;
+        assert_eq!(first.status, 503, "{}", first.text());
+        let retry = send("POST", &url, Some("k-abort"), JSON, "{}").await;
+        assert_eq!(
+            retry.status,
+            201,
+            "released, so run again: {}",
+            retry.text()
+        );
+    }
+
+    /// Atomic mode needs a key: on an optional-key route a request without one is refused
+    /// (there is no claim to commit its writes with), and one with a key runs.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_atomic_route_refuses_a_request_without_a_key() {
+        let (_dir, db_url) = sqlite("optional.db");
+        create_tables(&db_url).await;
+        let db = Db::open(&db_url, DbOptions::default()).await.unwrap();
+        let route = RouteConfig::optional("any route", ErrorPolicy::ReleaseClaim);
+        let tenants = BearerTenants::new().with("token-a", "tenant-a");
+        let layer = TwoStepLayer::new(db, route, tenants, BodyLimits::default()).atomic();
+        let app = Router::new()
+            .route("/v1/accounts/{id}/notes", post(add_note))
+            .with_state(Arc::new(AtomicBool::new(false)))
+            .layer(layer);
+        let url = format!("{}/v1/accounts/acct_1/notes", spawn(app).await);
+        let text = Some("text/plain");
+        let keyless = send("POST", &url, None, text, "hello").await;
+        assert_eq!(keyless.status, 400, "{}", keyless.text());
+        assert_eq!(count(&db_url, "notes").await, 0);
+        assert_eq!(
+            send("POST", &url, Some("k-1"), text, "hello").await.status,
+            201
+        );
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_atomic_route_commits_its_writes_with_the_answer_on_sqlite() {
         let (_dir, url) = sqlite("atomic.db");
@@ -767,6 +837,26 @@ mod phases {
         // A new key starts over.
         let next = send("POST", &url, Some("k-co-2"), JSON, r#"{"cart":"c-1"}"#).await;
         assert_eq!(next.text(), r#"{"order":2}"#);
+    }
+
+    /// Without a key (an optional-key route) there is nothing to resume: the handler runs,
+    /// reads no point and its save writes nothing.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_request_without_a_key_runs_with_nothing_to_resume() {
+        let (_dir, db_url) = sqlite("keyless.db");
+        let db = Db::open(&db_url, DbOptions::default()).await.unwrap();
+        let shop = Arc::new(Shop::default());
+        let route = RouteConfig::optional("checkout", ErrorPolicy::ReleaseClaim);
+        let tenants = BearerTenants::new().with("token-a", "tenant-a");
+        let app = Router::new()
+            .route("/v1/checkouts", post(checkout))
+            .with_state(shop.clone())
+            .layer(TwoStepLayer::new(db, route, tenants, BodyLimits::default()));
+        let url = format!("{}/v1/checkouts", spawn(app).await);
+        for order in ["{\"order\":1}", "{\"order\":2}"] {
+            let keyless = send("POST", &url, None, JSON, r#"{"cart":"c-1"}"#).await;
+            assert_eq!((keyless.status, keyless.text().as_str()), (201, order));
+        }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
