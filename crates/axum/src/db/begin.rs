@@ -353,12 +353,14 @@ impl Db {
             tx.rollback().await?;
             return Ok(None);
         };
-        if seen.is_some() && matches!(tx, Tx::Postgres(_)) {
+        if taken_over && matches!(tx, Tx::Postgres(_)) {
             // The old worker may have been saving its point (`Db::save_recovery`) when this
             // takeover found its row locked: the update then went ahead once that commit
             // landed, but under READ COMMITTED the RETURNING's subquery still reads the
-            // statement's first snapshot, without the point. A statement of its own sees it.
-            // (SQLite's write transactions run one at a time: nothing to read again.)
+            // statement's first snapshot, without the point. A statement of its own sees it:
+            // one more round trip, on takeovers only (a released claim's lease saves nothing
+            // more, so a claim again reads its point in the one statement). SQLite's write
+            // transactions run one at a time: nothing to read again.
             recovery = with_tx!(&mut tx, |conn| {
                 sqlx::query_scalar(sql::RECOVERY_READ)
                     .bind(id.scope)
