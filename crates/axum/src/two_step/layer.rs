@@ -5,13 +5,16 @@ use std::{sync::Arc, time::Duration};
 use idem_store::{BodyFields, RouteConfig};
 use tower::Layer;
 
+use axum::{extract::FromRequestParts, response::IntoResponse};
+use http::request::Parts;
+
 use super::{
-    phases::{Shared, MAX_SAVED_BYTES},
+    phases::{ExtractedTenant, Shared, TenantFrom, MAX_SAVED_BYTES},
     service::TwoStep,
 };
 use crate::{
     db::Db,
-    request::{BodyLimits, ScopeExtractor},
+    request::{BodyLimits, FromExtension, ScopeExtractor},
 };
 
 /// The longest [`TwoStepLayer::wait_for_first`]: below idem's SDK's 10 s attempt timeout.
@@ -40,6 +43,7 @@ impl TwoStepLayer {
             wait: None,
             atomic: false,
             fields: BodyFields::All,
+            tenant_from: None,
         });
         Self { shared }
     }
@@ -80,6 +84,32 @@ impl TwoStepLayer {
     /// that names none of another route's fields would bind none of them).
     pub fn fingerprint_fields(self, fields: BodyFields) -> Self {
         self.with(|shared| shared.fields = fields)
+    }
+
+    /// The tenant from any axum extractor of the application's (its own `AuthUser`, a typed
+    /// header): `read` names the tenant of what the extractor gave. The extractor runs first,
+    /// on every request the layer claims for; its rejection is the answer, as the application
+    /// wrote it. This replaces the `scopes` given to [`new`](Self::new).
+    pub fn tenant_from<E, F>(self, read: F) -> Self
+    where
+        E: FromRequestParts<()> + Send + 'static,
+        E::Rejection: IntoResponse,
+        F: Fn(E) -> Arc<str> + Send + Sync + 'static,
+    {
+        let read = Arc::new(read);
+        let tenant_from: TenantFrom = Arc::new(move |parts: &mut Parts| {
+            let read = Arc::clone(&read);
+            Box::pin(async move {
+                match E::from_request_parts(parts, &()).await {
+                    Ok(found) => Ok(read(found)),
+                    Err(rejection) => Err(rejection.into_response()),
+                }
+            })
+        });
+        self.with(|shared| {
+            shared.tenant_from = Some(tenant_from);
+            shared.scopes = Arc::new(FromExtension::new(|t: &ExtractedTenant| t.0.clone()));
+        })
     }
 
     fn with(self, change: impl FnOnce(&mut Shared)) -> Self {

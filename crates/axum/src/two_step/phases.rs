@@ -11,7 +11,7 @@ use axum::{
     extract::Request,
     response::Response,
 };
-use futures_util::StreamExt;
+use futures_util::{future::BoxFuture, StreamExt};
 use http::{response::Parts, Method};
 use http_body_util::BodyExt;
 use idem_store::{
@@ -21,7 +21,7 @@ use idem_store::{
 
 use crate::{
     db::{Claim, Db},
-    request::{target_of, BodyLimits, IdempotentRequest, ScopeExtractor},
+    request::{discard_body, target_of, BodyLimits, IdempotentRequest, ScopeExtractor},
     storage_error,
     wire::{answer_too_large, to_response},
 };
@@ -45,7 +45,23 @@ pub(super) struct Shared {
     pub atomic: bool,
     /// Which body fields the fingerprint binds.
     pub fields: BodyFields,
+    /// The application's own extractor of the tenant, if it gave one
+    /// ([`super::TwoStepLayer::tenant_from`]).
+    pub tenant_from: Option<TenantFrom>,
 }
+
+/// The application's extractor of the tenant, run on the request's head: the tenant, or the
+/// extractor's rejection as the application's response.
+pub(super) type TenantFrom = Arc<
+    dyn for<'p> Fn(&'p mut http::request::Parts) -> BoxFuture<'p, Result<Arc<str>, Response>>
+        + Send
+        + Sync,
+>;
+
+/// The tenant [`TenantFrom`] found, left in the request's extensions for the scope extractor
+/// (`FromExtension`).
+#[derive(Clone)]
+pub(super) struct ExtractedTenant(pub Arc<str>);
 
 /// A request after the claim step.
 pub(super) enum Begun {
@@ -65,6 +81,19 @@ pub(super) async fn begin(shared: &Shared, request: Request) -> Begun {
         return Begun::Pass(request);
     }
     let (mut parts, body) = request.into_parts();
+    if let Some(tenant_from) = &shared.tenant_from {
+        match tenant_from(&mut parts).await {
+            Ok(tenant) => {
+                parts.extensions.insert(ExtractedTenant(tenant));
+            }
+            Err(rejection) => {
+                // The application's refusal, as it wrote it; the body is drained so the
+                // connection stays usable (as `IdempotentRequest::read` does).
+                discard_body(&parts.headers, body, shared.limits).await;
+                return Begun::Answered(rejection);
+            }
+        }
+    }
     let mut read = match IdempotentRequest::read(&parts, body, &*shared.scopes, shared.limits).await
     {
         Ok(read) => read,

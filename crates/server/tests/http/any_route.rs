@@ -343,6 +343,34 @@ async fn auth(
     }
 }
 
+/// One key sent by no account, then by two (named in `header`): the application's own 403
+/// with `refusal` untouched; two requests, never each other's answer; the first account's
+/// retry replayed; two runs.
+async fn two_accounts_under_one_key(url: &str, header: &'static str, refusal: &str, runs: &Runs) {
+    let post = |account: Option<&'static str>| {
+        let mut request = client::http()
+            .post(url)
+            .header("Idempotency-Key", "\"k-shared\"")
+            .header("Content-Type", "application/json")
+            .body("{}");
+        if let Some(account) = account {
+            request = request.header(header, account);
+        }
+        async move { client::answer(request.send().await.unwrap()).await }
+    };
+    let refused = post(None).await;
+    assert_eq!((refused.status, refused.text().as_str()), (403, refusal));
+    let a = post(Some("acct_A")).await;
+    let b = post(Some("acct_B")).await;
+    assert_eq!((a.status, b.status), (200, 200));
+    assert!(
+        !b.is_replay() && a.body != b.body,
+        "acct_B got acct_A's answer"
+    );
+    assert!(post(Some("acct_A")).await.is_replay());
+    assert_eq!(runs.lock().unwrap().len(), 2);
+}
+
 async fn scope_from_auth(db_url: &str) {
     use idem_server::request::FromExtension;
     let db = Db::open(db_url, DbOptions::default()).await.unwrap();
@@ -353,33 +381,7 @@ async fn scope_from_auth(db_url: &str) {
         .layer(TwoStepLayer::new(db, route, scopes, BodyLimits::default()))
         .layer(axum::middleware::from_fn(auth));
     let url = format!("{}/v2/a", spawn(guarded).await);
-    let post = |user: Option<&'static str>| {
-        let mut request = client::http()
-            .post(&url)
-            .header("Idempotency-Key", "\"k-shared\"")
-            .header("Content-Type", "application/json")
-            .body("{}");
-        if let Some(user) = user {
-            request = request.header("x-user", user);
-        }
-        async move { client::answer(request.send().await.unwrap()).await }
-    };
-    // The application's refusal, as it wrote it.
-    let refused = post(None).await;
-    assert_eq!(
-        (refused.status, refused.text().as_str()),
-        (403, "who are you?")
-    );
-    // One key, two accounts: two scopes, two runs, never each other's answer.
-    let a = post(Some("acct_A")).await;
-    let b = post(Some("acct_B")).await;
-    assert_eq!((a.status, b.status), (200, 200));
-    assert!(
-        !b.is_replay() && a.body != b.body,
-        "acct_B got acct_A's answer"
-    );
-    assert!(post(Some("acct_A")).await.is_replay());
-    assert_eq!(runs.lock().unwrap().len(), 2);
+    two_accounts_under_one_key(&url, "x-user", "who are you?", &runs).await;
 
     // Wired without the auth layer: a server bug, 500, the work never runs.
     let db = Db::open(db_url, DbOptions::default()).await.unwrap();
@@ -921,4 +923,46 @@ async fn a_reworded_free_text_field_is_the_same_request_on_sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reworded_free_text_field_is_the_same_request_on_postgres() {
     reworded_note(&Postgres::shared().fresh_database("fields").await).await;
+}
+
+/// The application's own extractor: `X-Api-Key` names the account; without it, its own
+/// rejection.
+struct ApiAccount(String);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ApiAccount {
+    type Rejection = (http::StatusCode, &'static str);
+
+    async fn from_request_parts(
+        parts: &mut http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        match parts.headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
+            Some(account) => Ok(ApiAccount(account.to_owned())),
+            None => Err((http::StatusCode::FORBIDDEN, "no api key")),
+        }
+    }
+}
+
+/// The tenant from any extractor of the application's (`TwoStepLayer::tenant_from`): its
+/// rejection is the answer as it wrote it, and two accounts under one key are two requests.
+async fn tenant_from_extractor(db_url: &str) {
+    let db = Db::open(db_url, DbOptions::default()).await.unwrap();
+    let runs = Runs::default();
+    let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
+    // The layer's own scopes are replaced by the extractor's tenant.
+    let layer = TwoStepLayer::new(db, route, BearerTenants::new(), BodyLimits::default())
+        .tenant_from(|account: ApiAccount| Arc::from(account.0.as_str()));
+    let url = format!("{}/v2/a", spawn(app(runs.clone()).layer(layer)).await);
+    two_accounts_under_one_key(&url, "x-api-key", "no api key", &runs).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tenant_comes_from_an_extractor_of_the_application_on_sqlite() {
+    let (_dir, url) = sqlite("extractor.db");
+    tenant_from_extractor(&url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tenant_comes_from_an_extractor_of_the_application_on_postgres() {
+    tenant_from_extractor(&Postgres::shared().fresh_database("extractor").await).await;
 }
