@@ -34,7 +34,9 @@ const test = base.extend<{ app: App }>({
       await use({
         async open(page) {
           await page.goto(`${origin}/?server=${encodeURIComponent(api.url)}&token=${token}`);
-          await expect(page.locator('#pay')).toBeVisible();
+          // Enabled once the SDK is initialised and the click is wired (visible is too early:
+          // a click before that did nothing, and the outcome stayed "none").
+          await expect(page.locator('#pay')).toBeEnabled();
         },
         async arm(faults) {
           const response = await fetch(`${api.url}/api/demo/faults`, {

@@ -28,7 +28,10 @@ for (const op of client.pending()) {
   }
 }
 
-document.querySelector<HTMLButtonElement>('#pay')!.addEventListener('click', async () => {
+const pay = document.querySelector<HTMLButtonElement>('#pay')!;
+pay.addEventListener('click', async () => {
   shown.dataset.kind = 'paying';
   show(await client.submit('checkout:cart-vite', { cart: 'cart-vite', amount: 1299, card: 'tok_visa' }));
 });
+// Pay works from now on (a click while the module still loaded would have done nothing).
+pay.disabled = false;
