@@ -32,14 +32,7 @@ impl IdempotentRequest {
         db: &Db,
         route: &RouteConfig,
     ) -> Result<Option<ClaimTx>, HttpResponse> {
-        let request = db::Request {
-            scope: &self.scope,
-            key: self.key.as_deref(),
-            body: &self.body,
-            route,
-            target: self.target.as_ref(),
-        };
-        match db.begin(now_ms(), request).await {
+        match db.begin(now_ms(), self.to_store(route)).await {
             Ok(Begin::Execute(claim)) => Ok(Some(claim)),
             Ok(Begin::Unkeyed) => Ok(None),
             // `Answer` holds only decisions that have a response; a bug otherwise.
@@ -47,6 +40,17 @@ impl IdempotentRequest {
                 Err(response_for(&decision).unwrap_or_else(internal_error))
             }
             Err(e) => Err(storage_error(&e)),
+        }
+    }
+
+    /// This request as the table reads it, on `route`.
+    fn to_store<'a>(&'a self, route: &'a RouteConfig) -> db::Request<'a> {
+        db::Request {
+            scope: &self.scope,
+            key: self.key.as_deref(),
+            body: &self.body,
+            route,
+            target: self.target.as_ref(),
         }
     }
 
@@ -117,14 +121,7 @@ impl IdempotentRequest {
         route: &RouteConfig,
         first: &RouteInsert<'_>,
     ) -> Result<BeginWith, HttpResponse> {
-        let request = db::Request {
-            scope: &self.scope,
-            key: self.key.as_deref(),
-            body: &self.body,
-            route,
-            target: self.target.as_ref(),
-        };
-        match db.begin_with(now_ms(), request, first).await {
+        match db.begin_with(now_ms(), self.to_store(route), first).await {
             Ok(BeginWith::Answer(decision)) => {
                 Err(response_for(&decision).unwrap_or_else(internal_error))
             }

@@ -26,6 +26,23 @@ use crate::{
     support::postgres::Postgres,
 };
 
+/// `$check(database URL)` as two tests: on a fresh SQLite file and on a fresh PostgreSQL
+/// database.
+macro_rules! on_both_backends {
+    ($check:ident: $sqlite:ident, $postgres:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            let (_dir, url) = sqlite(concat!(stringify!($check), ".db"));
+            $check(&url).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            $check(&Postgres::shared().fresh_database(stringify!($check)).await).await;
+        }
+    };
+}
+
 /// Every handler run: which route, with what.
 type Runs = Arc<Mutex<Vec<String>>>;
 
@@ -77,21 +94,29 @@ fn app(runs: Runs) -> Router<()> {
 }
 
 async fn start(db_url: &str) -> (String, Runs) {
-    let db = Db::open(db_url, DbOptions::default())
-        .await
-        .expect("open the database");
     let runs = Runs::default();
-    let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
-    let layer = TwoStepLayer::new(
-        db,
-        route,
-        BearerTenants::new().with("token-a", "tenant-a"),
-        BodyLimits::default(),
-    )
-    .max_saved_bytes(SAVED);
+    let layer = layer_on(db_url).await.max_saved_bytes(SAVED);
     let app = app(runs.clone()).layer(layer);
     let url = spawn(app).await;
     (url, runs)
+}
+
+/// A layer on a fresh pool of `db_url`: every key required, a released claim on a work error,
+/// the tenant from `scopes`, default body limits.
+async fn layer_with(
+    db_url: &str,
+    scopes: impl idem_server::request::ScopeExtractor,
+) -> TwoStepLayer {
+    let db = Db::open(db_url, DbOptions::default())
+        .await
+        .expect("open the database");
+    let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
+    TwoStepLayer::new(db, route, scopes, BodyLimits::default())
+}
+
+/// [`layer_with`] the one tenant `token-a` names.
+async fn layer_on(db_url: &str) -> TwoStepLayer {
+    layer_with(db_url, BearerTenants::new().with("token-a", "tenant-a")).await
 }
 
 /// Serve `app` on a free port of 127.0.0.1: its base URL.
@@ -132,6 +157,24 @@ async fn send(
     client::answer(request.send().await.expect("send")).await
 }
 
+/// A `POST` of `body` to `base` + `path` under `key`, as [`send`].
+async fn post_to(
+    base: &str,
+    path: &str,
+    key: &str,
+    content_type: Option<&str>,
+    body: &str,
+) -> Answer {
+    send(
+        "POST",
+        &format!("{base}{path}"),
+        Some(key),
+        content_type,
+        body,
+    )
+    .await
+}
+
 const JSON: Option<&str> = Some("application/json");
 const FORM: Option<&str> = Some("application/x-www-form-urlencoded");
 
@@ -141,11 +184,11 @@ async fn any_route(db_url: &str) {
     let at = |path: &str| format!("{url}{path}");
 
     // Another endpoint, same key and body: 422, never /v2/a's answer.
-    let a = send("POST", &at("/v2/a"), Some("k-ab"), JSON, r#"{"x":1}"#).await;
+    let a = post_to(&url, "/v2/a", "k-ab", JSON, r#"{"x":1}"#).await;
     assert_eq!(a.status, 200, "{}", a.text());
-    let b = send("POST", &at("/v2/b"), Some("k-ab"), JSON, r#"{"x":1}"#).await;
+    let b = post_to(&url, "/v2/b", "k-ab", JSON, r#"{"x":1}"#).await;
     assert_eq!(b.status, 422, "{}", b.text());
-    let again = send("POST", &at("/v2/a"), Some("k-ab"), JSON, r#"{ "x" : 1.0 }"#).await;
+    let again = post_to(&url, "/v2/a", "k-ab", JSON, r#"{ "x" : 1.0 }"#).await;
     assert!(
         again.is_replay() && again.body == a.body,
         "the same request, respelled"
@@ -154,43 +197,20 @@ async fn any_route(db_url: &str) {
 
     // Another resource: cus_B never gets cus_A's answer; a percent-encoded spelling of cus_A
     // is cus_A.
-    let note_a = send(
-        "POST",
-        &at("/v1/customers/cus_A/notes"),
-        Some("k-note"),
-        JSON,
-        "{}",
-    )
-    .await;
+    let note_a = post_to(&url, "/v1/customers/cus_A/notes", "k-note", JSON, "{}").await;
     assert_eq!(note_a.status, 200);
-    let note_b = send(
-        "POST",
-        &at("/v1/customers/cus_B/notes"),
-        Some("k-note"),
-        JSON,
-        "{}",
-    )
-    .await;
+    let note_b = post_to(&url, "/v1/customers/cus_B/notes", "k-note", JSON, "{}").await;
     assert_eq!(note_b.status, 422);
-    let spelled = send(
-        "POST",
-        &at("/v1/customers/cus%5FA/notes"),
-        Some("k-note"),
-        JSON,
-        "{}",
-    )
-    .await;
+    let spelled = post_to(&url, "/v1/customers/cus%5FA/notes", "k-note", JSON, "{}").await;
     assert!(spelled.is_replay(), "{}", spelled.text());
     // Another query is another request; the same pairs in another order are not.
-    let q1 = send("POST", &at("/v2/a?b=2&a=1"), Some("k-query"), JSON, "{}").await;
+    let q1 = post_to(&url, "/v2/a?b=2&a=1", "k-query", JSON, "{}").await;
     assert_eq!(q1.status, 200);
-    assert!(
-        send("POST", &at("/v2/a?a=1&b=2"), Some("k-query"), JSON, "{}")
-            .await
-            .is_replay()
-    );
+    assert!(post_to(&url, "/v2/a?a=1&b=2", "k-query", JSON, "{}")
+        .await
+        .is_replay());
     assert_eq!(
-        send("POST", &at("/v2/a?a=1&b=3"), Some("k-query"), JSON, "{}")
+        post_to(&url, "/v2/a?a=1&b=3", "k-query", JSON, "{}")
             .await
             .status,
         422
@@ -198,78 +218,67 @@ async fn any_route(db_url: &str) {
     assert_eq!(count(), 3);
 
     // A Stripe-shaped form route: read as pairs, not refused as "not JSON".
-    let charge = send(
-        "POST",
-        &at("/v1/charges"),
-        Some("k-charge"),
+    let charge = post_to(
+        &url,
+        "/v1/charges",
+        "k-charge",
         FORM,
         "amount=2590&currency=usd",
     )
     .await;
     assert_eq!(charge.status, 200, "{}", charge.text());
-    let respelled = send(
-        "POST",
-        &at("/v1/charges"),
-        Some("k-charge"),
+    let respelled = post_to(
+        &url,
+        "/v1/charges",
+        "k-charge",
         FORM,
         "currency=usd&amount=2590",
     )
     .await;
     assert!(respelled.is_replay() && respelled.body == charge.body);
-    let other = send(
-        "POST",
-        &at("/v1/charges"),
-        Some("k-charge"),
+    let other = post_to(
+        &url,
+        "/v1/charges",
+        "k-charge",
         FORM,
         "amount=9999&currency=usd",
     )
     .await;
     assert_eq!(other.status, 422);
     // Any other media type is its bytes.
-    let text = send(
-        "POST",
-        &at("/v2/b"),
-        Some("k-text"),
-        Some("text/plain"),
-        "not json",
-    )
-    .await;
+    let text = post_to(&url, "/v2/b", "k-text", Some("text/plain"), "not json").await;
     assert_eq!(text.status, 200, "{}", text.text());
-    assert!(send(
-        "POST",
-        &at("/v2/b"),
-        Some("k-text"),
-        Some("text/plain"),
-        "not json"
-    )
-    .await
-    .is_replay());
+    assert!(
+        post_to(&url, "/v2/b", "k-text", Some("text/plain"), "not json")
+            .await
+            .is_replay()
+    );
     assert_eq!(count(), 5);
 
     // A body-less confirm runs once per key; another intent under the key is 422.
-    let confirm = send(
-        "POST",
-        &at("/v1/payment_intents/pi_1/confirm"),
-        Some("k-confirm"),
+    let confirm = post_to(
+        &url,
+        "/v1/payment_intents/pi_1/confirm",
+        "k-confirm",
         None,
         "",
     )
     .await;
     assert_eq!(confirm.status, 200, "{}", confirm.text());
-    assert!(send(
-        "POST",
-        &at("/v1/payment_intents/pi_1/confirm"),
-        Some("k-confirm"),
+    assert!(post_to(
+        &url,
+        "/v1/payment_intents/pi_1/confirm",
+        "k-confirm",
         None,
         ""
     )
     .await
     .is_replay());
     assert_eq!(
-        send(
-            "POST",
-            &at("/v1/payment_intents/pi_2/confirm"),
-            Some("k-confirm"),
+        post_to(
+            &url,
+            "/v1/payment_intents/pi_2/confirm",
+            "k-confirm",
             None,
             ""
         )
@@ -288,9 +297,9 @@ async fn any_route(db_url: &str) {
 
     // An answer too large to save: the caller gets all of it, the key is completed, and a
     // retry is told so with the same status; the export ran once.
-    let export = send("POST", &at("/v1/exports"), Some("k-export"), JSON, "{}").await;
+    let export = post_to(&url, "/v1/exports", "k-export", JSON, "{}").await;
     assert_eq!((export.status, export.body.len()), (201, 3 * SAVED));
-    let retry = send("POST", &at("/v1/exports"), Some("k-export"), JSON, "{}").await;
+    let retry = post_to(&url, "/v1/exports", "k-export", JSON, "{}").await;
     assert_eq!(retry.status, 201);
     assert!(retry.is_replay());
     let problem = retry.problem();
@@ -304,17 +313,7 @@ async fn any_route(db_url: &str) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_layer_in_front_of_many_routes_on_sqlite() {
-    let (_dir, url) = sqlite("any-route.db");
-    any_route(&url).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_layer_in_front_of_many_routes_on_postgres() {
-    let url = Postgres::shared().fresh_database("any_route").await;
-    any_route(&url).await;
-}
+on_both_backends!(any_route: one_layer_in_front_of_many_routes_on_sqlite, one_layer_in_front_of_many_routes_on_postgres);
 
 /// What the application's own authentication leaves in a request.
 #[derive(Clone)]
@@ -373,37 +372,23 @@ async fn two_accounts_under_one_key(url: &str, header: &'static str, refusal: &s
 
 async fn scope_from_auth(db_url: &str) {
     use idem_server::request::FromExtension;
-    let db = Db::open(db_url, DbOptions::default()).await.unwrap();
     let runs = Runs::default();
-    let scopes = FromExtension::new(|user: &User| Arc::from(user.account.as_str()));
-    let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
+    let scopes = || FromExtension::new(|user: &User| Arc::from(user.account.as_str()));
     let guarded = app(runs.clone())
-        .layer(TwoStepLayer::new(db, route, scopes, BodyLimits::default()))
+        .layer(layer_with(db_url, scopes()).await)
         .layer(axum::middleware::from_fn(auth));
     let url = format!("{}/v2/a", spawn(guarded).await);
     two_accounts_under_one_key(&url, "x-user", "who are you?", &runs).await;
 
     // Wired without the auth layer: a server bug, 500, the work never runs.
-    let db = Db::open(db_url, DbOptions::default()).await.unwrap();
-    let scopes = FromExtension::new(|user: &User| Arc::from(user.account.as_str()));
-    let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
-    let bare = app(runs.clone()).layer(TwoStepLayer::new(db, route, scopes, BodyLimits::default()));
+    let bare = app(runs.clone()).layer(layer_with(db_url, scopes()).await);
     let bare_url = format!("{}/v2/a", spawn(bare).await);
     let unwired = send("POST", &bare_url, Some("k-bare"), JSON, "{}").await;
     assert_eq!(unwired.status, 500);
     assert_eq!(runs.lock().unwrap().len(), 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_scope_comes_from_the_application_auth_on_sqlite() {
-    let (_dir, url) = sqlite("auth.db");
-    scope_from_auth(&url).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_scope_comes_from_the_application_auth_on_postgres() {
-    scope_from_auth(&Postgres::shared().fresh_database("scope_from_auth").await).await;
-}
+on_both_backends!(scope_from_auth: the_scope_comes_from_the_application_auth_on_sqlite, the_scope_comes_from_the_application_auth_on_postgres);
 
 /// The work of the wait-mode route: slow enough that every duplicate arrives while it runs.
 const SLOW_MS: u64 = 400;
@@ -414,14 +399,7 @@ async fn slow_servers(db_url: &str, servers: usize, wait: bool) -> (Vec<String>,
     let runs = Runs::default();
     let mut urls = Vec::new();
     for _ in 0..servers {
-        let db = Db::open(db_url, DbOptions::default()).await.unwrap();
-        let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
-        let mut layer = TwoStepLayer::new(
-            db,
-            route,
-            BearerTenants::new().with("token-a", "tenant-a"),
-            BodyLimits::default(),
-        );
+        let mut layer = layer_on(db_url).await;
         if wait {
             layer = layer.wait_for_first(std::time::Duration::from_secs(5));
         }
@@ -598,16 +576,8 @@ mod atomic {
 
     async fn atomic_route(db_url: &str) {
         create_tables(db_url).await;
-        let db = Db::open(db_url, DbOptions::default()).await.unwrap();
         let fail = Arc::new(AtomicBool::new(false));
-        let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
-        let layer = TwoStepLayer::new(
-            db,
-            route,
-            BearerTenants::new().with("token-a", "tenant-a"),
-            BodyLimits::default(),
-        )
-        .atomic();
+        let layer = layer_on(db_url).await.atomic();
         let app = Router::new()
             .route("/v1/accounts/{id}/notes", post(add_note))
             .with_state(fail.clone())
@@ -685,11 +655,8 @@ mod atomic {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_commit_that_fails_releases_the_claim_on_postgres() {
         let db_url = Postgres::shared().fresh_database("atomic_abort").await;
-        let db = Db::open(&db_url, DbOptions::default()).await.unwrap();
         let fail = Arc::new(AtomicBool::new(true));
-        let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
-        let tenants = BearerTenants::new().with("token-a", "tenant-a");
-        let layer = TwoStepLayer::new(db, route, tenants, BodyLimits::default()).atomic();
+        let layer = layer_on(&db_url).await.atomic();
         let app = Router::new()
             .route("/v1/broken", post(broken))
             .with_state(fail)
@@ -731,16 +698,7 @@ mod atomic {
         );
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_atomic_route_commits_its_writes_with_the_answer_on_sqlite() {
-        let (_dir, url) = sqlite("atomic.db");
-        atomic_route(&url).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_atomic_route_commits_its_writes_with_the_answer_on_postgres() {
-        atomic_route(&Postgres::shared().fresh_database("atomic_route").await).await;
-    }
+    on_both_backends!(atomic_route: an_atomic_route_commits_its_writes_with_the_answer_on_sqlite, an_atomic_route_commits_its_writes_with_the_answer_on_postgres);
 }
 
 /// The phases pattern through the layer: the handler saves a typed recovery point before
@@ -861,27 +819,16 @@ mod phases {
         }
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_retry_resumes_from_the_saved_point_on_sqlite() {
-        let (_dir, url) = sqlite("phases.db");
-        resumes(&url).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_retry_resumes_from_the_saved_point_on_postgres() {
-        resumes(&Postgres::shared().fresh_database("phases_route").await).await;
-    }
+    on_both_backends!(resumes: a_retry_resumes_from_the_saved_point_on_sqlite, a_retry_resumes_from_the_saved_point_on_postgres);
 }
 
 /// A route that leaves a free-text field out of the fingerprint: a retry that reworded it is
 /// the same request (the replay), not a 422 a client would answer with a new key and a second
 /// payment; any other field still binds.
 async fn reworded_note(db_url: &str) {
-    let db = Db::open(db_url, DbOptions::default()).await.unwrap();
     let runs = Runs::default();
-    let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
-    let tenants = BearerTenants::new().with("token-a", "tenant-a");
-    let layer = TwoStepLayer::new(db, route, tenants, BodyLimits::default())
+    let layer = layer_on(db_url)
+        .await
         .fingerprint_fields(idem_store::BodyFields::Except(vec!["note".into()]));
     let url = format!("{}/v2/a", spawn(app(runs.clone()).layer(layer)).await);
     let first = send(
@@ -914,16 +861,7 @@ async fn reworded_note(db_url: &str) {
     assert_eq!(runs.lock().unwrap().len(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reworded_free_text_field_is_the_same_request_on_sqlite() {
-    let (_dir, url) = sqlite("fields.db");
-    reworded_note(&url).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reworded_free_text_field_is_the_same_request_on_postgres() {
-    reworded_note(&Postgres::shared().fresh_database("fields").await).await;
-}
+on_both_backends!(reworded_note: a_reworded_free_text_field_is_the_same_request_on_sqlite, a_reworded_free_text_field_is_the_same_request_on_postgres);
 
 /// The application's own extractor: `X-Api-Key` names the account; without it, its own
 /// rejection.
@@ -946,23 +884,13 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ApiAccount {
 /// The tenant from any extractor of the application's (`TwoStepLayer::tenant_from`): its
 /// rejection is the answer as it wrote it, and two accounts under one key are two requests.
 async fn tenant_from_extractor(db_url: &str) {
-    let db = Db::open(db_url, DbOptions::default()).await.unwrap();
     let runs = Runs::default();
-    let route = RouteConfig::required("any route", ErrorPolicy::ReleaseClaim);
-    // The layer's own scopes are replaced by the extractor's tenant.
-    let layer = TwoStepLayer::new(db, route, BearerTenants::new(), BodyLimits::default())
+    // The layer's own scopes (no tenant at all) are replaced by the extractor's tenant.
+    let layer = layer_with(db_url, BearerTenants::new())
+        .await
         .tenant_from(|account: ApiAccount| Arc::from(account.0.as_str()));
     let url = format!("{}/v2/a", spawn(app(runs.clone()).layer(layer)).await);
     two_accounts_under_one_key(&url, "x-api-key", "no api key", &runs).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_tenant_comes_from_an_extractor_of_the_application_on_sqlite() {
-    let (_dir, url) = sqlite("extractor.db");
-    tenant_from_extractor(&url).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_tenant_comes_from_an_extractor_of_the_application_on_postgres() {
-    tenant_from_extractor(&Postgres::shared().fresh_database("extractor").await).await;
-}
+on_both_backends!(tenant_from_extractor: the_tenant_comes_from_an_extractor_of_the_application_on_sqlite, the_tenant_comes_from_an_extractor_of_the_application_on_postgres);
