@@ -201,3 +201,8 @@ async fn a_takeover_that_waited_for_a_saved_point_resumes_from_it() {
         other => panic!("expected the takeover, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_route_write_that_names_no_plain_column_is_refused_and_writes_nothing() {
+    storage::a_route_write_that_names_no_plain_column_is_refused_and_writes_nothing(Pg).await;
+}

@@ -156,3 +156,8 @@ async fn a_second_write_inside_an_open_claim_fails_instead_of_waiting_forever() 
         Begin::Execute(_)
     ));
 }
+
+#[tokio::test]
+async fn a_route_write_that_names_no_plain_column_is_refused_and_writes_nothing() {
+    storage::a_route_write_that_names_no_plain_column_is_refused_and_writes_nothing(Sqlite).await;
+}

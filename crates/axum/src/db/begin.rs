@@ -396,18 +396,13 @@ impl Db {
     ) -> Result<Option<Decided>, DbError> {
         let now = fresh.clock.at;
         let expires_at = rules::expires_at(now, fresh.retention_ms);
-        let shape = (
-            "claim_creating",
-            [first.table, first.columns, first.values, first.id],
-            first.params.len(),
-        );
         let token = self.inner.sql.token;
         let statement = self
             .inner
             .composed
-            .get(shape, || sql::claim_creating(token, first));
+            .get(first.shape("claim_creating"), || sql::claim_creating(token, first))?;
         let query = sqlx::query_as(sqlx::AssertSqlSafe(statement));
-        let written: Option<(i64, i64)> = bind_params!(query, &first.params)
+        let written: Option<(i64, i64)> = bind_params!(query, first.params())
             .bind(id.scope)
             .bind(id.key)
             .bind(&fp.0[..])

@@ -33,6 +33,12 @@ pub enum DbError {
         /// The value.
         value: u64,
     },
+    /// A route's own write ([`RouteInsert`](super::RouteInsert),
+    /// [`RouteUpdate`](super::RouteUpdate)) names a table or column that is not a plain
+    /// identifier, or names no column, or updates with no filter: a bug in the route, found
+    /// before any statement ran. Answer 500.
+    #[error("route write refused: {0}")]
+    InvalidWrite(String),
     /// The URL names no database idem can open (`sqlite:…` or `postgres://…`).
     #[error("unsupported database url {0:?}: expected sqlite:PATH or postgres://…")]
     Url(String),

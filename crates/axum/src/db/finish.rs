@@ -181,30 +181,27 @@ impl Db {
                     Finish::Commit(_) => "commit_with",
                     Finish::Release => "release_with",
                 };
-                let shape = (
-                    which,
-                    [update.table, update.set, update.filter, ""],
-                    update.params.len(),
-                );
-                let statement = self.inner.composed.get(shape, || {
-                    let first = update.params.len() + 1;
+                let statement = self.inner.composed.get(update.shape(which), || {
+                    let first = update.param_count() + 1;
                     let fenced = match finish {
                         Finish::Commit(_) => sql::commit_from(first),
                         Finish::Release => sql::release_from(first),
                     };
-                    format!(
+                    Ok(format!(
                         "WITH idem AS ({fenced}), \
                          route AS ({} AND EXISTS (SELECT 1 FROM idem) RETURNING 1) \
                          SELECT COUNT(*) AS held FROM idem",
-                        update.gated_sql()
-                    )
-                });
+                        update.sql()?
+                    ))
+                })?;
                 let query = sqlx::query_scalar(sqlx::AssertSqlSafe(statement));
-                let query = bind_params!(query, &update.params);
+                let query = bind_params!(query, update.params());
                 let held: i64 = bind_fence!(query, fence, &finish).fetch_one(pool).await?;
                 held > 0
             }
             Pool::Sqlite(_) => {
+                // Composed (or refused) before anything is written.
+                let update_sql = self.inner.composed.get(update.shape("update"), || update.sql())?;
                 let (mut tx, _turn) = self.write_tx().await?;
                 let statement = match finish {
                     Finish::Commit(_) => sql::COMMIT,
@@ -220,10 +217,8 @@ impl Db {
                     tx.rollback().await?;
                     false
                 } else {
-                    let shape = ("update", [update.table, update.set, update.filter, ""], 0);
-                    let sql = self.inner.composed.get(shape, || update.plain_sql());
                     with_tx!(&mut tx, |conn| {
-                        bind_params!(sqlx::query(sqlx::AssertSqlSafe(sql)), &update.params)
+                        bind_params!(sqlx::query(sqlx::AssertSqlSafe(update_sql)), update.params())
                             .execute(conn)
                             .await
                             .map(|_| ())

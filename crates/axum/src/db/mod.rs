@@ -17,7 +17,7 @@
 //! together ([`Db::commit_with`]: one statement on PostgreSQL).
 //!
 //! ```no_run
-//! use idem_axum::db::{BeginWith, Db, DbError, DbOptions, Param, Request, RouteInsert, RouteUpdate};
+//! use idem_axum::db::{BeginWith, Db, DbError, DbOptions, Request, RouteInsert, RouteUpdate};
 //! use idem_store::{http, ErrorPolicy, RouteConfig, SavedResponse};
 //!
 //! const CHECKOUT: RouteConfig = RouteConfig::required("POST /api/checkout", ErrorPolicy::ReleaseClaim);
@@ -28,13 +28,7 @@
 //! {
 //!     let request = Request { scope: tenant, key, body, route: &CHECKOUT, target: None };
 //!     // Phase 1: the claim and the order, together or not at all.
-//!     let first = RouteInsert {
-//!         table: "orders",
-//!         columns: "body, paid",
-//!         values: "$1, 0",
-//!         id: "id",
-//!         params: vec![Param::Bytes(body)],
-//!     };
+//!     let first = RouteInsert::new("orders").value("body", body).value("paid", 0);
 //!     let (claim, order) = match db.begin_with(now, request, &first).await? {
 //!         BeginWith::Created { claim, id } => (claim, id),
 //!         // A takeover, or a claim after a release, of this same request: resume the order
@@ -56,12 +50,7 @@
 //!     let charged = charge(&format!("charge:{order}")).await;
 //!
 //!     // Phase 3: the business change and the saved response, fenced, together.
-//!     let paid = RouteUpdate {
-//!         table: "orders",
-//!         set: "paid = $1",
-//!         filter: "id = $2",
-//!         params: vec![Param::Int(1), Param::Int(order)],
-//!     };
+//!     let paid = RouteUpdate::new("orders").set("paid", 1).filter("id", order);
 //!     match charged {
 //!         Ok(()) => {
 //!             let response = SavedResponse::json(201, format!(r#"{{"order":{order}}}"#).into_bytes());
@@ -438,16 +427,15 @@ impl ClaimTx {
     /// nothing the route can use (an order deleted by hand): the work starts again from a
     /// new row, which the next worker then resumes.
     pub async fn create(&mut self, first: &RouteInsert<'_>) -> Result<i64, DbError> {
-        let shape = (
-            "insert",
-            [first.table, first.columns, first.values, first.id],
-            0,
-        );
-        let statement = self.db.inner.composed.get(shape, || first.plain_sql());
+        let statement = self
+            .db
+            .inner
+            .composed
+            .get(first.shape("insert"), || first.plain_sql())?;
         let id: i64 = with_tx!(&mut self.tx, |conn| {
             write::bind_params!(
                 sqlx::query_scalar(sqlx::AssertSqlSafe(statement)),
-                &first.params
+                first.params()
             )
             .fetch_one(conn)
             .await

@@ -20,7 +20,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use super::{Clock, RouteInsert};
+use super::{Clock, DbError, RouteInsert};
 
 /// The columns of a claim, in the order [`super::row`] reads them.
 const COLUMNS: &str = "c.fingerprint, c.on_error, c.status, c.token, c.locked_at, \
@@ -131,11 +131,12 @@ impl Dialect {
 /// key, fingerprint) has no recovery point to resume; the route's row only if the claim was;
 /// the recovery point only if the row was. Returns `token` and the row's `id`, or no row if
 /// nothing was written.
-pub(crate) fn claim_creating(token: &str, first: &RouteInsert<'_>) -> String {
-    let p = |i: usize| format!("${}", first.params.len() + i);
+pub(crate) fn claim_creating(token: &str, first: &RouteInsert<'_>) -> Result<String, DbError> {
+    let route = first.parts()?;
+    let p = |i: usize| format!("${}", first.params().len() + i);
     let (scope, key, fp, on_error, now, expires_at, retention) =
         (p(1), p(2), p(3), p(4), p(5), p(6), p(7));
-    format!(
+    Ok(format!(
         "WITH idem AS (INSERT INTO idem_claims (scope, key, fingerprint, on_error, status, \
          token, locked_at, created_at, expires_at, retention_ms) \
          SELECT {scope}, {key}, {fp}, {on_error}, 'in_flight', {token}, {now}, {now}, \
@@ -151,11 +152,11 @@ pub(crate) fn claim_creating(token: &str, first: &RouteInsert<'_>) -> String {
             ON CONFLICT (scope, key, fingerprint) \
             DO UPDATE SET point = excluded.point, expires_at = excluded.expires_at) \
          SELECT idem.token, route.id FROM idem, route",
-        table = first.table,
-        columns = first.columns,
-        values = first.values,
-        id = first.id,
-    )
+        table = route.table,
+        columns = route.columns,
+        values = route.placeholders,
+        id = route.id,
+    ))
 }
 
 /// The rows [`idem_store::Record::is_expired`] at $now under $lock_ms: past retention and
@@ -288,19 +289,39 @@ pub(crate) const ROWS: &str = "SELECT c.scope, c.key, c.fingerprint, c.on_error,
 #[derive(Debug, Default)]
 pub(crate) struct Composed(Mutex<HashMap<Shape, Arc<str>>>);
 
-/// What a composed statement's text depends on: which statement, the route's `'static`
-/// parts, and how many parameters the route binds before idem's.
-pub(crate) type Shape = (&'static str, [&'static str; 4], usize);
+/// What a composed statement's text depends on: which statement and the route's names
+/// (its values are bound, so they are not part of it; their count follows from the names).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Shape {
+    pub(crate) statement: &'static str,
+    pub(crate) table: &'static str,
+    /// The inserted or set columns.
+    pub(crate) columns: Vec<&'static str>,
+    /// An update's filter columns.
+    pub(crate) filters: Vec<&'static str>,
+    /// An insert's id column.
+    pub(crate) id: &'static str,
+}
 
 impl Composed {
-    /// The text of `shape`, built by `build` the first time.
-    pub(crate) fn get(&self, shape: Shape, build: impl FnOnce() -> String) -> Arc<str> {
+    /// The text of `shape`, built by `build` the first time (a refused build is not kept:
+    /// the next call refuses it again).
+    pub(crate) fn get(
+        &self,
+        shape: Shape,
+        build: impl FnOnce() -> Result<String, DbError>,
+    ) -> Result<Arc<str>, DbError> {
         // A poisoned lock only means a panic elsewhere while it was held; the map is still
         // whole (an insert either happened or not).
         let mut map = self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Arc::clone(map.entry(shape).or_insert_with(|| build().into()))
+        if let Some(text) = map.get(&shape) {
+            return Ok(Arc::clone(text));
+        }
+        let text: Arc<str> = build()?.into();
+        map.insert(shape, Arc::clone(&text));
+        Ok(text)
     }
 }

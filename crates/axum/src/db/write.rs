@@ -1,9 +1,20 @@
-//! A route's one business update, handed to [`Db::commit_with`](super::Db::commit_with) so
-//! the fenced commit and the update go to the database together: on PostgreSQL in one
-//! statement, gated on the fence (`… AND EXISTS (SELECT 1 FROM idem)`), which this type adds
-//! itself so a route cannot forget it.
+//! A route's own row writes that travel with a claim's statements: the first row created
+//! with the claim ([`RouteInsert`], [`Db::begin_with`](super::Db::begin_with)) and the one
+//! business update carried by the fenced commit ([`RouteUpdate`],
+//! [`Db::commit_with`](super::Db::commit_with)); on PostgreSQL each is one statement with
+//! idem's own, gated on the claim (`… SELECT … FROM idem`, `… AND EXISTS (SELECT 1 FROM
+//! idem)`), which these types add themselves so a route cannot forget it.
+//!
+//! A route names its table and columns and hands its values; it writes no SQL. Names are
+//! checked as plain identifiers (letters, digits and `_`, not starting with a digit; a table
+//! may be `schema.table`) when the statement is composed, and a name that is not one is
+//! [`DbError::InvalidWrite`](super::DbError::InvalidWrite), never text in a statement. Values
+//! only ever travel as bound parameters.
 
-/// A value bound to a `$n` of a [`RouteUpdate`].
+use super::DbError;
+
+/// A value bound to one column of a [`RouteInsert`] or a [`RouteUpdate`]. Built from the
+/// Rust value with `From`: `i64`, `&str`, `Option<&str>`, `&[u8]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Param<'a> {
     /// A `BIGINT` / `INTEGER`.
@@ -16,88 +27,88 @@ pub enum Param<'a> {
     Bytes(&'a [u8]),
 }
 
-/// `UPDATE <table> SET <set> WHERE <filter>`, with `$1`, `$2`, … in `set` and `filter`
-/// bound to `params` in order. The parts are `'static` text (sqlx's guard against
-/// injection: values only ever travel as parameters).
-///
-/// ```
-/// use idem_axum::db::{Param, RouteUpdate};
-///
-/// let paid = RouteUpdate {
-///     table: "orders",
-///     set: "status = $1, charge_id = $2",
-///     filter: "id = $3",
-///     params: vec![Param::Text("paid"), Param::OptionalText(Some("ch_1")), Param::Int(7)],
-/// };
-/// # let _ = paid;
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RouteUpdate<'a> {
-    /// The table.
-    pub table: &'static str,
-    /// The `SET` list.
-    pub set: &'static str,
-    /// The `WHERE` condition.
-    pub filter: &'static str,
-    /// `$1`, `$2`, … in order.
-    pub params: Vec<Param<'a>>,
+impl From<i64> for Param<'_> {
+    fn from(v: i64) -> Self {
+        Self::Int(v)
+    }
 }
 
-impl RouteUpdate<'_> {
-    /// The update as is (SQLite, inside the fenced transaction).
-    pub(crate) fn plain_sql(&self) -> String {
-        format!(
-            "UPDATE {} SET {} WHERE {}",
-            self.table, self.set, self.filter
-        )
+impl<'a> From<&'a str> for Param<'a> {
+    fn from(v: &'a str) -> Self {
+        Self::Text(v)
     }
+}
 
-    /// The update with its `WHERE` in parentheses, ready for `AND <fence>` (PostgreSQL).
-    pub(crate) fn gated_sql(&self) -> String {
-        format!(
-            "UPDATE {} SET {} WHERE ({})",
-            self.table, self.set, self.filter
-        )
+impl<'a> From<&'a String> for Param<'a> {
+    fn from(v: &'a String) -> Self {
+        Self::Text(v)
+    }
+}
+
+impl<'a> From<Option<&'a str>> for Param<'a> {
+    fn from(v: Option<&'a str>) -> Self {
+        Self::OptionalText(v)
+    }
+}
+
+impl<'a> From<&'a [u8]> for Param<'a> {
+    fn from(v: &'a [u8]) -> Self {
+        Self::Bytes(v)
     }
 }
 
 /// A route's first row, created with its claim by [`Db::begin_with`](super::Db::begin_with)
-/// (or in an open claim's transaction by [`ClaimTx::create`](super::ClaimTx::create)):
-/// `INSERT INTO <table> (<columns>) VALUES (<values>) RETURNING <id>`, with `$1`, `$2`, … in
-/// `values` bound to `params` in order. `id` names an integer column (a `BIGSERIAL`, an
-/// `INTEGER PRIMARY KEY`): the value it returns is the claim's recovery point, so every later
-/// worker of the same request resumes this row.
+/// (or in an open claim's transaction by [`ClaimTx::create`](super::ClaimTx::create)). Its
+/// integer id column (a `BIGSERIAL`, an `INTEGER PRIMARY KEY`; `id` unless
+/// [`returning`](Self::returning) names another) becomes the claim's recovery point, so every
+/// later worker of the same request resumes this row.
 ///
 /// ```
-/// use idem_axum::db::{Param, RouteInsert};
+/// use idem_axum::db::RouteInsert;
 ///
-/// let order = RouteInsert {
-///     table: "orders",
-///     columns: "scope, cart, amount, status",
-///     values: "$1, $2, $3, 'pending'",
-///     id: "id",
-///     params: vec![Param::Text("tenant-a"), Param::Text("cart-1"), Param::Int(4200)],
-/// };
+/// let order = RouteInsert::new("orders")
+///     .value("scope", "tenant-a")
+///     .value("cart", "cart-1")
+///     .value("amount", 4200)
+///     .value("status", "pending");
 /// # let _ = order;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteInsert<'a> {
-    /// The table.
-    pub table: &'static str,
-    /// The column list.
-    pub columns: &'static str,
-    /// The values, one per column.
-    pub values: &'static str,
-    /// The integer column returned as the recovery point.
-    pub id: &'static str,
-    /// `$1`, `$2`, … in order.
-    pub params: Vec<Param<'a>>,
+    table: &'static str,
+    columns: Vec<&'static str>,
+    values: Vec<Param<'a>>,
+    id: &'static str,
 }
 
-impl RouteInsert<'_> {
+impl<'a> RouteInsert<'a> {
+    /// A row of `table`, with no column yet.
+    pub fn new(table: &'static str) -> Self {
+        Self {
+            table,
+            columns: Vec::new(),
+            values: Vec::new(),
+            id: "id",
+        }
+    }
+
+    /// `column` set to `value`.
+    #[must_use]
+    pub fn value(mut self, column: &'static str, value: impl Into<Param<'a>>) -> Self {
+        self.columns.push(column);
+        self.values.push(value.into());
+        self
+    }
+
+    /// The integer column whose value is the recovery point (`id` by default).
+    #[must_use]
+    pub fn returning(mut self, id: &'static str) -> Self {
+        self.id = id;
+        self
+    }
+
     /// The recovery point of the row `id`: its decimal digits. The one-statement claim on
-    /// PostgreSQL writes the same bytes in SQL, `convert_to(CAST(id AS TEXT), 'UTF8')`
-    /// ([`super::sql::claim_creating`]).
+    /// PostgreSQL writes the same bytes in SQL, `convert_to(CAST(id AS TEXT), 'UTF8')`.
     pub fn point(id: i64) -> Vec<u8> {
         id.to_string().into_bytes()
     }
@@ -107,12 +118,194 @@ impl RouteInsert<'_> {
         std::str::from_utf8(point).ok()?.parse().ok()
     }
 
-    /// The insert as is, returning the id.
-    pub(crate) fn plain_sql(&self) -> String {
-        format!(
+    /// What the statement's text depends on (the values are bound, not written).
+    pub(crate) fn shape(&self, statement: &'static str) -> super::sql::Shape {
+        super::sql::Shape {
+            statement,
+            table: self.table,
+            columns: self.columns.clone(),
+            filters: Vec::new(),
+            id: self.id,
+        }
+    }
+
+    /// The values, bound `$1`, `$2`, … in column order.
+    pub(crate) fn params(&self) -> &[Param<'a>] {
+        &self.values
+    }
+
+    /// The checked parts the statements are composed from: table, column list, `$1, …, $k`,
+    /// id column.
+    pub(crate) fn parts(&self) -> Result<InsertParts<'_>, DbError> {
+        if self.columns.is_empty() {
+            return Err(DbError::InvalidWrite(format!(
+                "an insert into {:?} names no column",
+                self.table
+            )));
+        }
+        for name in self.columns.iter().chain([&self.id]) {
+            identifier(name)?;
+        }
+        Ok(InsertParts {
+            table: table_name(self.table)?,
+            columns: self.columns.join(", "),
+            placeholders: placeholders(1, self.columns.len()),
+            id: self.id,
+        })
+    }
+
+    /// `INSERT … RETURNING <id>`, alone (in an open claim transaction).
+    pub(crate) fn plain_sql(&self) -> Result<String, DbError> {
+        let p = self.parts()?;
+        Ok(format!(
             "INSERT INTO {} ({}) VALUES ({}) RETURNING {}",
-            self.table, self.columns, self.values, self.id
-        )
+            p.table, p.columns, p.placeholders, p.id
+        ))
+    }
+}
+
+/// A [`RouteInsert`]'s statement parts, each checked.
+pub(crate) struct InsertParts<'i> {
+    pub(crate) table: &'static str,
+    pub(crate) columns: String,
+    /// `$1, $2, …`, one per column.
+    pub(crate) placeholders: String,
+    pub(crate) id: &'i str,
+}
+
+/// A route's one business update, carried by the fenced commit
+/// ([`Db::commit_with`](super::Db::commit_with)): `UPDATE <table> SET <column> = <value>, …
+/// WHERE <column> = <value> AND …`. At least one [`set`](Self::set) and one
+/// [`filter`](Self::filter): an update of every row is refused, not run.
+///
+/// ```
+/// use idem_axum::db::RouteUpdate;
+///
+/// let paid = RouteUpdate::new("orders")
+///     .set("status", "paid")
+///     .set("charge_id", Some("ch_1"))
+///     .filter("id", 7);
+/// # let _ = paid;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteUpdate<'a> {
+    table: &'static str,
+    sets: Vec<&'static str>,
+    filters: Vec<&'static str>,
+    /// The sets' values, then the filters'.
+    set_values: Vec<Param<'a>>,
+    filter_values: Vec<Param<'a>>,
+}
+
+impl<'a> RouteUpdate<'a> {
+    /// An update of `table`, with nothing set yet.
+    pub fn new(table: &'static str) -> Self {
+        Self {
+            table,
+            sets: Vec::new(),
+            filters: Vec::new(),
+            set_values: Vec::new(),
+            filter_values: Vec::new(),
+        }
+    }
+
+    /// `column = value` in the `SET` list.
+    #[must_use]
+    pub fn set(mut self, column: &'static str, value: impl Into<Param<'a>>) -> Self {
+        self.sets.push(column);
+        self.set_values.push(value.into());
+        self
+    }
+
+    /// `column = value` in the `WHERE` condition (all of them must hold).
+    #[must_use]
+    pub fn filter(mut self, column: &'static str, value: impl Into<Param<'a>>) -> Self {
+        self.filters.push(column);
+        self.filter_values.push(value.into());
+        self
+    }
+
+    /// What the statement's text depends on (the values are bound, not written).
+    pub(crate) fn shape(&self, statement: &'static str) -> super::sql::Shape {
+        super::sql::Shape {
+            statement,
+            table: self.table,
+            columns: self.sets.clone(),
+            filters: self.filters.clone(),
+            id: "",
+        }
+    }
+
+    /// The values, bound `$1`, `$2`, … : the sets', then the filters'.
+    pub(crate) fn params(&self) -> impl Iterator<Item = &Param<'a>> {
+        self.set_values.iter().chain(&self.filter_values)
+    }
+
+    /// How many values [`params`](Self::params) binds.
+    pub(crate) fn param_count(&self) -> usize {
+        self.set_values.len() + self.filter_values.len()
+    }
+
+    /// `UPDATE <table> SET … WHERE (…)`, the condition in parentheses so a caller may add
+    /// `AND <fence>` (PostgreSQL); SQLite runs it as it is.
+    pub(crate) fn sql(&self) -> Result<String, DbError> {
+        if self.sets.is_empty() || self.filters.is_empty() {
+            return Err(DbError::InvalidWrite(format!(
+                "an update of {:?} needs at least one column set and one filter",
+                self.table
+            )));
+        }
+        let table = table_name(self.table)?;
+        let mut n = 0;
+        let mut assign = |name: &&'static str| -> Result<String, DbError> {
+            n += 1;
+            Ok(format!("{} = ${n}", identifier(name)?))
+        };
+        let sets: Vec<String> = self.sets.iter().map(&mut assign).collect::<Result<_, _>>()?;
+        let filters: Vec<String> = self
+            .filters
+            .iter()
+            .map(&mut assign)
+            .collect::<Result<_, _>>()?;
+        Ok(format!(
+            "UPDATE {table} SET {} WHERE ({})",
+            sets.join(", "),
+            filters.join(" AND ")
+        ))
+    }
+}
+
+/// `$first, $first+1, …`, `count` of them.
+pub(crate) fn placeholders(first: usize, count: usize) -> String {
+    (first..first + count)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `name` if it is a plain SQL identifier, written as it is without quoting on both backends.
+fn identifier(name: &'static str) -> Result<&'static str, DbError> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(name)
+    } else {
+        Err(DbError::InvalidWrite(format!(
+            "{name:?} is not a plain SQL identifier (letters, digits, _)"
+        )))
+    }
+}
+
+/// A table name: an identifier, or `schema.table`.
+fn table_name(name: &'static str) -> Result<&'static str, DbError> {
+    match name.split_once('.') {
+        Some((schema, table)) => {
+            // Both halves are checked; each is a sub-slice of the 'static name.
+            identifier(schema).and(identifier(table)).map(|_| name)
+        }
+        None => identifier(name),
     }
 }
 
@@ -133,3 +326,68 @@ macro_rules! bind_params {
 }
 
 pub(crate) use bind_params;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_insert_names_its_columns_and_binds_its_values_in_order() {
+        let insert = RouteInsert::new("shop.orders")
+            .value("scope", "a")
+            .value("amount", 4200)
+            .returning("order_id");
+        assert_eq!(
+            insert.plain_sql().unwrap(),
+            "INSERT INTO shop.orders (scope, amount) VALUES ($1, $2) RETURNING order_id"
+        );
+        assert_eq!(insert.params(), &[Param::Text("a"), Param::Int(4200)]);
+    }
+
+    #[test]
+    fn an_update_numbers_its_sets_then_its_filters() {
+        let update = RouteUpdate::new("orders")
+            .set("status", "paid")
+            .set("charge_id", None::<&str>)
+            .filter("id", 7)
+            .filter("scope", "a");
+        assert_eq!(
+            update.sql().unwrap(),
+            "UPDATE orders SET status = $1, charge_id = $2 WHERE (id = $3 AND scope = $4)"
+        );
+        let params: Vec<_> = update.params().copied().collect();
+        assert_eq!(
+            params,
+            [
+                Param::Text("paid"),
+                Param::OptionalText(None),
+                Param::Int(7),
+                Param::Text("a")
+            ]
+        );
+        assert_eq!(update.param_count(), 4);
+    }
+
+    #[test]
+    fn a_name_that_is_not_an_identifier_is_refused_not_written() {
+        let refused = |e: Result<String, DbError>| matches!(e, Err(DbError::InvalidWrite(_)));
+        for table in ["orders; DROP TABLE x", "", "1orders", "a.b.c", "or ders", "\"o\""] {
+            assert!(refused(RouteInsert::new(table).value("a", 1).plain_sql()), "{table}");
+            assert!(
+                refused(RouteUpdate::new(table).set("a", 1).filter("b", 2).sql()),
+                "{table}"
+            );
+        }
+        assert!(refused(RouteInsert::new("t").value("a = 1 --", 1).plain_sql()));
+        assert!(refused(RouteInsert::new("t").value("a", 1).returning("id)").plain_sql()));
+        assert!(refused(RouteUpdate::new("t").set("a", 1).filter("b OR 1", 2).sql()));
+    }
+
+    #[test]
+    fn an_update_of_every_row_or_of_nothing_is_refused() {
+        let refused = |e: Result<String, DbError>| matches!(e, Err(DbError::InvalidWrite(_)));
+        assert!(refused(RouteUpdate::new("t").set("a", 1).sql()));
+        assert!(refused(RouteUpdate::new("t").filter("a", 1).sql()));
+        assert!(refused(RouteInsert::new("t").plain_sql()));
+    }
+}

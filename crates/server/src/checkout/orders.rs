@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::{
-    db::{Db, Param, RouteInsert, RouteUpdate, Tx},
+    db::{Db, RouteInsert, RouteUpdate, Tx},
     sql::now_ms,
     with_pool, with_tx,
 };
@@ -76,20 +76,14 @@ pub fn insert<'a>(
     request: &'a CheckoutRequest,
     created_at: i64,
 ) -> RouteInsert<'a> {
-    RouteInsert {
-        table: "orders",
-        columns: "scope, idem_key, cart, amount, card, status, created_at",
-        values: "$1, $2, $3, $4, $5, 'pending', $6",
-        id: "id",
-        params: vec![
-            Param::Text(scope),
-            Param::Text(key),
-            Param::Text(&request.cart),
-            Param::Int(request.amount),
-            Param::Text(&request.card),
-            Param::Int(created_at),
-        ],
-    }
+    RouteInsert::new("orders")
+        .value("scope", scope)
+        .value("idem_key", key)
+        .value("cart", &request.cart)
+        .value("amount", request.amount)
+        .value("card", &request.card)
+        .value("status", "pending")
+        .value("created_at", created_at)
 }
 
 /// Create the order `pending` inside an open transaction, returning the whole row (a route
@@ -143,16 +137,10 @@ pub async fn resume(tx: &mut Tx, scope: &str, id: i64) -> Result<Option<Order>, 
 /// PayCo's answer on the order, as the business update the fenced commit carries
 /// ([`Db::commit_with`]: one statement with it on PostgreSQL).
 pub fn settlement<'a>(id: i64, status: &'a str, charge: Option<&'a str>) -> RouteUpdate<'a> {
-    RouteUpdate {
-        table: "orders",
-        set: "status = $1, charge_id = $2",
-        filter: "id = $3",
-        params: vec![
-            Param::Text(status),
-            Param::OptionalText(charge),
-            Param::Int(id),
-        ],
-    }
+    RouteUpdate::new("orders")
+        .set("status", status)
+        .set("charge_id", charge)
+        .filter("id", id)
 }
 
 /// Record PayCo's answer on the order inside an open transaction (a route that has more

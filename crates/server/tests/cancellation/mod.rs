@@ -29,7 +29,7 @@ use std::{
 use idem_server::{
     consumer::{Consumer, ConsumerConfig, Processed},
     db::{
-        AppMigrations, Backend, Begin, BeginWith, Claim, Db, DbOptions, Param, Request,
+        AppMigrations, Backend, Begin, BeginWith, Claim, Db, DbOptions, Request,
         RouteInsert, RouteUpdate,
     },
     with_tx,
@@ -364,22 +364,13 @@ fn request(key: &str) -> Request<'_> {
 }
 
 fn first_order() -> RouteInsert<'static> {
-    RouteInsert {
-        table: "orders",
-        columns: "status",
-        values: "$1",
-        id: "id",
-        params: vec![Param::Text("pending")],
-    }
+    RouteInsert::new("orders").value("status", "pending")
 }
 
 fn paid(order: i64) -> RouteUpdate<'static> {
-    RouteUpdate {
-        table: "orders",
-        set: "status = $1",
-        filter: "id = $2",
-        params: vec![Param::Text("paid"), Param::Int(order)],
-    }
+    RouteUpdate::new("orders")
+        .set("status", "paid")
+        .filter("id", order)
 }
 
 fn created() -> SavedResponse {

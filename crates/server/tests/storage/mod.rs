@@ -13,7 +13,7 @@ use std::{
 
 use idem_server::{
     db::{
-        AppMigrations, Begin, BeginWith, ClaimTx, Clock, Db, DbError, DbOptions, Param, Request,
+        AppMigrations, Begin, BeginWith, ClaimTx, Clock, Db, DbError, DbOptions, Request,
         RouteInsert,
     },
     with_tx,
@@ -211,15 +211,10 @@ pub async fn a_fenced_commit_rolls_the_handlers_writes_back(kind: Kind) {
 /// (`Db::commit_with`, one statement on PostgreSQL): a zombie's update is never applied,
 /// whether it commits or fails (release or save); the holder's is, with its response.
 pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
-    use idem_server::db::{Param, RouteUpdate};
+    use idem_server::db::RouteUpdate;
 
     let db = table(kind).await;
-    let status = |s: &'static str| RouteUpdate {
-        table: "orders",
-        set: "status = $1",
-        filter: "id = $2",
-        params: vec![Param::Text(s), Param::Int(7)],
-    };
+    let status = |s: &'static str| RouteUpdate::new("orders").set("status", s).filter("id", 7);
     for route in [&CHECKOUT, &SAVING] {
         raw(&db, "DELETE FROM orders").await;
         tables::wipe(&db).await;
@@ -342,15 +337,43 @@ pub async fn the_recovery_point_outlives_a_release_for_the_same_request_only(kin
     assert_eq!(orders(&db).await, vec![(3, "retrying".into())]);
 }
 
+/// A route write whose names are not plain identifiers is refused before anything is
+/// written: `begin_with` leaves no claim and no row (the retry with a fixed route claims
+/// afresh), `commit_with` leaves the claim held and the row as it was.
+pub async fn a_route_write_that_names_no_plain_column_is_refused_and_writes_nothing(kind: Kind) {
+    let db = table(kind).await;
+    let injected = RouteInsert::new("orders")
+        .value("id", 1)
+        .value("status) VALUES (2, 'x'); --", "pending");
+    let refused = db
+        .begin_with(0, request("k", BODY, &CHECKOUT), &injected)
+        .await;
+    assert!(
+        matches!(refused, Err(DbError::InvalidWrite(_))),
+        "{refused:?}"
+    );
+    assert!(db.row(0, "tenant-a", "k").await.unwrap().is_none());
+    assert_eq!(orders(&db).await, vec![]);
+
+    let BeginWith::Created { claim, id } = begin_with(&db, 1, "k", BODY, 1).await else {
+        panic!("the key is still free");
+    };
+    let everything = idem_server::db::RouteUpdate::new("orders").set("status", "paid");
+    let refused = db.commit_with(2, &claim, created(id), &everything).await;
+    assert!(
+        matches!(refused, Err(DbError::InvalidWrite(_))),
+        "{refused:?}"
+    );
+    assert_eq!(orders(&db).await, vec![(1, "pending".into())]);
+    let row = db.row(3, "tenant-a", "k").await.unwrap().unwrap();
+    assert_eq!(row.state, idem_store::RowState::InFlight, "the claim is still held");
+}
+
 /// The test route's first row for `Db::begin_with`: an order with the given id.
 fn first_order(id: i64) -> RouteInsert<'static> {
-    RouteInsert {
-        table: "orders",
-        columns: "id, status",
-        values: "$1, 'pending'",
-        id: "id",
-        params: vec![Param::Int(id)],
-    }
+    RouteInsert::new("orders")
+        .value("id", id)
+        .value("status", "pending")
 }
 
 async fn begin_with(db: &Db, now: u64, key: &str, body: &[u8], order: i64) -> BeginWith {
