@@ -38,6 +38,7 @@ mod statements;
 mod stub;
 mod unkeyed;
 
+use idem_server::db::Finish;
 use std::{
     net::SocketAddr,
     sync::{
@@ -377,10 +378,10 @@ async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json:
                 };
                 let order = orders::Order::pending(id, &key, &order_request, created_at);
                 let settled = orders::settlement(order.id, "paid", Some("ch_1"));
-                db.commit_with(
+                db.finish_with(
                     now,
                     &claim,
-                    SavedResponse::json(201, b"{}".to_vec()),
+                    Finish::Commit(SavedResponse::json(201, b"{}".to_vec())),
                     &settled,
                 )
                 .await

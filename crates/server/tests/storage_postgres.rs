@@ -7,6 +7,7 @@ mod storage;
 mod support;
 mod tables;
 
+use idem_server::db::Finish;
 use idem_server::db::{Begin, Db};
 use support::postgres::Postgres;
 use tables::Kind::Postgres as Pg;
@@ -90,7 +91,7 @@ async fn a_stopped_server_is_unavailable_and_service_resumes() {
     let err = db.begin(1, storage_request("b")).await.unwrap_err();
     assert!(err.is_unavailable(), "{err}");
     assert_eq!(err.status(), 503);
-    let err = db.release(1, &first).await.unwrap_err();
+    let err = db.finish(1, &first, Finish::Release).await.unwrap_err();
     assert!(err.is_unavailable(), "{err}");
     pg.resume();
     // The pool reconnects on its own.
@@ -112,7 +113,7 @@ async fn a_stopped_server_is_unavailable_and_service_resumes() {
         db.begin(3, storage_request("a")).await.unwrap(),
         Begin::Answer(idem_store::Begin::InFlight { .. })
     ));
-    db.release(3, &first).await.unwrap();
+    db.finish(3, &first, Finish::Release).await.unwrap();
 }
 
 fn storage_request(key: &'static str) -> idem_server::db::Request<'static> {

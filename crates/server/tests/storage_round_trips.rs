@@ -13,6 +13,7 @@ mod shared;
 mod support;
 mod tables;
 
+use idem_server::db::Finish;
 use std::{
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -89,7 +90,7 @@ fn request(key: &str) -> Request<'_> {
 struct Counted {
     /// The read, and the claim with the order and its recovery point (`Db::begin_with`).
     begin_with: usize,
-    /// The fenced commit with the order's settlement (`Db::commit_with`).
+    /// The fenced commit with the order's settlement (`Db::finish_with`).
     commit: usize,
     replay: usize,
     conflict: usize,
@@ -109,7 +110,9 @@ async fn keyed_first(db: &Db, key: &str) -> (BeginWith, Option<Claim>) {
     let claim = claim.clone();
     let settled = orders::settlement(*id, "paid", Some("ch_1"));
     let saved = SavedResponse::json(201, b"{}".to_vec());
-    db.commit_with(1, &claim, saved, &settled).await.unwrap();
+    db.finish_with(1, &claim, Finish::Commit(saved), &settled)
+        .await
+        .unwrap();
     (begun, Some(claim))
 }
 
@@ -125,7 +128,11 @@ async fn count_steps(db: &Db, count: &AtomicUsize) -> Counted {
     };
     let settled = orders::settlement(id, "paid", Some("ch_1"));
     let saved = SavedResponse::json(201, b"{}".to_vec());
-    let (done, commit) = statements_of(count, db.commit_with(1, &claim, saved, &settled)).await;
+    let (done, commit) = statements_of(
+        count,
+        db.finish_with(1, &claim, Finish::Commit(saved), &settled),
+    )
+    .await;
     done.expect("fenced commit");
     let (replay, replay_statements) = statements_of(count, db.begin(2, request("k"))).await;
     assert!(
@@ -144,7 +151,7 @@ async fn count_steps(db: &Db, count: &AtomicUsize) -> Counted {
         ),
         "a 409"
     );
-    db.release(5, &held).await.expect("release");
+    db.finish(5, &held, Finish::Release).await.expect("release");
     let (again, reclaim) = statements_of(count, db.begin(6, request("held"))).await;
     let Begin::Execute(again) = again.unwrap() else {
         panic!("the same request claims a released key again")

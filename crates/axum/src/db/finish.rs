@@ -4,7 +4,7 @@
 
 use idem_store::{
     rules::{self, Finish},
-    EventKind, SavedResponse,
+    EventKind,
 };
 
 use crate::with_tx;
@@ -13,7 +13,7 @@ use super::{
     error::to_i64,
     row, sql,
     write::{bind_params, RouteUpdate},
-    Claim, CommitTx, Db, DbError, Pool,
+    Claim, Db, DbError, FinishTx, Pool,
 };
 
 /// The claim's side of a fenced write, ready to bind: `$1` scope, `$2` key, `$3` token, and
@@ -67,87 +67,49 @@ macro_rules! bind_fence {
 }
 
 impl Db {
-    /// Open the fenced transaction that ends `claim` with a response: do the business
-    /// writes in [`CommitTx::tx`], then [`CommitTx::commit`]. For one business `UPDATE`,
-    /// [`commit_with`](Self::commit_with) does it in fewer round trips.
-    pub async fn commit_tx(&self, claim: &Claim) -> Result<CommitTx, DbError> {
-        let (tx, turn) = self.write_tx().await?;
-        Ok(CommitTx {
-            claim: claim.clone(),
-            tx,
-            db: self.clone(),
-            _turn: turn,
-        })
-    }
-
-    /// Save `response` for `claim`, with no business writes, in one statement: the two-step
-    /// save, for work that could not share the transaction (safe only when that work is
-    /// idempotent downstream). `Err(DbError::Fenced)` if the claim was lost.
-    pub async fn save(
-        &self,
-        now: u64,
-        claim: &Claim,
-        response: SavedResponse,
-    ) -> Result<(), DbError> {
-        self.finish_alone(now, claim, Finish::Commit(response))
-            .await
-    }
-
-    /// The work failed: follow the route's declared policy ([`Claim::on_error`]): release
-    /// the claim (a retry runs the work again, resuming the recovery point) or save
-    /// `response` for replay, in one statement. Fenced either way. With business writes of
-    /// its own, a route uses [`fail_with`](Self::fail_with) or [`CommitTx::fail`].
-    pub async fn fail(
-        &self,
-        now: u64,
-        claim: &Claim,
-        response: SavedResponse,
-    ) -> Result<(), DbError> {
-        let finish = rules::finish(claim.on_error, response);
+    /// End `claim`, fenced, in one statement with no business writes: `Finish::Commit`
+    /// saves the response (the two-step save, for work that could not share the
+    /// transaction: safe only when that work is idempotent downstream), `Finish::Release`
+    /// releases it (`UPDATE … SET released_token = token WHERE token = $mine`: the row stays,
+    /// bound to its fingerprint until retention ends, so the same request's retry claims it
+    /// again and resumes the recovery point, and another request under the key is 422). For
+    /// work that failed, [`Claim::failed`] gives the route's declared policy.
+    /// `Err(DbError::Fenced)` if the claim was lost (taken over, released, saved, pruned):
+    /// nothing was written. The row's own retention restarts at `now` on a commit.
+    pub async fn finish(&self, now: u64, claim: &Claim, finish: Finish) -> Result<(), DbError> {
         self.finish_alone(now, claim, finish).await
     }
 
-    /// Release the claim if it is still ours (`UPDATE … SET released_token = token WHERE
-    /// token = $mine`, one statement): the row stays, bound to its fingerprint until
-    /// retention ends, so the same request's retry claims it again and resumes the recovery
-    /// point, and another request under the key is 422. A zombie's release changes nothing
-    /// and returns `Err(DbError::Fenced)`.
-    pub async fn release(&self, now: u64, claim: &Claim) -> Result<(), DbError> {
-        self.finish_alone(now, claim, Finish::Release).await
-    }
-
-    /// The fenced commit with the route's one business update (say, "order paid"): both
-    /// happen, or, if `claim` was lost, neither, and the result is `Err(DbError::Fenced)`.
+    /// End `claim` with the route's one business update (say, "order paid"): both happen,
+    /// or, if `claim` was lost, neither, and the result is `Err(DbError::Fenced)`.
     ///
     /// On PostgreSQL this is **one statement** (one round trip, no `BEGIN`/`COMMIT`): a
     /// `WITH` whose first part is the fenced `UPDATE idem_claims … WHERE token = $mine
     /// RETURNING 1` and whose second is the route's `UPDATE`, run only `WHERE EXISTS` a row
     /// from the first. SQLite has no data-modifying `WITH`: there it is one `BEGIN
     /// IMMEDIATE` transaction of the two updates, rolled back when the fenced one changes
-    /// nothing. The row's own retention restarts at `now`.
-    pub async fn commit_with(
+    /// nothing.
+    pub async fn finish_with(
         &self,
         now: u64,
         claim: &Claim,
-        response: SavedResponse,
+        finish: Finish,
         update: &RouteUpdate<'_>,
     ) -> Result<(), DbError> {
-        self.finish_with(now, claim, Finish::Commit(response), update)
-            .await
+        self.finish_updating(now, claim, finish, update).await
     }
 
-    /// The work failed: the route's declared policy ([`Claim::on_error`]) with the route's
-    /// one business update (say, "order declined"), fenced and atomic as
-    /// [`commit_with`](Self::commit_with).
-    pub async fn fail_with(
-        &self,
-        now: u64,
-        claim: &Claim,
-        response: SavedResponse,
-        update: &RouteUpdate<'_>,
-    ) -> Result<(), DbError> {
-        let finish = rules::finish(claim.on_error, response);
-        self.finish_with(now, claim, finish, update).await
+    /// Open the fenced transaction that ends `claim`: do the business writes in
+    /// [`FinishTx::tx`], then [`FinishTx::finish`]. For one business `UPDATE`,
+    /// [`finish_with`](Self::finish_with) does it in fewer round trips.
+    pub async fn finish_tx(&self, claim: &Claim) -> Result<FinishTx, DbError> {
+        let (tx, turn) = self.write_tx().await?;
+        Ok(FinishTx {
+            claim: claim.clone(),
+            tx,
+            db: self.clone(),
+            _turn: turn,
+        })
     }
 
     /// `finish` as one statement of its own.
@@ -167,7 +129,7 @@ impl Db {
         self.finished(fence.now, claim, finish, changed > 0)
     }
 
-    async fn finish_with(
+    async fn finish_updating(
         &self,
         now: u64,
         claim: &Claim,
@@ -178,7 +140,7 @@ impl Db {
         let held = match &self.inner.pool {
             Pool::Postgres(pool) => {
                 let which = match finish {
-                    Finish::Commit(_) => "commit_with",
+                    Finish::Commit(_) => "finish_with",
                     Finish::Release => "release_with",
                 };
                 let statement = self.inner.composed.get(update.shape(which), || {
@@ -201,7 +163,10 @@ impl Db {
             }
             Pool::Sqlite(_) => {
                 // Composed (or refused) before anything is written.
-                let update_sql = self.inner.composed.get(update.shape("update"), || update.sql())?;
+                let update_sql = self
+                    .inner
+                    .composed
+                    .get(update.shape("update"), || update.sql())?;
                 let (mut tx, _turn) = self.write_tx().await?;
                 let statement = match finish {
                     Finish::Commit(_) => sql::COMMIT,
@@ -218,10 +183,13 @@ impl Db {
                     false
                 } else {
                     with_tx!(&mut tx, |conn| {
-                        bind_params!(sqlx::query(sqlx::AssertSqlSafe(update_sql)), update.params())
-                            .execute(conn)
-                            .await
-                            .map(|_| ())
+                        bind_params!(
+                            sqlx::query(sqlx::AssertSqlSafe(update_sql)),
+                            update.params()
+                        )
+                        .execute(conn)
+                        .await
+                        .map(|_| ())
                     })?;
                     tx.commit().await?;
                     true
@@ -250,33 +218,14 @@ impl Db {
     }
 }
 
-impl CommitTx {
-    /// The fenced commit: `UPDATE … SET status = 'done', response = … WHERE token = $mine`
-    /// in this transaction, then `COMMIT`. If the update changed no row (the claim was
-    /// taken over, released or pruned), the transaction rolls back, the route's business
-    /// writes with it, and the result is `Err(DbError::Fenced)`. The row's own retention
-    /// restarts at `now` (on the table's clock: [`Claim::retention_ms`]).
-    pub async fn commit(self, now: u64, response: SavedResponse) -> Result<(), DbError> {
-        self.finish(now, Finish::Commit(response)).await
-    }
-
-    /// The work failed: apply the route's declared policy ([`Claim::on_error`]) in this
-    /// transaction, with the route's own writes (say, "order declined"): save `response`
-    /// for replay, or release the claim (`UPDATE … SET released_token = token WHERE token =
-    /// $mine`). Fenced like
-    /// [`commit`](Self::commit): a lost claim rolls everything back.
-    pub async fn fail(self, now: u64, response: SavedResponse) -> Result<(), DbError> {
-        let finish = rules::finish(self.claim.on_error, response);
-        self.finish(now, finish).await
-    }
-
-    /// Release the claim in this transaction, with the route's own writes, whatever the
-    /// policy (a route that knows its work did nothing downstream).
-    pub async fn release(self, now: u64) -> Result<(), DbError> {
-        self.finish(now, Finish::Release).await
-    }
-
-    async fn finish(mut self, now: u64, finish: Finish) -> Result<(), DbError> {
+impl FinishTx {
+    /// End the claim in this transaction, with the route's own writes: `Finish::Commit`
+    /// saves the response (`UPDATE … SET status = 'done', response = … WHERE token = $mine`),
+    /// `Finish::Release` releases the claim; [`Claim::failed`] gives the route's declared
+    /// policy for work that failed. Then `COMMIT`. If the fenced update changed no row (the
+    /// claim was taken over, released or pruned), the transaction rolls back, the route's
+    /// business writes with it, and the result is `Err(DbError::Fenced)`.
+    pub async fn finish(mut self, now: u64, finish: Finish) -> Result<(), DbError> {
         let db = self.db.clone();
         let fence = Fence::new(&db, &self.claim, now, &finish)?;
         let statement = match finish {

@@ -14,10 +14,10 @@
 //! route's first row (the order), whose id is the recovery point ([`Db::begin_with`]: one
 //! statement on PostgreSQL); the foreign call (PayCo) is made outside any transaction under a
 //! key derived from that point; a final fenced write records the result and the response
-//! together ([`Db::commit_with`]: one statement on PostgreSQL).
+//! together ([`Db::finish_with`]: one statement on PostgreSQL).
 //!
 //! ```no_run
-//! use idem_axum::db::{BeginWith, Db, DbError, DbOptions, Request, RouteInsert, RouteUpdate};
+//! use idem_axum::db::{BeginWith, Db, DbError, DbOptions, Finish, Request, RouteInsert, RouteUpdate};
 //! use idem_store::{http, ErrorPolicy, RouteConfig, SavedResponse};
 //!
 //! const CHECKOUT: RouteConfig = RouteConfig::required("POST /api/checkout", ErrorPolicy::ReleaseClaim);
@@ -54,7 +54,7 @@
 //!     match charged {
 //!         Ok(()) => {
 //!             let response = SavedResponse::json(201, format!(r#"{{"order":{order}}}"#).into_bytes());
-//!             match db.commit_with(now, &claim, response.clone(), &paid).await {
+//!             match db.finish_with(now, &claim, Finish::Commit(response.clone()), &paid).await {
 //!                 Ok(()) => Ok(http::HttpResponse::original(response)),
 //!                 // Taken over meanwhile: the order update did not happen either.
 //!                 Err(DbError::Fenced) => Ok(http::lease_lost()),
@@ -65,7 +65,7 @@
 //!             // The route's declared policy decides: release (a retry resumes the order)
 //!             // or save the error for replay.
 //!             let declined = SavedResponse::json(402, br#"{"error":"declined"}"#.to_vec());
-//!             db.fail(now, &claim, declined.clone()).await?;
+//!             db.finish(now, &claim, claim.failed(declined.clone())).await?;
 //!             Ok(http::HttpResponse::original(declined))
 //!         }
 //!     }
@@ -74,7 +74,7 @@
 //! ```
 //!
 //! A route whose first writes are more than one row uses [`Db::begin`]: the claim's
-//! transaction stays open ([`ClaimTx`]) for them and commits with them; [`Db::commit_tx`]
+//! transaction stays open ([`ClaimTx`]) for them and commits with them; [`Db::finish_tx`]
 //! opens the fenced transaction for any number of business writes.
 //!
 //! Read-only views for the HTTP side: [`Db::rows`] (one scope, paged by key), [`Db::row`]
@@ -155,6 +155,8 @@ use tokio::sync::broadcast;
 use crate::with_tx;
 
 pub use error::DbError;
+/// How a claim ends: its response saved, or released (idem-store's, used as it is).
+pub use idem_store::rules::Finish;
 pub use tx::{PgTx, Tx};
 pub use write::{Param, RouteInsert, RouteUpdate};
 
@@ -348,9 +350,17 @@ impl Claim {
         &self.fingerprint
     }
 
-    /// The error policy the route declared, which [`Db::fail`] follows.
+    /// The error policy the route declared, which [`failed`](Self::failed) follows.
     pub fn on_error(&self) -> ErrorPolicy {
         self.on_error
+    }
+
+    /// How the work's failure ends this claim under the route's declared policy: release it
+    /// (a retry runs the work again, resuming the recovery point) or save `response` for
+    /// replay (idem-store's [`rules::finish`](idem_store::rules::finish)). Hand it to
+    /// [`Db::finish`], [`Db::finish_with`] or [`FinishTx::finish`].
+    pub fn failed(&self, response: idem_store::SavedResponse) -> Finish {
+        idem_store::rules::finish(self.on_error, response)
     }
 
     /// The row's retention after each write, fixed when the key was first claimed.
@@ -462,18 +472,18 @@ impl ClaimTx {
     }
 }
 
-/// The fenced transaction that ends a claim with a response ([`Db::commit_tx`]): the
-/// route's business writes go into [`tx`](Self::tx), then [`commit`](Self::commit) saves
-/// the response in the same transaction, only if the claim is still ours.
+/// The fenced transaction that ends a claim ([`Db::finish_tx`]): the route's business writes
+/// go into [`tx`](Self::tx), then [`finish`](Self::finish) saves the response (or releases
+/// the claim) in the same transaction, only if the claim is still ours.
 #[derive(Debug)]
-pub struct CommitTx {
+pub struct FinishTx {
     claim: Claim,
     tx: Tx,
     db: Db,
     _turn: WriterTurn,
 }
 
-impl CommitTx {
+impl FinishTx {
     /// The transaction, for the route's business writes.
     pub fn tx(&mut self) -> &mut Tx {
         &mut self.tx

@@ -1,7 +1,7 @@
 //! A route's own row writes that travel with a claim's statements: the first row created
 //! with the claim ([`RouteInsert`], [`Db::begin_with`](super::Db::begin_with)) and the one
 //! business update carried by the fenced commit ([`RouteUpdate`],
-//! [`Db::commit_with`](super::Db::commit_with)); on PostgreSQL each is one statement with
+//! [`Db::finish_with`](super::Db::finish_with)); on PostgreSQL each is one statement with
 //! idem's own, gated on the claim (`… SELECT … FROM idem`, `… AND EXISTS (SELECT 1 FROM
 //! idem)`), which these types add themselves so a route cannot forget it.
 //!
@@ -174,7 +174,7 @@ pub(crate) struct InsertParts<'i> {
 }
 
 /// A route's one business update, carried by the fenced commit
-/// ([`Db::commit_with`](super::Db::commit_with)): `UPDATE <table> SET <column> = <value>, …
+/// ([`Db::finish_with`](super::Db::finish_with)): `UPDATE <table> SET <column> = <value>, …
 /// WHERE <column> = <value> AND …`. At least one [`set`](Self::set) and one
 /// [`filter`](Self::filter): an update of every row is refused, not run.
 ///
@@ -261,7 +261,11 @@ impl<'a> RouteUpdate<'a> {
             n += 1;
             Ok(format!("{} = ${n}", identifier(name)?))
         };
-        let sets: Vec<String> = self.sets.iter().map(&mut assign).collect::<Result<_, _>>()?;
+        let sets: Vec<String> = self
+            .sets
+            .iter()
+            .map(&mut assign)
+            .collect::<Result<_, _>>()?;
         let filters: Vec<String> = self
             .filters
             .iter()
@@ -371,16 +375,35 @@ mod tests {
     #[test]
     fn a_name_that_is_not_an_identifier_is_refused_not_written() {
         let refused = |e: Result<String, DbError>| matches!(e, Err(DbError::InvalidWrite(_)));
-        for table in ["orders; DROP TABLE x", "", "1orders", "a.b.c", "or ders", "\"o\""] {
-            assert!(refused(RouteInsert::new(table).value("a", 1).plain_sql()), "{table}");
+        for table in [
+            "orders; DROP TABLE x",
+            "",
+            "1orders",
+            "a.b.c",
+            "or ders",
+            "\"o\"",
+        ] {
+            assert!(
+                refused(RouteInsert::new(table).value("a", 1).plain_sql()),
+                "{table}"
+            );
             assert!(
                 refused(RouteUpdate::new(table).set("a", 1).filter("b", 2).sql()),
                 "{table}"
             );
         }
-        assert!(refused(RouteInsert::new("t").value("a = 1 --", 1).plain_sql()));
-        assert!(refused(RouteInsert::new("t").value("a", 1).returning("id)").plain_sql()));
-        assert!(refused(RouteUpdate::new("t").set("a", 1).filter("b OR 1", 2).sql()));
+        assert!(refused(
+            RouteInsert::new("t").value("a = 1 --", 1).plain_sql()
+        ));
+        assert!(refused(
+            RouteInsert::new("t")
+                .value("a", 1)
+                .returning("id)")
+                .plain_sql()
+        ));
+        assert!(refused(
+            RouteUpdate::new("t").set("a", 1).filter("b OR 1", 2).sql()
+        ));
     }
 
     #[test]

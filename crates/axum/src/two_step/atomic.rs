@@ -1,6 +1,6 @@
 //! Atomic mode ([`super::TwoStepLayer::atomic`]): the route's own writes and its saved answer
 //! commit together, fenced, or neither does. The layer claims the key, opens the fenced
-//! transaction that will end the claim ([`Db::commit_tx`](crate::db::Db::commit_tx)), and hands
+//! transaction that will end the claim ([`Db::finish_tx`](crate::db::Db::finish_tx)), and hands
 //! it to the handler through the [`Writes`] extractor; once the handler answers, the layer
 //! saves that answer in the same transaction and commits (a 2xx or 3xx; a 4xx under
 //! `save-response`), or rolls the writes back and releases the claim (a 4xx under
@@ -14,6 +14,7 @@
 //! the claim and answers 503 when it does). Atomic mode needs a key: on an optional-key route
 //! a request without one is refused 400.
 
+use crate::db::Finish;
 use std::sync::Arc;
 
 use axum::{extract::FromRequestParts, response::Response};
@@ -22,7 +23,7 @@ use idem_store::{http::lease_lost, ErrorPolicy};
 use tokio::sync::{Mutex, OwnedMappedMutexGuard, OwnedMutexGuard};
 
 use crate::{
-    db::{Claim, CommitTx, DbError, Tx},
+    db::{Claim, DbError, FinishTx, Tx},
     sql::now_ms,
     storage_error,
     wire::{to_response, to_saved},
@@ -36,10 +37,10 @@ use super::phases::{from_layer, Answer, Shared};
 /// [`with_tx!`](crate::with_tx) for code that runs on both), and return the answer: the layer
 /// commits the writes with it.
 #[derive(Clone)]
-pub struct Writes(Arc<Mutex<Option<CommitTx>>>);
+pub struct Writes(Arc<Mutex<Option<FinishTx>>>);
 
 /// The transaction, locked (see [`Writes::lock`]).
-pub struct WritesGuard(OwnedMappedMutexGuard<Option<CommitTx>, CommitTx>);
+pub struct WritesGuard(OwnedMappedMutexGuard<Option<FinishTx>, FinishTx>);
 
 impl std::ops::Deref for WritesGuard {
     type Target = Tx;
@@ -61,7 +62,7 @@ impl std::ops::DerefMut for WritesGuard {
 pub struct WritesEnded;
 
 impl Writes {
-    fn new(tx: CommitTx) -> Self {
+    fn new(tx: FinishTx) -> Self {
         Self(Arc::new(Mutex::new(Some(tx))))
     }
 
@@ -75,7 +76,7 @@ impl Writes {
     }
 
     /// Taken back by the layer once the handler answered.
-    async fn take(&self) -> Option<CommitTx> {
+    async fn take(&self) -> Option<FinishTx> {
         self.0.lock().await.take()
     }
 }
@@ -94,10 +95,10 @@ impl<S: Send + Sync> FromRequestParts<S> for Writes {
 /// Open the transaction that will end `claim`, as the handler's [`Writes`]; `Err`: the
 /// answer (503 when the database is away; the claim is released first).
 pub(super) async fn open(shared: &Shared, claim: &Claim) -> Result<Writes, Response> {
-    match shared.db.commit_tx(claim).await {
+    match shared.db.finish_tx(claim).await {
         Ok(tx) => Ok(Writes::new(tx)),
         Err(e) => {
-            let _ = shared.db.release(now_ms(), claim).await;
+            let _ = shared.db.finish(now_ms(), claim, Finish::Release).await;
             Err(to_response(storage_error(&e)))
         }
     }
@@ -124,7 +125,7 @@ pub(super) async fn finish(
         (answer, tx) => {
             // The writes roll back (the transaction dropped) and the claim is released.
             drop(tx);
-            let _ = shared.db.release(now_ms(), claim).await;
+            let _ = shared.db.finish(now_ms(), claim, Finish::Release).await;
             return match answer {
                 Answer::Read { parts, body, .. } => Response::from_parts(parts, body),
                 Answer::Broken(e) => {
@@ -134,14 +135,14 @@ pub(super) async fn finish(
             };
         }
     };
-    match tx.commit(now_ms(), to_saved(&saved)).await {
+    match tx.finish(now_ms(), Finish::Commit(to_saved(&saved))).await {
         Ok(()) => Response::from_parts(parts, body),
         Err(DbError::Fenced) => to_response(lease_lost()),
         Err(e) => {
             // Nothing was committed (the database is away, or a statement of the handler's
             // failed and left the transaction aborted): release the claim so the retry runs
             // the work again, rather than meeting 409 until the lease goes stale.
-            let _ = shared.db.release(now_ms(), claim).await;
+            let _ = shared.db.finish(now_ms(), claim, Finish::Release).await;
             to_response(storage_error(&e))
         }
     }

@@ -1,6 +1,7 @@
 //! The service: claim, run the inner service, end the claim with its answer (a save of its
 //! own, or in atomic mode with the route's writes: `atomic.rs`).
 
+use crate::db::Finish;
 use std::{
     convert::Infallible,
     future::Future,
@@ -98,18 +99,24 @@ where
             Answer::Read { saved, parts, body } => (saved, parts, body),
             Answer::Broken(e) => {
                 tracing::error!(error = %e, "inner answer broken; releasing the claim");
-                let _ = shared.db.release(now_ms(), &claim).await;
+                let _ = shared.db.finish(now_ms(), &claim, Finish::Release).await;
                 return to_response(idem_store::http::internal_error());
             }
         };
     let outcome = if saved.status >= 500 {
         // Unknown outcome: never saved; the retry runs the work again.
-        shared.db.release(now_ms(), &claim).await
+        shared.db.finish(now_ms(), &claim, Finish::Release).await
     } else if saved.status >= 400 {
         // The route's declared policy: save the refusal, or release the claim.
-        shared.db.fail(now_ms(), &claim, to_saved(&saved)).await
+        shared
+            .db
+            .finish(now_ms(), &claim, claim.failed(to_saved(&saved)))
+            .await
     } else {
-        shared.db.save(now_ms(), &claim, to_saved(&saved)).await
+        shared
+            .db
+            .finish(now_ms(), &claim, Finish::Commit(to_saved(&saved)))
+            .await
     };
     match outcome {
         // The first answer goes out whole (its cookies too); replays get the saved copy.

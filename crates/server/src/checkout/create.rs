@@ -2,6 +2,7 @@
 //! outside any transaction under `charge:<order>`, then order settled + response saved in one
 //! fenced transaction.
 
+use crate::db::Finish;
 use axum::{
     extract::{Request, State},
     response::Response,
@@ -159,7 +160,7 @@ async fn commit(
     let settled = orders::settlement(order, status, charge);
     app.failpoints.hit(Step::BeforeCommit).await;
     app.db
-        .commit_with(now_ms(), claim, to_saved(&answer), &settled)
+        .finish_with(now_ms(), claim, Finish::Commit(to_saved(&answer)), &settled)
         .await?;
     Ok(answer)
 }
@@ -173,7 +174,7 @@ async fn decline(app: &Checkout, claim: &Claim, order: i64) -> Result<HttpRespon
     let declined = orders::settlement(order, "declined", None);
     app.failpoints.hit(Step::BeforeCommit).await;
     app.db
-        .fail_with(now_ms(), claim, to_saved(&answer), &declined)
+        .finish_with(now_ms(), claim, claim.failed(to_saved(&answer)), &declined)
         .await?;
     Ok(answer)
 }
@@ -182,7 +183,7 @@ async fn decline(app: &Checkout, claim: &Claim, order: i64) -> Result<HttpRespon
 /// so the client's retry resumes the order and asks PayCo again under the same key.
 async fn give_back(app: &Checkout, claim: &Claim, unknown: &ChargeUnknown) -> HttpResponse {
     tracing::warn!(error = %unknown, "charge outcome unknown; releasing the claim");
-    match app.db.release(now_ms(), claim).await {
+    match app.db.finish(now_ms(), claim, Finish::Release).await {
         Ok(()) | Err(DbError::Fenced) => idem_store::http::bad_gateway(&unknown.to_string(), 1),
         Err(e) => storage_error(&e),
     }

@@ -135,7 +135,7 @@ pub async fn resume(tx: &mut Tx, scope: &str, id: i64) -> Result<Option<Order>, 
 }
 
 /// PayCo's answer on the order, as the business update the fenced commit carries
-/// ([`Db::commit_with`]: one statement with it on PostgreSQL).
+/// ([`Db::finish_with`]: one statement with it on PostgreSQL).
 pub fn settlement<'a>(id: i64, status: &'a str, charge: Option<&'a str>) -> RouteUpdate<'a> {
     RouteUpdate::new("orders")
         .set("status", status)

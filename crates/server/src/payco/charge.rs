@@ -2,6 +2,7 @@
 //! The ledger row and the saved answer (201 or 402) commit in one fenced transaction, so a
 //! key's answer never exists without its ledger row, nor the other way round.
 
+use crate::db::Finish;
 use axum::{
     extract::{Request, State},
     response::Response,
@@ -76,7 +77,7 @@ async fn record(
     charge: &ChargeRequest,
     declined: bool,
 ) -> Result<HttpResponse, DbError> {
-    let mut commit = app.db.commit_tx(claim).await?;
+    let mut commit = app.db.finish_tx(claim).await?;
     let outcome = if declined { "declined" } else { "charged" };
     let id = ledger::record(commit.tx(), merchant, key, charge, outcome).await?;
     let answer = if declined {
@@ -89,6 +90,8 @@ async fn record(
         };
         json(201, &charged, &[])
     };
-    commit.commit(now_ms(), to_saved(&answer)).await?;
+    commit
+        .finish(now_ms(), Finish::Commit(to_saved(&answer)))
+        .await?;
     Ok(answer)
 }

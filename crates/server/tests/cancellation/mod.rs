@@ -1,6 +1,6 @@
 //! Every `.await` of the storage code is a place where it may stop for good: hyper drops a
 //! handler's future when its client goes away. Each storage operation here (claim, takeover,
-//! `begin_with`, `commit_with`, `commit_tx`, release, `save_recovery`, `process_once`, prune) is run again and
+//! `begin_with`, `finish_with`, `finish_tx`, release, `save_recovery`, `process_once`, prune) is run again and
 //! again, its future dropped after its 1st, 2nd, … Nth poll, until a run completes; after each
 //! cut, written once for SQLite and PostgreSQL (`cancellation_sqlite.rs`,
 //! `cancellation_postgres.rs`):
@@ -20,6 +20,7 @@
 
 #![allow(dead_code)]
 
+use idem_server::db::Finish;
 use std::{
     future::Future,
     pin::Pin,
@@ -29,8 +30,8 @@ use std::{
 use idem_server::{
     consumer::{Consumer, ConsumerConfig, Processed},
     db::{
-        AppMigrations, Backend, Begin, BeginWith, Claim, Db, DbOptions, Request,
-        RouteInsert, RouteUpdate,
+        AppMigrations, Backend, Begin, BeginWith, Claim, Db, DbOptions, Request, RouteInsert,
+        RouteUpdate,
     },
     with_tx,
 };
@@ -504,7 +505,7 @@ pub async fn a_cut_begin_with_writes_all_three_rows_or_none(kind: Kind) {
     assert_eq!(orders, points, "an order without its recovery point");
 }
 
-/// `commit_with` (the fenced commit and the route's update, one statement on PostgreSQL):
+/// `finish_with` (the fenced commit and the route's update, one statement on PostgreSQL):
 /// both or neither; the next request gets the replay or 409.
 pub async fn a_cut_commit_with_saves_and_updates_together_or_not_at_all(kind: Kind) {
     let mut bench = Bench::new(kind).await;
@@ -524,12 +525,12 @@ pub async fn a_cut_commit_with_saves_and_updates_together_or_not_at_all(kind: Ki
     let claims = &claims;
     bench
         .at_every_poll(
-            "commit_with",
+            "finish_with",
             async |db, n| {
                 let (claim, order) = &claims[n as usize - 1];
-                db.commit_with(1, claim, created(), &paid(*order))
+                db.finish_with(1, claim, Finish::Commit(created()), &paid(*order))
                     .await
-                    .expect("commit_with");
+                    .expect("finish_with");
             },
             async |bench, n, completed| {
                 let (claim, order) = &claims[n as usize - 1];
@@ -556,7 +557,7 @@ pub async fn a_cut_commit_with_saves_and_updates_together_or_not_at_all(kind: Ki
         .await;
 }
 
-/// `commit_tx` (the fenced transaction with the route's own writes): both or neither.
+/// `finish_tx` (the fenced transaction with the route's own writes): both or neither.
 pub async fn a_cut_commit_tx_saves_and_writes_together_or_not_at_all(kind: Kind) {
     let mut bench = Bench::new(kind).await;
     let mut claims = Vec::new();
@@ -566,10 +567,10 @@ pub async fn a_cut_commit_tx_saves_and_writes_together_or_not_at_all(kind: Kind)
     let claims = &claims;
     bench
         .at_every_poll(
-            "commit_tx",
+            "finish_tx",
             async |db, n| {
                 let claim = &claims[n as usize - 1];
-                let mut tx = db.commit_tx(claim).await.expect("commit_tx");
+                let mut tx = db.finish_tx(claim).await.expect("finish_tx");
                 with_tx!(tx.tx(), |conn| {
                     sqlx::query("INSERT INTO effects (message_id) VALUES ($1)")
                         .bind(format!("tx-{n}"))
@@ -578,7 +579,9 @@ pub async fn a_cut_commit_tx_saves_and_writes_together_or_not_at_all(kind: Kind)
                         .map(|_| ())
                 })
                 .expect("the route's write");
-                tx.commit(1, created()).await.expect("commit");
+                tx.finish(1, Finish::Commit(created()))
+                    .await
+                    .expect("commit");
             },
             async |bench, n, completed| {
                 let key = format!("tx-{n}");
@@ -613,7 +616,7 @@ pub async fn a_cut_release_frees_the_key_or_leaves_the_claim(kind: Kind) {
         .at_every_poll(
             "release",
             async |db, n| {
-                db.release(1, &claims[n as usize - 1])
+                db.finish(1, &claims[n as usize - 1], Finish::Release)
                     .await
                     .expect("release");
             },
@@ -821,7 +824,10 @@ impl Bench {
     async fn seed_expired(&self, run: u32) {
         for i in 0..5 {
             let claim = self.claimed(0, &format!("old-{run}-{i}")).await;
-            self.db.save(0, &claim, created()).await.expect("save");
+            self.db
+                .finish(0, &claim, Finish::Commit(created()))
+                .await
+                .expect("save");
         }
     }
 

@@ -2,6 +2,7 @@
 //! age, released (bound until its retention ends), done with the saved status, headers and
 //! body, expired and another tenant's key absent. (Over HTTP: `http_ops.rs`.)
 
+use idem_server::db::Finish;
 use idem_server::{
     db::Db,
     reconcile::{key_state, KeyState, KeyStateError},
@@ -40,7 +41,7 @@ async fn states(db: Db) {
         None
     );
 
-    db.save(t0 + 300, &c, created(r#"{"order":1}"#))
+    db.finish(t0 + 300, &c, Finish::Commit(created(r#"{"order":1}"#)))
         .await
         .expect("save");
     match key_state(&db, t0 + 400, "tenant-a", "k1")
@@ -86,7 +87,9 @@ async fn states(db: Db) {
     // Released: no lease, nothing saved, the key still bound until the claim's retention
     // ends (a release restarts nothing).
     let r = claim(&db, t0 + 500, "tenant-a", "k2", br#"{"cart":"c2"}"#).await;
-    db.release(t0 + 600, &r).await.expect("release");
+    db.finish(t0 + 600, &r, Finish::Release)
+        .await
+        .expect("release");
     let released = Some(KeyState::Released {
         key: "k2".to_owned(),
         fingerprint: fingerprint(&ROUTE.operation, br#"{"cart":"c2"}"#).unwrap(),
@@ -106,7 +109,7 @@ async fn each_route_its_own_retention(db: Db) {
     let long = claim_on(&db, &ROUTE, t0, "tenant-a", "long", b"{}").await;
     let done = t0 + 300;
     for c in [&short, &long] {
-        db.save(done, c, created(r#"{"order":2}"#))
+        db.finish(done, c, Finish::Commit(created(r#"{"order":2}"#)))
             .await
             .expect("save");
     }

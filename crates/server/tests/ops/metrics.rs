@@ -1,6 +1,7 @@
 //! The metrics move when claims, replays, 409s, 422s, takeovers, fenced writes and prunes
 //! happen: driven in virtual time through the db, read from the text exposition.
 
+use idem_server::db::Finish;
 use idem_server::{db::DbError, ops::metrics::Metrics};
 
 use crate::db::{self, ask, claim, created, LOCK_MS, RETENTION_MS};
@@ -18,14 +19,17 @@ async fn every_decision_moves_its_counter() {
     let metrics = Metrics::new(&db);
     let t0 = 5_000_000;
     let done = claim(&db, t0, "a", "k1", b"{}").await;
-    db.save(t0 + 1, &done, created("{}")).await.expect("save");
+    db.finish(t0 + 1, &done, Finish::Commit(created("{}")))
+        .await
+        .expect("save");
     let _ = ask(&db, t0 + 2, "a", "k1", b"{}").await; // replay
     let _ = ask(&db, t0 + 3, "a", "k1", b"{\"x\":1}").await; // 422
     let zombie = claim(&db, t0 + 4, "a", "k2", b"{}").await;
     let _ = ask(&db, t0 + 5, "a", "k2", b"{}").await; // 409
     let _winner = claim(&db, t0 + 4 + LOCK_MS, "a", "k2", b"{}").await; // takeover
     assert!(matches!(
-        db.save(t0 + 5 + LOCK_MS, &zombie, created("{}")).await,
+        db.finish(t0 + 5 + LOCK_MS, &zombie, Finish::Commit(created("{}")))
+            .await,
         Err(DbError::Fenced)
     ));
     let text = metrics.render();

@@ -1,6 +1,7 @@
 //! The pruner (real time, in batches, never a live claim) and the tenant-deletion admin
 //! command (the real binary on a SQLite file).
 
+use idem_server::db::Finish;
 use std::time::Duration;
 
 use idem_server::{
@@ -41,10 +42,12 @@ async fn pruner_deletes_expired_rows_in_batches_and_keeps_live_claims() {
     const DONE: usize = 2_345; // three batches of 1,000
     for i in 0..DONE {
         let c = claim(&db, then, "a", &format!("done-{i}"), b"{}").await;
-        db.save(then, &c, created("{}")).await.expect("save");
+        db.finish(then, &c, Finish::Commit(created("{}")))
+            .await
+            .expect("save");
     }
     let fresh = claim(&db, now_ms(), "a", "fresh", b"{}").await;
-    db.save(now_ms(), &fresh, created("{}"))
+    db.finish(now_ms(), &fresh, Finish::Commit(created("{}")))
         .await
         .expect("save");
     let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -69,7 +72,7 @@ async fn pruner_deletes_expired_rows_in_batches_and_keeps_live_claims() {
         "expired done rows pruned, live and fresh kept"
     );
     // The live claim is still the same lease: its holder can commit.
-    db.save(now, &live, created("{}"))
+    db.finish(now, &live, Finish::Commit(created("{}")))
         .await
         .expect("the live claim still commits");
 }
@@ -85,7 +88,9 @@ async fn admin_delete_tenant_removes_one_tenants_rows_only() {
     for tenant in ["tenant-a", "tenant-b"] {
         for i in 0..3 {
             let c = claim(&db, now, tenant, &format!("k{i}"), b"{}").await;
-            db.save(now, &c, created("{}")).await.expect("save");
+            db.finish(now, &c, Finish::Commit(created("{}")))
+                .await
+                .expect("save");
         }
         // One in flight with a recovery point.
         let request = Request {

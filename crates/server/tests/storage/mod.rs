@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+use idem_server::db::Finish;
 use std::{
     sync::Arc,
     time::{SystemTime, UNIX_EPOCH},
@@ -163,7 +164,7 @@ pub async fn a_fenced_commit_rolls_the_handlers_writes_back(kind: Kind) {
     assert_eq!(taker.recovery(), Some(&b"7"[..]));
     let winner = taker.commit().await.unwrap();
 
-    let mut late = db.commit_tx(&zombie).await.unwrap();
+    let mut late = db.finish_tx(&zombie).await.unwrap();
     with_tx!(late.tx(), |conn| {
         sqlx::query("UPDATE orders SET status = 'paid by the zombie' WHERE id = 7")
             .execute(conn)
@@ -171,7 +172,10 @@ pub async fn a_fenced_commit_rolls_the_handlers_writes_back(kind: Kind) {
             .map(|_| ())
     })
     .unwrap();
-    let err = late.commit(LOCK_MS + 1, created(7)).await.unwrap_err();
+    let err = late
+        .finish(LOCK_MS + 1, Finish::Commit(created(7)))
+        .await
+        .unwrap_err();
     assert!(err.is_fenced(), "{err}");
     assert_eq!(
         orders(&db).await,
@@ -179,7 +183,7 @@ pub async fn a_fenced_commit_rolls_the_handlers_writes_back(kind: Kind) {
         "rolled back"
     );
 
-    let mut done = db.commit_tx(&winner).await.unwrap();
+    let mut done = db.finish_tx(&winner).await.unwrap();
     with_tx!(done.tx(), |conn| {
         sqlx::query("UPDATE orders SET status = 'paid' WHERE id = 7")
             .execute(conn)
@@ -187,7 +191,9 @@ pub async fn a_fenced_commit_rolls_the_handlers_writes_back(kind: Kind) {
             .map(|_| ())
     })
     .unwrap();
-    done.commit(LOCK_MS + 2, created(7)).await.unwrap();
+    done.finish(LOCK_MS + 2, Finish::Commit(created(7)))
+        .await
+        .unwrap();
     assert_eq!(orders(&db).await, vec![(7, "paid".into())]);
     assert_eq!(
         answer(&db, LOCK_MS + 3, "k", BODY).await,
@@ -195,20 +201,20 @@ pub async fn a_fenced_commit_rolls_the_handlers_writes_back(kind: Kind) {
     );
     // The zombie can neither release nor fail the winner's saved answer.
     assert!(db
-        .release(LOCK_MS + 4, &zombie)
+        .finish(LOCK_MS + 4, &zombie, Finish::Release)
         .await
         .unwrap_err()
         .is_fenced());
     let declined = SavedResponse::json(402, b"{}".to_vec());
     assert!(db
-        .fail(LOCK_MS + 4, &zombie, declined)
+        .finish(LOCK_MS + 4, &zombie, zombie.failed(declined))
         .await
         .unwrap_err()
         .is_fenced());
 }
 
 /// The same with the route's one update carried by the fenced commit itself
-/// (`Db::commit_with`, one statement on PostgreSQL): a zombie's update is never applied,
+/// (`Db::finish_with`, one statement on PostgreSQL): a zombie's update is never applied,
 /// whether it commits or fails (release or save); the holder's is, with its response.
 pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
     use idem_server::db::RouteUpdate;
@@ -227,29 +233,34 @@ pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
             .await
             .unwrap();
         let late = db
-            .commit_with(
+            .finish_with(
                 LOCK_MS + 1,
                 &zombie,
-                created(7),
+                Finish::Commit(created(7)),
                 &status("paid by the zombie"),
             )
             .await;
         assert!(late.unwrap_err().is_fenced());
         let declined = SavedResponse::json(402, b"{}".to_vec());
         let failed = db
-            .fail_with(
+            .finish_with(
                 LOCK_MS + 1,
                 &zombie,
-                declined,
+                zombie.failed(declined),
                 &status("declined by the zombie"),
             )
             .await;
         assert!(failed.unwrap_err().is_fenced());
         assert_eq!(orders(&db).await, vec![(7, "pending".into())], "{route:?}");
 
-        db.commit_with(LOCK_MS + 2, &winner, created(7), &status("paid"))
-            .await
-            .unwrap();
+        db.finish_with(
+            LOCK_MS + 2,
+            &winner,
+            Finish::Commit(created(7)),
+            &status("paid"),
+        )
+        .await
+        .unwrap();
         assert_eq!(orders(&db).await, vec![(7, "paid".into())]);
         assert_eq!(
             answer(&db, LOCK_MS + 3, "k", BODY).await,
@@ -258,7 +269,7 @@ pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
         let row = db.row(LOCK_MS + 3, "tenant-a", "k").await.unwrap().unwrap();
         assert_eq!(row.expires_at, LOCK_MS + 2 + options().store.retention_ms);
     }
-    // fail_with follows the route's policy: release (the key free for the same request, the
+    // finish_with follows the route's policy: release (the key free for the same request, the
     // order declined) or save the 402 (replayed).
     for (route, replayed) in [(&CHECKOUT, false), (&SAVING, true)] {
         let key = if replayed { "saved" } else { "released" };
@@ -268,9 +279,14 @@ pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
             .await
             .unwrap();
         let declined = SavedResponse::json(402, b"{}".to_vec());
-        db.fail_with(1, &claim, declined.clone(), &status("declined"))
-            .await
-            .unwrap();
+        db.finish_with(
+            1,
+            &claim,
+            claim.failed(declined.clone()),
+            &status("declined"),
+        )
+        .await
+        .unwrap();
         assert_eq!(orders(&db).await, vec![(7, "declined".into())]);
         match db.begin(2, request(key, BODY, route)).await.unwrap() {
             Begin::Answer(StoreBegin::Replay(r)) => {
@@ -293,7 +309,7 @@ pub async fn the_recovery_point_outlives_a_release_for_the_same_request_only(kin
     insert_order(&mut claim, 3).await;
     claim.set_recovery(b"3").await.unwrap();
     let claim = claim.commit().await.unwrap();
-    let mut failing = db.commit_tx(&claim).await.unwrap();
+    let mut failing = db.finish_tx(&claim).await.unwrap();
     with_tx!(failing.tx(), |conn| {
         sqlx::query("UPDATE orders SET status = 'retrying' WHERE id = 3")
             .execute(conn)
@@ -302,7 +318,7 @@ pub async fn the_recovery_point_outlives_a_release_for_the_same_request_only(kin
     })
     .unwrap();
     let timeout = SavedResponse::json(502, b"{}".to_vec());
-    failing.fail(1, timeout).await.unwrap();
+    failing.finish(1, claim.failed(timeout)).await.unwrap();
     let row = db.row(1, "tenant-a", "k").await.unwrap().expect("kept");
     assert_eq!(
         row.state,
@@ -325,12 +341,12 @@ pub async fn the_recovery_point_outlives_a_release_for_the_same_request_only(kin
         "the same request resumes order 3"
     );
     let again = again.commit().await.unwrap();
-    db.release(3, &again).await.unwrap();
+    db.finish(3, &again, Finish::Release).await.unwrap();
     // A release is final for its lease: neither lease can write any more.
     for lease in [&claim, &again] {
-        let late = db.save(4, lease, created(3)).await;
+        let late = db.finish(4, lease, Finish::Commit(created(3))).await;
         assert!(matches!(late, Err(DbError::Fenced)), "{late:?}");
-        let late = db.release(4, lease).await;
+        let late = db.finish(4, lease, Finish::Release).await;
         assert!(matches!(late, Err(DbError::Fenced)), "{late:?}");
     }
     assert_eq!(answer(&db, 4, "k", OTHER_BODY).await, StoreBegin::Mismatch);
@@ -339,7 +355,7 @@ pub async fn the_recovery_point_outlives_a_release_for_the_same_request_only(kin
 
 /// A route write whose names are not plain identifiers is refused before anything is
 /// written: `begin_with` leaves no claim and no row (the retry with a fixed route claims
-/// afresh), `commit_with` leaves the claim held and the row as it was.
+/// afresh), `finish_with` leaves the claim held and the row as it was.
 pub async fn a_route_write_that_names_no_plain_column_is_refused_and_writes_nothing(kind: Kind) {
     let db = table(kind).await;
     let injected = RouteInsert::new("orders")
@@ -359,14 +375,20 @@ pub async fn a_route_write_that_names_no_plain_column_is_refused_and_writes_noth
         panic!("the key is still free");
     };
     let everything = idem_server::db::RouteUpdate::new("orders").set("status", "paid");
-    let refused = db.commit_with(2, &claim, created(id), &everything).await;
+    let refused = db
+        .finish_with(2, &claim, Finish::Commit(created(id)), &everything)
+        .await;
     assert!(
         matches!(refused, Err(DbError::InvalidWrite(_))),
         "{refused:?}"
     );
     assert_eq!(orders(&db).await, vec![(1, "pending".into())]);
     let row = db.row(3, "tenant-a", "k").await.unwrap().unwrap();
-    assert_eq!(row.state, idem_store::RowState::InFlight, "the claim is still held");
+    assert_eq!(
+        row.state,
+        idem_store::RowState::InFlight,
+        "the claim is still held"
+    );
 }
 
 /// The test route's first row for `Db::begin_with`: an order with the given id.
@@ -451,7 +473,7 @@ pub async fn begin_with_resumes_a_released_request_and_refuses_another_payload(k
     let BeginWith::Created { claim, .. } = begin_with(&db, 0, "k", BODY, 3).await else {
         panic!("a new key creates");
     };
-    db.release(1, &claim).await.unwrap();
+    db.finish(1, &claim, Finish::Release).await.unwrap();
     let BeginWith::Resume(again) = begin_with(&db, 2, "k", BODY, 4).await else {
         panic!("the same request resumes");
     };
@@ -461,7 +483,7 @@ pub async fn begin_with_resumes_a_released_request_and_refuses_another_payload(k
     );
     assert_eq!(again.recovery(), Some(&b"3"[..]));
     let again = again.commit().await.unwrap();
-    db.release(3, &again).await.unwrap();
+    db.finish(3, &again, Finish::Release).await.unwrap();
     let other = begin_with(&db, 4, "k", OTHER_BODY, 5).await;
     assert!(
         matches!(other, BeginWith::Answer(StoreBegin::Mismatch)),
@@ -535,7 +557,9 @@ pub async fn a_failure_on_a_saving_route_is_replayed(kind: Kind) {
         .await
         .unwrap();
     let declined = SavedResponse::json(402, br#"{"error":"declined"}"#.to_vec());
-    db.fail(1, &claim, declined.clone()).await.unwrap();
+    db.finish(1, &claim, claim.failed(declined.clone()))
+        .await
+        .unwrap();
     let got = db.begin(2, request("k", BODY, &SAVING)).await.unwrap();
     assert!(
         matches!(&got, Begin::Answer(StoreBegin::Replay(r)) if *r == declined),
@@ -813,7 +837,9 @@ pub async fn the_database_clock_ages_leases_whatever_the_callers_clock(kind: Kin
     let taken = execute(&caller, year, "k", BODY, &CHECKOUT).await;
     assert!(taken.claim().taken_over());
     // Retention from the save is on the database clock too.
-    db.save(0, &claim, created(1)).await.unwrap();
+    db.finish(0, &claim, Finish::Commit(created(1)))
+        .await
+        .unwrap();
     let row = db.row(wall_ms(), "tenant-a", "k").await.unwrap().unwrap();
     assert!(
         row.expires_at >= before + db.config().retention_ms,
@@ -836,12 +862,14 @@ pub async fn prune_deletes_in_batches(kind: Kind) {
             .commit()
             .await
             .unwrap();
-        db.save(0, &claim, created(i)).await.unwrap();
+        db.finish(0, &claim, Finish::Commit(created(i)))
+            .await
+            .unwrap();
     }
     let mut held = execute(&db, 0, "released", BODY, &CHECKOUT).await;
     held.set_recovery(b"9").await.unwrap();
     let held = held.commit().await.unwrap();
-    db.release(0, &held).await.unwrap();
+    db.finish(0, &held, Finish::Release).await.unwrap();
     let live = execute(&db, 60_000, "live", BODY, &CHECKOUT)
         .await
         .commit()
@@ -978,7 +1006,9 @@ pub async fn a_version_1_database_migrates_to_version_2(kind: Kind) {
     let taken = taken.commit().await.unwrap();
     let row = db.row(5_000, "tenant-a", "flight").await.unwrap().unwrap();
     assert_eq!((row.retention_ms, row.expires_at), (day, 5_000 + day));
-    db.save(6_000, &taken, created(2)).await.unwrap();
+    db.finish(6_000, &taken, Finish::Commit(created(2)))
+        .await
+        .unwrap();
     let row = db.row(6_000, "tenant-a", "flight").await.unwrap().unwrap();
     assert_eq!(row.expires_at, 6_000 + day);
     // A new claim: the store's configured retention (60 s here).
@@ -1021,7 +1051,7 @@ pub async fn a_version_2_server_reads_a_released_row_as_an_in_flight_claim(kind:
     let mut claim = execute(&db, 0, "k", BODY, &CHECKOUT).await;
     claim.set_recovery(b"3").await.unwrap();
     let claim = claim.commit().await.unwrap();
-    db.release(10, &claim).await.unwrap();
+    db.finish(10, &claim, Finish::Release).await.unwrap();
     let fp = idem_store::fingerprint("POST /api/checkout", BODY).expect("fingerprint");
     let other = idem_store::fingerprint("POST /api/checkout", OTHER_BODY).expect("fingerprint");
 

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)] // each test binary uses a part
 
+use idem_server::db::Finish;
 use std::{
     collections::HashMap,
     path::PathBuf,
@@ -242,7 +243,10 @@ impl Claims for SqlClaims {
         response: SavedResponse,
     ) -> Result<(), Fenced> {
         self.fenced_write(id, lease, async move |db, claim| {
-            db.commit_tx(&claim).await?.commit(now, response).await
+            db.finish_tx(&claim)
+                .await?
+                .finish(now, Finish::Commit(response))
+                .await
         })
     }
 
@@ -254,7 +258,7 @@ impl Claims for SqlClaims {
         response: SavedResponse,
     ) -> Result<(), Fenced> {
         self.fenced_write(id, lease, async move |db, claim| {
-            db.save(now, &claim, response).await
+            db.finish(now, &claim, Finish::Commit(response)).await
         })
     }
 
@@ -266,13 +270,13 @@ impl Claims for SqlClaims {
         response: SavedResponse,
     ) -> Result<(), Fenced> {
         self.fenced_write(id, lease, async move |db, claim| {
-            db.fail(now, &claim, response).await
+            db.finish(now, &claim, claim.failed(response)).await
         })
     }
 
     fn release(&mut self, now: u64, id: &RecordId, lease: &Lease) -> Result<(), Fenced> {
         self.fenced_write(id, lease, async move |db, claim| {
-            db.release(now, &claim).await
+            db.finish(now, &claim, Finish::Release).await
         })
     }
 
