@@ -1,7 +1,10 @@
 //! The server README's program for protecting an application's own routes
 //! (`examples/protect_routes.rs`), run as written over real HTTP on SQLite and PostgreSQL: the
-//! routes of its three patterns each answer once per key, and the application's own
-//! authentication answers its refusals.
+//! routes of its four patterns each answer once per key (the phases route's carrier books one
+//! parcel even when its first answer is lost), and the application's own authentication
+//! answers its refusals.
+
+use std::{sync::atomic::Ordering, time::Duration};
 
 use idem_server::{
     db::{Db, DbOptions},
@@ -34,7 +37,17 @@ async fn post(url: &str, account: Option<&str>, key: &str, form: Option<&str>) -
 
 async fn the_example(db_url: &str) {
     let db = Db::open(db_url, DbOptions::default()).await.unwrap();
-    let app = protect_routes::app(db).await.expect("the example's schema");
+    let carrier = protect_routes::carrier::Carrier::default();
+    let carrier_at = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let shipping = protect_routes::Shipping::new(
+        format!("http://{}", carrier_at.local_addr().unwrap()),
+        Duration::from_millis(500),
+    );
+    let routes = protect_routes::carrier::routes(carrier.clone());
+    tokio::spawn(serve(carrier_at, routes, ConnLimits::default()));
+    let app = protect_routes::app(db, shipping)
+        .await
+        .expect("the example's schema");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(serve(listener, app, ConnLimits::default()));
@@ -96,6 +109,30 @@ async fn the_example(db_url: &str) {
     assert!(post(&notes, acct, "k-3", None).await.is_replay());
     let fresh = post(&notes, acct, "k-4", None).await;
     assert_ne!(fresh.body, note.body, "a new key is a new note");
+
+    // The phases route: the carrier booked the parcel but its answer came too late (502, the
+    // claim released); the retry resumes the recorded label, and the carrier, asked the
+    // same question again, books nothing more.
+    let shipments = at("/v1/orders/o_1/shipments");
+    carrier.lose_next_answer.store(true, Ordering::SeqCst);
+    let lost = post(&shipments, acct, "k-5", None).await;
+    assert_eq!(lost.status, 502, "{}", lost.text());
+    let shipped = post(&shipments, acct, "k-5", None).await;
+    assert_eq!(shipped.status, 201, "{}", shipped.text());
+    assert!(
+        shipped.text().contains(r#""tracking":"TRK0001""#),
+        "{}",
+        shipped.text()
+    );
+    assert!(post(&shipments, acct, "k-5", None).await.is_replay());
+    let asked = carrier.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "asked twice: {asked:?}");
+    assert_eq!(asked[0], asked[1], "under one label");
+    assert_eq!(carrier.booked.lock().unwrap().len(), 1, "one parcel");
+    // Another order under the same key is another request: 422, nothing booked.
+    let other = post(&at("/v1/orders/o_2/shipments"), acct, "k-5", None).await;
+    assert_eq!(other.status, 422);
+    assert_eq!(carrier.booked.lock().unwrap().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
