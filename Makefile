@@ -115,3 +115,5 @@ lint:
 	$(STEP) "lint: module cycles" python3 scripts/module_cycles.py
 	$(STEP) "lint: rustfmt" cargo fmt --all -- --check
 	$(STEP) "lint: clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+	$(STEP) "lint: rustdoc links" env RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps \
+	  -p idem-store -p idem-client -p idem-sim -p idem-axum -p idem-server

@@ -7,9 +7,9 @@
 //! builders: 400, 401, 404, 405, 408, 409, 413, 422, 500, 502, 503) and this crate's own
 //! three: 400 for a path parameter a route cannot read (not UTF-8, not its type), 400 for JSON
 //! that is not a route's parameters, and the replay of an answer too large to save (with that
-//! answer's status). An application adds its own types ([`OpsConfig::problems`]
-//! (crate::ops::OpsConfig::problems), say a 402 for a declined card) and they are served
-//! beside these. All are written by the store's one `problem` function, so every body has the
+//! answer's status). An application adds its own types
+//! ([`OpsConfig::problems`](crate::ops::OpsConfig::problems), say a 402 for a declined card)
+//! and they are served beside these. All are written by the store's one `problem` function, so every body has the
 //! same shape. An unknown name is a 404 problem.
 
 use axum::{response::Response, routing::get, Router};

@@ -2,7 +2,7 @@
 //!
 //! `idem-client` does not depend on this crate; it agrees with it on what this module
 //! exports: the header names, the status codes and the problem `type` URIs in
-//! [`problem`]. Error bodies are RFC 9457 problem details (`application/problem+json`):
+//! [`problem`](mod@problem). Error bodies are RFC 9457 problem details (`application/problem+json`):
 //!
 //! | decision | status | headers | problem `type` |
 //! |---|---|---|---|
@@ -86,7 +86,7 @@ pub mod problem {
 /// An RFC 9457 problem details body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
-    /// One of the [`problem`] URIs.
+    /// One of the [`problem`](mod@problem) URIs.
     #[serde(rename = "type")]
     pub kind: String,
     /// Short summary of the problem type.
@@ -293,7 +293,7 @@ pub fn retry_after_secs(retry_after_ms: u64) -> u64 {
     retry_after_ms.div_ceil(1_000).max(1)
 }
 
-/// A problem response (RFC 9457): `kind` is one of the [`problem`] URIs; with
+/// A problem response (RFC 9457): `kind` is one of the [`problem`](mod@problem) URIs; with
 /// `retry_after`, a `Retry-After` header in whole seconds. Every problem body of idem is
 /// written here.
 pub fn problem(

@@ -32,7 +32,7 @@ pub enum Tx {
 /// later statement of other requests inside that invisible transaction. (sqlx 0.9.0's own
 /// `begin` raises its transaction depth only after that await, so its guard has the same
 /// hole.) The pool cleans any connection that still comes back inside a transaction
-/// ([`clean_on_release`](super::pool::clean_on_release)), so one missed guard cannot poison
+/// (`pool::clean_on_release`), so one missed guard cannot poison
 /// other requests; this guard makes that net the exception, counted and logged.
 #[derive(Debug)]
 pub struct PgTx {

@@ -1,4 +1,4 @@
-//! `GET /api/keys/{key}`: [`key_state`](super::key_state) over HTTP, scoped by the serving
+//! `GET /api/keys/{key}`: [`super::key_state`] over HTTP, scoped by the serving
 //! route's own scope extractor (the checkout's: the same bearer tenant as
 //! `POST /api/checkout`). A service's state hands over its table ([`KeyStates`]) and its
 //! scope extractor ([`Scopes`](crate::request::Scopes)) through axum's `FromRef`. The scope
@@ -42,7 +42,7 @@ struct Answer<'a> {
     operation: &'a str,
 }
 
-/// 200 with the [`KeyState`](super::KeyState), 404 (no live row for this tenant), 400 (not
+/// 200 with the [`super::KeyState`], 404 (no live row for this tenant), 400 (not
 /// a valid key, or a path that is not UTF-8), 401 (no tenant, checked first).
 pub async fn get_key_state(
     State(app): State<KeyStates>,

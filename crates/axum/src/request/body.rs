@@ -84,7 +84,7 @@ pub async fn read_body(
 
 /// Read and drop the body of a request refused without it (401, 400 for the key, 413 from its
 /// declared length), so the client can read the refusal: the lingering drain of the module
-/// doc, skipped when the declared length is past [`LINGER_MAX_BYTES`] (the connection closes).
+/// doc, skipped when the declared length is past `LINGER_MAX_BYTES` (the connection closes).
 pub async fn discard_body(headers: &HeaderMap, body: Body, limits: BodyLimits) {
     if declared_length(headers).is_some_and(|len| len > LINGER_MAX_BYTES) {
         return;

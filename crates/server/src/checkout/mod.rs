@@ -1,7 +1,7 @@
 //! The example checkout: the service a page embedding idem's SDK talks to.
 //!
-//! Routes: `POST /api/checkout` ([`create`]), `GET /api/orders`, `GET /api/orders/{id}`,
-//! `GET /api/claims`, `GET /api/claims/{key}` ([`views`]), `GET /api/events` ([`events`]),
+//! Routes: `POST /api/checkout` (`create`), `GET /api/orders`, `GET /api/orders/{id}`,
+//! `GET /api/claims`, `GET /api/claims/{key}` (`views`), `GET /api/events` (`events`),
 //! when failpoints are enabled, `GET /api/failpoints`, `PUT /api/failpoints/{step}`, and in
 //! demo mode the routes of [`demo`].
 

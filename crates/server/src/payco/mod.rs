@@ -1,7 +1,7 @@
 //! PayCo: the payment provider the checkout charges, a service of its own (its own port, its
 //! own database), idempotent on its key through the same store rules, with a ledger.
 //!
-//! Routes: `POST /charges` ([`charge`]), `GET /ledger` (the merchant's ledger rows, oldest
+//! Routes: `POST /charges` (`charge`), `GET /ledger` (the merchant's ledger rows, oldest
 //! first; `?from_order=N` keeps the rows of orders N and later).
 //! Test cards: [`wire::DECLINING_CARD`] always declines (402, saved under the key); every
 //! other token charges.

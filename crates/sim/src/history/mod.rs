@@ -1,6 +1,6 @@
 //! The history: every attempt as Jepsen records operations (`ok`, `fail`, `info` = unknown),
 //! every checkout's final outcome, every message and what became of it, and what each party did
-//! at one instant ([`messages`]); a SHA-256 over a canonical encoding of it all ([`hash`]).
+//! at one instant ([`messages`]); a SHA-256 over a canonical encoding of it all (`hash`).
 //!
 //! It records what happened; it decides nothing. The world writes it as events run, the checker
 //! and the live properties read the attempts and outcomes, and the demo's timeline reads the

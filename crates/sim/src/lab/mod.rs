@@ -1,5 +1,5 @@
 //! The lab: the lesson's table ([`table`]), swarm sweeps ([`sweep`]) and the benchmark
-//! ([`bench`]). Pure functions of their arguments; the `idem-lab` binary only prints them.
+//! ([`bench`](mod@bench)). Pure functions of their arguments; the `idem-lab` binary only prints them.
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
