@@ -116,4 +116,4 @@ lint:
 	$(STEP) "lint: rustfmt" cargo fmt --all -- --check
 	$(STEP) "lint: clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
 	$(STEP) "lint: rustdoc links" env RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps \
-	  -p idem-store -p idem-client -p idem-sim -p idem-axum -p idem-server
+	  -p idem-store -p idem-client -p idem-sim -p idem-axum -p idem-server -p idem-check

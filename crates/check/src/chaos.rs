@@ -23,7 +23,7 @@ use tokio::sync::Semaphore;
 
 use crate::{
     config::Chaos,
-    effects::Observer,
+    effects::{Counts, Observer},
     exchange::{join, send_with, Fresh, Sent, Target},
     proxy::{FaultProxy, LogSink},
     report::{Basis, CaseResult, Verdict},
@@ -395,8 +395,8 @@ impl Client {
 fn judge(
     titles: &Titles,
     reports: &[OpReport],
-    before: Option<Result<(u64, Vec<Option<u64>>), String>>,
-    after: Option<Result<(u64, Vec<Option<u64>>), String>>,
+    before: Option<Result<Counts, String>>,
+    after: Option<Result<Counts, String>>,
 ) -> Vec<CaseResult> {
     let described =
         |ops: &[&OpReport]| -> Vec<String> { ops.iter().map(|r| r.describe()).collect() };

@@ -175,6 +175,10 @@ pub struct Effects {
     /// value: with it, effects are counted per operation (at most one each), not in total.
     #[serde(default)]
     pub field: Option<String>,
+    /// Only listed effects whose fields have these values count (`{"outcome": "charged"}`:
+    /// a ledger that also lists declines).
+    #[serde(default)]
+    pub matching: BTreeMap<String, serde_json::Value>,
     /// A shell command printing the number of effects (instead of a URL).
     #[serde(default)]
     pub command: Option<String>,

@@ -19,6 +19,9 @@ pub struct Observer {
     http: reqwest::Client,
 }
 
+/// One reading: every effect, and each asked-about operation's when effects are attributed.
+pub type Counts = (u64, Vec<Option<u64>>);
+
 /// What one observation saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seen {
@@ -53,7 +56,7 @@ impl Observer {
     }
 
     /// Count the effects, and those of each of `ops` when they are attributed.
-    pub async fn count(&self, ops: &[&Fresh]) -> Result<(u64, Vec<Option<u64>>), String> {
+    pub async fn count(&self, ops: &[&Fresh]) -> Result<Counts, String> {
         if let Some(command) = &self.effects.command {
             let total = run_command(command).await?;
             return Ok((total, ops.iter().map(|_| None).collect()));
@@ -82,12 +85,21 @@ impl Observer {
     }
 
     /// The counts in `json`, an answer of the effects URL.
-    fn read(&self, json: &Value, ops: &[&Fresh]) -> Result<(u64, Vec<Option<u64>>), String> {
+    fn read(&self, json: &Value, ops: &[&Fresh]) -> Result<Counts, String> {
         if let Some(pointer) = &self.effects.list {
             let list = json
                 .pointer(pointer)
                 .and_then(Value::as_array)
                 .ok_or_else(|| format!("effects: no list at {pointer:?}"))?;
+            let matching = &self.effects.matching;
+            let list: Vec<&Value> = list
+                .iter()
+                .filter(|item| {
+                    matching
+                        .iter()
+                        .all(|(field, value)| item.pointer(&pointer_of(field)) == Some(value))
+                })
+                .collect();
             let total = list.len() as u64;
             let per = ops
                 .iter()
@@ -170,12 +182,18 @@ mod tests {
     fn listed_effects_are_counted_per_operation_by_their_field() {
         let (a, b, c) = (Fresh::new(1, 1), Fresh::new(1, 2), Fresh::new(1, 3));
         let ledger = serde_json::json!({"rows": [
-            {"amount": a.n}, {"amount": a.n}, {"amount": b.n}, {"other": 1}
+            {"amount": a.n}, {"amount": a.n}, {"amount": b.n}, {"other": 1},
+            {"amount": c.n, "outcome": "declined"}
         ]});
-        let seen = observer(Some("/rows"), Some("amount"), None)
-            .read(&ledger, &[&a, &b, &c])
-            .unwrap();
-        assert_eq!(seen, (4, vec![Some(2), Some(1), Some(0)]));
+        let mut listed = observer(Some("/rows"), Some("amount"), None);
+        let seen = listed.read(&ledger, &[&a, &b, &c]).unwrap();
+        assert_eq!(seen, (5, vec![Some(2), Some(1), Some(1)]));
+        listed
+            .effects
+            .matching
+            .insert("outcome".into(), serde_json::json!("declined"));
+        let seen = listed.read(&ledger, &[&a, &b, &c]).unwrap();
+        assert_eq!(seen, (1, vec![Some(0), Some(0), Some(1)]));
     }
 
     #[test]

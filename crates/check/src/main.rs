@@ -83,6 +83,17 @@ async fn main() -> ExitCode {
     if let Some(target) = &cli.target {
         command.push_str(&format!(" --target {target}"));
     }
+    for (flag, value) in [
+        ("--operations", cli.operations),
+        ("--concurrency", cli.concurrency),
+    ] {
+        if let Some(value) = value {
+            command.push_str(&format!(" {flag} {value}"));
+        }
+    }
+    if cli.no_chaos {
+        command.push_str(" --no-chaos");
+    }
     let run = Run {
         config,
         log: Arc::new(move |line| {

@@ -177,8 +177,12 @@ fn naive(ledger: Ledger, retention: Option<Duration>) -> Router {
         })
 }
 
-/// Built with idem-axum: `POST /pay` behind a `TwoStepLayer` on SQLite in `dir`, tenants
-/// from bearer tokens, every work run to its end (`detach`).
+/// The page's origin the idem-axum server allows.
+pub const ORIGIN: &str = "http://127.0.0.1:9";
+
+/// Built with idem-axum: `POST /pay` and `POST /pay/again` behind one `TwoStepLayer` on
+/// SQLite in `dir`, tenants from bearer tokens, every work run to its end (`detach`), CORS
+/// for [`ORIGIN`].
 pub async fn with_idem(ledger: Ledger, dir: &std::path::Path) -> Router {
     use idem_axum::{
         db::{Db, DbOptions},
@@ -200,6 +204,7 @@ pub async fn with_idem(ledger: Ledger, dir: &std::path::Path) -> Router {
     let route = RouteConfig::required("pay", ErrorPolicy::SaveResponse);
     let paying = Router::new()
         .route("/pay", post(pay))
+        .route("/pay/again", post(pay))
         .with_state(ledger.clone())
         .layer(TwoStepLayer::new(db, route, tenants, BodyLimits::default()));
     Router::new()
@@ -210,4 +215,9 @@ pub async fn with_idem(ledger: Ledger, dir: &std::path::Path) -> Router {
             Detached::default(),
             detach::detach,
         ))
+        .layer(
+            idem_axum::cors::cors_layer(&[ORIGIN.to_owned()])
+                .unwrap()
+                .unwrap(),
+        )
 }

@@ -15,6 +15,7 @@ use std::{
     time::Duration,
 };
 
+use idem_check::exchange::error_chain;
 use idem_client::{
     Action, CanonicalPayload, KeyMinter, KeyState, MemoryJournal, Operation, OperationSpec,
     OutcomeKind, Reply, RetryPolicy, RngKeys, IDEMPOTENCY_KEY_HEADER,
@@ -425,18 +426,6 @@ pub fn http() -> reqwest::Client {
         .pool_max_idle_per_host(0)
         .build()
         .expect("reqwest client")
-}
-
-/// An error and its causes on one line (reqwest's own message hides the cause).
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
 }
 
 /// `succeeded 201 {...}`, for the log.

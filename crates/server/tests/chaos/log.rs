@@ -66,6 +66,12 @@ impl Log {
             .push(stamped);
     }
 
+    /// The log as the fault proxy's sink.
+    pub fn sink(&self) -> idem_check::proxy::LogSink {
+        let log = self.clone();
+        Arc::new(move |line| log.line(line))
+    }
+
     /// Write every line to `<target tmp>/chaos/<name>.log`; the path.
     pub fn write(&self, name: &str) -> PathBuf {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("chaos");

@@ -1,7 +1,7 @@
 //! Chaos over real HTTP: the real `idem-server serve` (on SQLite, on PostgreSQL, and two of
 //! them sharing one PostgreSQL), the real PayCo, idem's SDK as the clients, and between them
-//! the faults a network, a database across a network and an operator bring: `fault_proxy`
-//! between the clients and `serve`, the shared latency proxy (`support::latency`) between
+//! the faults a network, a database across a network and an operator bring: idem-check's
+//! fault proxy (`idem_check::proxy`) between the clients and `serve`, the shared latency proxy (`support::latency`) between
 //! `serve` and PostgreSQL, and the `nemesis`. After a final SIGKILL of every `serve`,
 //! `checker` holds what each client was told against PayCo's ledger and the checkout's
 //! orders: at most one charge per checkout, and the client told the truth.
@@ -19,7 +19,6 @@ mod support;
 
 mod checker;
 mod clients;
-mod fault_proxy;
 mod log;
 mod nemesis;
 mod pg_sessions;

@@ -5,17 +5,17 @@
 
 use std::{path::PathBuf, time::Duration};
 
+use idem_check::proxy::{FaultMix, FaultProxy};
 use idem_client::{CanonicalPayload, KeyState, OutcomeKind};
 use serde_json::Value;
 
 use crate::{
     checker::{self, Story, Truth, Violation},
     clients::{self, OpReport, Reconciled, Style},
-    fault_proxy::{FaultMix, FaultProxy},
     log::{Clock, Log},
     nemesis::{Nemesis, Servers},
     pg_sessions,
-    plan::{self, Plan, Sizes, LOCK_MS, SEED_ENV},
+    plan::{self, Plan, Sizes, HOLD_MS, LOCK_MS, SEED_ENV},
     support::{
         client,
         latency::LatencyProxy,
@@ -199,9 +199,17 @@ async fn run(config: Config, seed: u64) -> Verdict {
         let (upstreams, log) = (upstreams.clone(), log.clone());
         pages.push(tokio::spawn(async move {
             clock.sleep_until(t0 + checkout.start_ms).await;
-            let proxy =
-                FaultProxy::start(upstreams, mix, checkout.seed, log.clone(), checkout.label())
-                    .await;
+            let hold = Duration::from_millis(HOLD_MS);
+            let proxy = FaultProxy::start(
+                upstreams,
+                mix,
+                checkout.seed,
+                hold,
+                log.sink(),
+                checkout.label(),
+            )
+            .await
+            .expect("start the fault proxy");
             clients::checkout(&checkout, config.style, &proxy.url, clock, &log).await
         }));
     }

@@ -10,6 +10,7 @@ use support::client;
 mod any_route;
 mod bad_input;
 mod challenge;
+mod check;
 mod concurrency;
 mod crash;
 mod decline;
