@@ -81,6 +81,18 @@ ensure_vite_app() {
   fi
 }
 
+ensure_express_peer() {
+  # express with express-idempotency, the peer idem-check is measured against
+  # (crates/check/tests/express_peer.rs), pinned by its own lock file.
+  local peer=tests/peers/express
+  if [ -f "$peer/node_modules/.stamp" ] && cmp -s "$peer/package-lock.json" "$peer/node_modules/.stamp"; then
+    say "express peer packages: present"
+  else
+    say "installing the express peer's packages (npm ci)"
+    (cd "$peer" && npm ci --no-audit --no-fund && cp package-lock.json node_modules/.stamp)
+  fi
+}
+
 ensure_chromium() {
   if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
     say "chromium and chromedriver: present"
@@ -128,7 +140,7 @@ ensure_twiggy() {
 install() { scripts/step.sh "install: $1" scripts/tools.sh ensure "$1"; }
 
 build_tools() { install wasm_target; install trunk; install wasm_bindgen; install npm_packages; }
-test_tools() { build_tools; install vite_app; install chromium; install postgresql; }
+test_tools() { build_tools; install vite_app; install express_peer; install chromium; install postgresql; }
 
 case "${1:-build}" in
   build) build_tools ;;

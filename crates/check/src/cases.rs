@@ -349,23 +349,54 @@ impl<'t> Conformance<'t> {
             theirs.headers.push((name.clone(), op.fill(value)));
         }
         let other = self.send(theirs).await;
+        let scoped = self
+            .target
+            .config()
+            .effects
+            .as_ref()
+            .is_some_and(|e| e.scoped_to_tenant);
+        let effects = if scoped {
+            None
+        } else {
+            self.effects(&op).await
+        };
+        let shown = [&first, &other];
         let outcome = match (first.answer(), other.answer()) {
             (Ok(a), _) if !a.is_success() => {
                 not_checked(format!("the first tenant's request got {}", a.status))
             }
-            (Ok(_), Ok(b)) if b.is_success() && !b.is_marked_replay() => pass(),
-            (Ok(_), Ok(b)) if b.is_success() => fail(
+            (Ok(_), Ok(b)) if b.is_marked_replay() => fail(
                 "the second tenant got a replay of the first tenant's answer",
-                &[&first, &other],
+                &shown,
             ),
-            (Ok(_), Ok(b)) => fail(
+            (Ok(_), Ok(b)) if !b.is_success() => fail(
                 format!(
                     "the second tenant's request got {}, not its own 2xx",
                     b.status
                 ),
-                &[&first, &other],
+                &shown,
             ),
-            (Err(e), _) | (_, Err(e)) => fail(e, &[&first, &other]),
+            // Both ran if both took effect: the observer sees every tenant's.
+            (Ok(_), Ok(_)) if matches!(effects, Some(Ok((_, Some(2))))) => pass(),
+            (Ok(_), Ok(_)) if matches!(effects, Some(Ok((_, Some(_))))) => {
+                let n = effects
+                    .and_then(Result::ok)
+                    .and_then(|(_, n)| n)
+                    .unwrap_or(0);
+                fail(
+                    format!(
+                        "{n} effects for the two tenants' requests: the second did not run its own"
+                    ),
+                    &shown,
+                )
+            }
+            (Ok(a), Ok(b)) if a.body == b.body => fail(
+                "the second tenant got the first tenant's answer byte for byte \
+                 (an effects observer that sees both tenants tells a coincidence apart)",
+                &shown,
+            ),
+            (Ok(_), Ok(_)) => pass(),
+            (Err(e), _) | (_, Err(e)) => fail(e, &shown),
         };
         self.record("tenants-isolated", Basis::Required, title, outcome);
     }

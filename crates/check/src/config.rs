@@ -179,6 +179,11 @@ pub struct Effects {
     /// a ledger that also lists declines).
     #[serde(default)]
     pub matching: BTreeMap<String, serde_json::Value>,
+    /// Whether the observer sees only the first tenant's effects (its own view of the
+    /// ledger); by default it sees every tenant's, and the isolation case counts the second
+    /// tenant's effect too.
+    #[serde(default)]
+    pub scoped_to_tenant: bool,
     /// A shell command printing the number of effects (instead of a URL).
     #[serde(default)]
     pub command: Option<String>,
