@@ -33,6 +33,8 @@ use crate::{
 const FIRST_INDEX: u64 = 100;
 /// The most operations one run drives (their `{{n}}` values stay distinct).
 pub const MAX_OPERATIONS: usize = 800;
+/// The most attempts one operation sends.
+const MAX_ATTEMPTS: u32 = 30;
 
 /// One operation's story.
 #[derive(Debug, Clone)]
@@ -229,7 +231,8 @@ async fn drive(
                 jitter: true,
                 attempt_timeout_ms: settings.attempt_timeout_ms,
                 retry_window_ms: settings.retry_window_ms,
-                max_attempts: None,
+                // Bounded in requests as well as in time.
+                max_attempts: Some(MAX_ATTEMPTS),
             },
             method,
         };

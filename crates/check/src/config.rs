@@ -1,7 +1,7 @@
 //! What to check and how: the target, the request template, and the optional parts a case
 //! needs (a second tenant, a second endpoint, how to make the work slow, how to observe the
 //! effect, an origin for CORS). Read from a JSON file; every field but `target` and
-//! `request` has a default, listed by `idem-check --help-config`.
+//! `request` has a default, listed with its meaning in the repository's `docs/check.md`.
 
 use std::collections::BTreeMap;
 
@@ -294,6 +294,13 @@ impl Config {
                 self.request.method
             ));
         }
+        if self.chaos.operations > crate::chaos::MAX_OPERATIONS {
+            return invalid(format!(
+                "chaos.operations is {}, at most {}",
+                self.chaos.operations,
+                crate::chaos::MAX_OPERATIONS
+            ));
+        }
         if self.chaos.concurrency == 0 {
             return invalid("chaos.concurrency must be at least 1".to_owned());
         }
@@ -338,6 +345,11 @@ mod tests {
             serde_json::from_str(r#"{"target": "ftp://x", "request": {"path": "/"}}"#).unwrap();
         let refused = config.validate().unwrap_err().to_string();
         assert!(refused.contains("ftp://x"), "{refused}");
+        let mut config: Config =
+            serde_json::from_str(r#"{"target": "http://x", "request": {"path": "/"}}"#).unwrap();
+        config.chaos.operations = 801;
+        let refused = config.validate().unwrap_err().to_string();
+        assert!(refused.contains("801"), "{refused}");
     }
 
     #[test]

@@ -54,6 +54,50 @@ async fn a_server_built_with_idem_passes_every_configured_case() {
     }
 }
 
+/// The other ways a configuration can say things: a bare-token key, slowness armed by a
+/// setup request, a run-wide setup request, effects counted by a command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_key_a_setup_request_and_a_counting_command_work_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::default();
+    let base = servers::spawn(servers::with_idem(ledger.clone(), dir.path()).await).await;
+    let mut config: Config = serde_json::from_value(serde_json::json!({
+        "target": base,
+        "request": {
+            "path": "/pay",
+            "headers": {"Authorization": "Bearer token-a", "Content-Type": "application/json"},
+            "body": r#"{"cart":"{{fresh}}","amount":{{n}}}"#
+        },
+        "key": {"form": "token"},
+        "setup": {"method": "PUT", "path": "/slow", "body": "0"},
+        "slow": {"setup": {"method": "PUT", "path": "/slow", "body": "600"}},
+        // node is there wherever `make test` runs (the e2e tier needs it).
+        "effects": {"command": format!(
+            "node -e \"fetch('{base}/effects').then(r => r.json()).then(a => console.log(a.length))\""
+        )},
+        "chaos": {"enabled": false}
+    }))
+    .unwrap();
+    config.chaos.seed = Some(15);
+    let report = check(config).await;
+    assert!(report.passed(), "{}", report.table());
+    for id in [
+        "concurrent-duplicate",
+        "repeat-no-effect",
+        "first-took-effect",
+        "key-malformed-refused",
+    ] {
+        assert_eq!(
+            verdict(&report, id),
+            &Verdict::Pass,
+            "{id}\n{}",
+            report.table()
+        );
+    }
+    let first = report.cases.iter().find(|c| c.id == "first-runs").unwrap();
+    assert_eq!(first.verdict, Verdict::Pass);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_ignores_keys_fails_the_replay_and_effect_cases() {
     let ledger = Ledger::default();

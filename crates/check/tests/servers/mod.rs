@@ -93,6 +93,27 @@ fn delay(headers: &HeaderMap) -> Duration {
     Duration::from_millis(ms)
 }
 
+/// Slowness armed by a request (`PUT /slow` with a number of ms): the next `/pay` takes that
+/// long, as a fault switch of a test server does.
+#[derive(Clone, Default)]
+pub struct Armed(Arc<Mutex<Option<Duration>>>);
+
+impl Armed {
+    fn take(&self) -> Duration {
+        self.0.lock().unwrap().take().unwrap_or_default()
+    }
+}
+
+async fn arm(State(armed): State<Armed>, body: String) -> StatusCode {
+    match body.trim().parse() {
+        Ok(ms) => {
+            *armed.0.lock().unwrap() = Some(Duration::from_millis(ms));
+            StatusCode::NO_CONTENT
+        }
+        Err(_) => StatusCode::BAD_REQUEST,
+    }
+}
+
 /// The key as sent, if any.
 fn key_of(headers: &HeaderMap) -> Option<String> {
     headers
@@ -182,7 +203,7 @@ pub const ORIGIN: &str = "http://127.0.0.1:9";
 
 /// Built with idem-axum: `POST /pay` and `POST /pay/again` behind one `TwoStepLayer` on
 /// SQLite in `dir`, tenants from bearer tokens, every work run to its end (`detach`), CORS
-/// for [`ORIGIN`].
+/// for [`ORIGIN`]; `PUT /slow` arms slowness for the next payment.
 pub async fn with_idem(ledger: Ledger, dir: &std::path::Path) -> Router {
     use idem_axum::{
         db::{Db, DbOptions},
@@ -192,10 +213,15 @@ pub async fn with_idem(ledger: Ledger, dir: &std::path::Path) -> Router {
     };
     use idem_store::{ErrorPolicy, RouteConfig};
 
-    async fn pay(State(ledger): State<Ledger>, headers: HeaderMap, body: Bytes) -> Response {
-        tokio::time::sleep(delay(&headers)).await;
+    async fn pay(
+        State((ledger, armed)): State<(Ledger, Armed)>,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Response {
+        tokio::time::sleep(delay(&headers) + armed.take()).await;
         charged(ledger.charge(&body))
     }
+    let armed = Armed::default();
     let url = format!("sqlite:{}", dir.join("idem.db").display());
     let db = Db::open(&url, DbOptions::default()).await.unwrap();
     let tenants = BearerTenants::new()
@@ -205,11 +231,12 @@ pub async fn with_idem(ledger: Ledger, dir: &std::path::Path) -> Router {
     let paying = Router::new()
         .route("/pay", post(pay))
         .route("/pay/again", post(pay))
-        .with_state(ledger.clone())
+        .with_state((ledger.clone(), armed.clone()))
         .layer(TwoStepLayer::new(db, route, tenants, BodyLimits::default()));
     Router::new()
         .route("/effects", get(effects))
         .with_state(ledger)
+        .route("/slow", axum::routing::put(arm).with_state(armed))
         .merge(paying)
         .layer(axum::middleware::from_fn_with_state(
             Detached::default(),
