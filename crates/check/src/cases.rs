@@ -10,11 +10,93 @@ use rand_chacha::ChaCha8Rng;
 use crate::{
     effects::Observer,
     exchange::{new_key, Answer, Exchange, Fresh, Sent, Target},
-    report::{Basis, CaseResult, Verdict},
+    report::{Basis, Case, CaseResult, Verdict},
 };
 
 /// The longest key idem's SDK and server accept (idem's choice, not the draft's).
 const MAX_KEY_LEN: usize = idem_store::MAX_KEY_LEN;
+
+// The cases, in the order they run.
+const FIRST_RUNS: Case = Case {
+    id: "first-runs",
+    basis: Basis::Required,
+    title: "a new key's request runs (2xx)",
+};
+const FIRST_TOOK_EFFECT: Case = Case {
+    id: "first-took-effect",
+    basis: Basis::Required,
+    title: "the first request took effect once",
+};
+const REPEAT_REPLAYED: Case = Case {
+    id: "repeat-replayed",
+    basis: Basis::NeededBySdk,
+    title: "the same key and bytes again get the first answer: status, content type, body",
+};
+const REPEAT_MARKED: Case = Case {
+    id: "repeat-marked",
+    basis: Basis::Advisory,
+    title: "a replay is marked Idempotent-Replayed: true",
+};
+const REPEAT_NO_EFFECT: Case = Case {
+    id: "repeat-no-effect",
+    basis: Basis::Required,
+    title: "the repeat takes no effect",
+};
+const OTHER_BODY_422: Case = Case {
+    id: "other-body-422",
+    basis: Basis::Required,
+    title: "the same key with another body is 422, with no effect",
+};
+const OTHER_ENDPOINT_422: Case = Case {
+    id: "other-endpoint-422",
+    basis: Basis::Required,
+    title: "the same key on another endpoint is 422",
+};
+const REORDERED_JSON_REPLAYED: Case = Case {
+    id: "reordered-json-replayed",
+    basis: Basis::Advisory,
+    title: "the same JSON body with members reordered and spaced is the replay",
+};
+const KEY_255_ACCEPTED: Case = Case {
+    id: "key-255-accepted",
+    basis: Basis::Advisory,
+    title: "a key of 255 characters is accepted",
+};
+const KEY_256_REFUSED: Case = Case {
+    id: "key-256-refused",
+    basis: Basis::Advisory,
+    title: "a key of 256 characters is refused with 400",
+};
+const KEY_MALFORMED_REFUSED: Case = Case {
+    id: "key-malformed-refused",
+    basis: Basis::Advisory,
+    title: "a malformed key (an unterminated sf-string, or empty) is refused with 400",
+};
+const KEY_MISSING_REFUSED: Case = Case {
+    id: "key-missing-refused",
+    basis: Basis::Required,
+    title: "a request without a key is refused with 400",
+};
+const TENANTS_ISOLATED: Case = Case {
+    id: "tenants-isolated",
+    basis: Basis::Required,
+    title: "two tenants using one key are two operations: no replay across tenants",
+};
+const CONCURRENT_DUPLICATE: Case = Case {
+    id: "concurrent-duplicate",
+    basis: Basis::NeededBySdk,
+    title: "a duplicate while the first runs gets 409 with Retry-After, or waits for the replay",
+};
+const CORS_EXPOSES: Case = Case {
+    id: "cors-exposes",
+    basis: Basis::NeededBySdk,
+    title: "CORS allows Idempotency-Key and exposes Retry-After and Idempotent-Replayed",
+};
+const ERRORS_ARE_PROBLEMS: Case = Case {
+    id: "errors-are-problems",
+    basis: Basis::Required,
+    title: "error bodies are RFC 9457 problems (application/problem+json)",
+};
 
 /// A case's outcome before it is named.
 struct Outcome {
@@ -81,14 +163,17 @@ impl<'t> Conformance<'t> {
         self.target.key_header(&key)
     }
 
-    fn record(&mut self, id: &'static str, basis: Basis, title: &'static str, outcome: Outcome) {
-        self.results.push(CaseResult {
-            id,
-            basis,
-            title,
-            verdict: outcome.verdict,
-            exchanges: outcome.exchanges,
-        });
+    fn record(&mut self, case: &Case, outcome: Outcome) {
+        self.results
+            .push(case.result(outcome.verdict, outcome.exchanges));
+    }
+
+    /// `value`, or `case` recorded as not checked because the configuration lacks it.
+    fn configured<T>(&mut self, case: &Case, value: Option<T>, missing: &str) -> Option<T> {
+        if value.is_none() {
+            self.record(case, not_checked(missing));
+        }
+        value
     }
 
     /// Send `sent`; an error answer is kept for the problem-body case.
@@ -136,12 +221,7 @@ impl<'t> Conformance<'t> {
             Err(e) => fail(e, &[&first]),
         };
         let ran = matches!(outcome.verdict, Verdict::Pass);
-        self.record(
-            "first-runs",
-            Basis::Required,
-            "a new key's request runs (2xx)",
-            outcome,
-        );
+        self.record(&FIRST_RUNS, outcome);
         let after_first = self.effects(&op).await;
         let took_effect = match (&before, &after_first, ran) {
             (None, _, _) | (_, None, _) => not_checked("no effects observer configured"),
@@ -157,12 +237,7 @@ impl<'t> Conformance<'t> {
                 ),
             },
         };
-        self.record(
-            "first-took-effect",
-            Basis::Required,
-            "the first request took effect once",
-            took_effect,
-        );
+        self.record(&FIRST_TOOK_EFFECT, took_effect);
 
         let repeat = self.send(self.target.keyed(&op, Some(&key))).await;
         let (replayed, marked) = match (first.answer(), repeat.answer()) {
@@ -176,18 +251,8 @@ impl<'t> Conformance<'t> {
             ),
             (Err(e), _) | (_, Err(e)) => (fail(e.clone(), &[&first, &repeat]), fail(e, &[])),
         };
-        self.record(
-            "repeat-replayed",
-            Basis::NeededBySdk,
-            "the same key and bytes again get the first answer: status, content type, body",
-            replayed,
-        );
-        self.record(
-            "repeat-marked",
-            Basis::Advisory,
-            "a replay is marked Idempotent-Replayed: true",
-            marked,
-        );
+        self.record(&REPEAT_REPLAYED, replayed);
+        self.record(&REPEAT_MARKED, marked);
         let after_repeat = self.effects(&op).await;
         let no_effect = match (&after_first, &after_repeat) {
             (None, _) | (_, None) => not_checked("no effects observer configured"),
@@ -198,12 +263,7 @@ impl<'t> Conformance<'t> {
                 &[&repeat],
             ),
         };
-        self.record(
-            "repeat-no-effect",
-            Basis::Required,
-            "the repeat takes no effect",
-            no_effect,
-        );
+        self.record(&REPEAT_NO_EFFECT, no_effect);
     }
 
     /// The same key with another body: 422, and that body's operation takes no effect.
@@ -212,10 +272,9 @@ impl<'t> Conformance<'t> {
         let key = self.key();
         let a = self.target.keyed(&op, Some(&key));
         let b = self.target.keyed(&other, Some(&key));
-        let title = "the same key with another body is 422, with no effect";
         if a.body == b.body && a.url == b.url {
             let why = "the template has no {{fresh}} or {{n}} to make another body";
-            self.record("other-body-422", Basis::Required, title, not_checked(why));
+            self.record(&OTHER_BODY_422, not_checked(why));
             return;
         }
         let first = self.send(a).await;
@@ -228,20 +287,15 @@ impl<'t> Conformance<'t> {
                 }
             }
         }
-        self.record("other-body-422", Basis::Required, title, outcome);
+        self.record(&OTHER_BODY_422, outcome);
     }
 
     /// The same key on the second endpoint: 422.
     async fn other_endpoint(&mut self) {
-        let title = "the same key on another endpoint is 422";
-        let Some(endpoint) = self.target.config().second_endpoint.clone() else {
-            let why = "no second_endpoint configured";
-            self.record(
-                "other-endpoint-422",
-                Basis::Required,
-                title,
-                not_checked(why),
-            );
+        let config = self.target.config().second_endpoint.clone();
+        let Some(endpoint) =
+            self.configured(&OTHER_ENDPOINT_422, config, "no second_endpoint configured")
+        else {
             return;
         };
         let op = self.op();
@@ -251,23 +305,17 @@ impl<'t> Conformance<'t> {
             .send(self.target.endpoint(&endpoint, &op, Some(&key)))
             .await;
         let outcome = expect_status(&reused, 422, &[&first, &reused]);
-        self.record("other-endpoint-422", Basis::Required, title, outcome);
+        self.record(&OTHER_ENDPOINT_422, outcome);
     }
 
     /// The same JSON with its members reordered and spaced: the replay, not 422.
     async fn reordered_json(&mut self) {
-        let title = "the same JSON body with members reordered and spaced is the replay";
         let op = self.op();
         let key = self.key();
         let sent = self.target.keyed(&op, Some(&key));
         let Some(reordered) = reorder(&sent.body) else {
             let why = "the body is not a JSON object of two or more members";
-            self.record(
-                "reordered-json-replayed",
-                Basis::Advisory,
-                title,
-                not_checked(why),
-            );
+            self.record(&REORDERED_JSON_REPLAYED, not_checked(why));
             return;
         };
         let first = self.send(sent.clone()).await;
@@ -282,7 +330,7 @@ impl<'t> Conformance<'t> {
             (Ok(a), Ok(_)) => not_checked(format!("the first request got {}", a.status)),
             (Err(e), _) | (_, Err(e)) => fail(e, &[&first, &again]),
         };
-        self.record("reordered-json-replayed", Basis::Advisory, title, outcome);
+        self.record(&REORDERED_JSON_REPLAYED, outcome);
     }
 
     /// 255 characters accepted; 256 and a malformed key refused with 400.
@@ -301,14 +349,12 @@ impl<'t> Conformance<'t> {
             Ok(a) => fail(format!("expected 2xx, got {}", a.status), &[&accepted]),
             Err(e) => fail(e, &[&accepted]),
         };
-        let title = "a key of 255 characters is accepted";
-        self.record("key-255-accepted", Basis::Advisory, title, outcome);
+        self.record(&KEY_255_ACCEPTED, outcome);
 
         let op = self.op();
         let refused = self.send(self.target.keyed(&op, Some(&k256))).await;
-        let title = "a key of 256 characters is refused with 400";
         let outcome = expect_status(&refused, 400, &[&refused]);
-        self.record("key-256-refused", Basis::Advisory, title, outcome);
+        self.record(&KEY_256_REFUSED, outcome);
 
         let op = self.op();
         let malformed = match form {
@@ -316,26 +362,24 @@ impl<'t> Conformance<'t> {
             crate::config::KeyForm::Token => String::new(),
         };
         let refused = self.send(self.target.keyed(&op, Some(&malformed))).await;
-        let title = "a malformed key (an unterminated sf-string, or empty) is refused with 400";
         let outcome = expect_status(&refused, 400, &[&refused]);
-        self.record("key-malformed-refused", Basis::Advisory, title, outcome);
+        self.record(&KEY_MALFORMED_REFUSED, outcome);
     }
 
     /// No key on a keyed route: 400.
     async fn missing_key(&mut self) {
         let op = self.op();
         let refused = self.send(self.target.keyed(&op, None)).await;
-        let title = "a request without a key is refused with 400";
         let outcome = expect_status(&refused, 400, &[&refused]);
-        self.record("key-missing-refused", Basis::Required, title, outcome);
+        self.record(&KEY_MISSING_REFUSED, outcome);
     }
 
     /// Two tenants, one key: two operations; the second is not the first's replay.
     async fn tenants(&mut self) {
-        let title = "two tenants using one key are two operations: no replay across tenants";
-        let Some(second) = self.target.config().second_tenant.clone() else {
-            let why = "no second_tenant configured";
-            self.record("tenants-isolated", Basis::Required, title, not_checked(why));
+        let config = self.target.config().second_tenant.clone();
+        let Some(second) =
+            self.configured(&TENANTS_ISOLATED, config, "no second_tenant configured")
+        else {
             return;
         };
         let op = self.op();
@@ -398,21 +442,17 @@ impl<'t> Conformance<'t> {
             (Ok(_), Ok(_)) => pass(),
             (Err(e), _) | (_, Err(e)) => fail(e, &shown),
         };
-        self.record("tenants-isolated", Basis::Required, title, outcome);
+        self.record(&TENANTS_ISOLATED, outcome);
     }
 
     /// A duplicate while the first runs: 409 with `Retry-After`, or a wait and the replay.
     async fn concurrent_duplicate(&mut self) {
-        let title =
-            "a duplicate while the first runs gets 409 with Retry-After, or waits for the replay";
-        let Some(slow) = self.target.config().slow.clone() else {
-            let why = "no way to make the work slow configured (slow)";
-            self.record(
-                "concurrent-duplicate",
-                Basis::NeededBySdk,
-                title,
-                not_checked(why),
-            );
+        let config = self.target.config().slow.clone();
+        let Some(slow) = self.configured(
+            &CONCURRENT_DUPLICATE,
+            config,
+            "no way to make the work slow configured (slow)",
+        ) else {
             return;
         };
         let op = self.op();
@@ -427,12 +467,12 @@ impl<'t> Conformance<'t> {
                 Ok(a) => {
                     let why = format!("the slow setup request got {}", a.status);
                     let outcome = fail(why, &[&armed]);
-                    self.record("concurrent-duplicate", Basis::NeededBySdk, title, outcome);
+                    self.record(&CONCURRENT_DUPLICATE, outcome);
                     return;
                 }
                 Err(e) => {
                     let outcome = fail(e, &[&armed]);
-                    self.record("concurrent-duplicate", Basis::NeededBySdk, title, outcome);
+                    self.record(&CONCURRENT_DUPLICATE, outcome);
                     return;
                 }
             }
@@ -454,7 +494,7 @@ impl<'t> Conformance<'t> {
         let duplicate = self.send(sent).await;
         let Ok(first) = first.await else {
             let outcome = fail("the first request's task failed", &[&duplicate]);
-            self.record("concurrent-duplicate", Basis::NeededBySdk, title, outcome);
+            self.record(&CONCURRENT_DUPLICATE, outcome);
             return;
         };
         let outcome = match (first.answer(), duplicate.answer()) {
@@ -492,15 +532,13 @@ impl<'t> Conformance<'t> {
                 }
             }
         }
-        self.record("concurrent-duplicate", Basis::NeededBySdk, title, outcome);
+        self.record(&CONCURRENT_DUPLICATE, outcome);
     }
 
     /// CORS lets a browser page send the key and read the headers its retries need.
     async fn cors(&mut self) {
-        let title = "CORS allows Idempotency-Key and exposes Retry-After and Idempotent-Replayed";
-        let Some(origin) = self.target.config().origin.clone() else {
-            let why = "no origin configured";
-            self.record("cors-exposes", Basis::NeededBySdk, title, not_checked(why));
+        let config = self.target.config().origin.clone();
+        let Some(origin) = self.configured(&CORS_EXPOSES, config, "no origin configured") else {
             return;
         };
         let op = self.op();
@@ -542,30 +580,19 @@ impl<'t> Conformance<'t> {
             (Ok(p), Ok(a)) => cors_verdict(&origin, &requested, p, a, &[&preflight, &answered]),
             (Err(e), _) | (_, Err(e)) => fail(e, &[&preflight, &answered]),
         };
-        self.record("cors-exposes", Basis::NeededBySdk, title, outcome);
+        self.record(&CORS_EXPOSES, outcome);
     }
 
     /// The error answers met so far are RFC 9457 problems, when the server says they are.
     fn problems(&mut self) {
-        let title = "error bodies are RFC 9457 problems (application/problem+json)";
         if !self.target.config().problem_json {
             let why = "the server does not claim RFC 9457 (problem_json: false)";
-            self.record(
-                "errors-are-problems",
-                Basis::Required,
-                title,
-                not_checked(why),
-            );
+            self.record(&ERRORS_ARE_PROBLEMS, not_checked(why));
             return;
         }
         if self.errors.is_empty() {
             let why = "no error answer was met";
-            self.record(
-                "errors-are-problems",
-                Basis::Required,
-                title,
-                not_checked(why),
-            );
+            self.record(&ERRORS_ARE_PROBLEMS, not_checked(why));
             return;
         }
         let bad = self.errors.iter().find_map(|e| {
@@ -576,7 +603,7 @@ impl<'t> Conformance<'t> {
             None => pass(),
             Some((why, e)) => fail(why, &[e]),
         };
-        self.record("errors-are-problems", Basis::Required, title, outcome);
+        self.record(&ERRORS_ARE_PROBLEMS, outcome);
     }
 }
 

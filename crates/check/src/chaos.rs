@@ -26,7 +26,7 @@ use crate::{
     effects::{Counts, Observer},
     exchange::{join, send_with, Fresh, Sent, Target},
     proxy::{FaultProxy, LogSink},
-    report::{Basis, CaseResult, Verdict},
+    report::{Basis, Case, CaseResult, Verdict},
 };
 
 /// The chaos operations' indices start here, past the conformance phase's.
@@ -89,20 +89,19 @@ pub async fn run(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<CaseResult> {
     let settings = target.config().chaos.clone();
-    let titles = Titles::default();
     if !settings.enabled {
-        return titles.all_not_checked("the chaos phase is disabled (chaos.enabled: false)");
+        return all_not_checked("the chaos phase is disabled (chaos.enabled: false)");
     }
     let body = target.config().request.body.clone().unwrap_or_default();
     let template_json = Fresh::new(seed, FIRST_INDEX).fill(&body);
     if serde_json::from_str::<serde_json::Value>(&template_json).is_err() {
-        return titles.all_not_checked("the SDK sends JSON bodies; the request body is not JSON");
+        return all_not_checked("the SDK sends JSON bodies; the request body is not JSON");
     }
     let Some(method) = Method::from_name(&target.config().request.method) else {
-        return titles.all_not_checked("the SDK does not send this method");
+        return all_not_checked("the SDK does not send this method");
     };
     let Ok(upstream) = host_port(&target.config().target) else {
-        return titles.all_not_checked("the target has no host and port");
+        return all_not_checked("the target has no host and port");
     };
     let hold = Duration::from_millis(settings.attempt_timeout_ms + 700);
     let proxy = match FaultProxy::start(
@@ -116,7 +115,7 @@ pub async fn run(
     .await
     {
         Ok(proxy) => proxy,
-        Err(e) => return titles.all_not_checked(&format!("the fault proxy did not start: {e}")),
+        Err(e) => return all_not_checked(&format!("the fault proxy did not start: {e}")),
     };
     let ops: Vec<Fresh> = (0..settings.operations as u64)
         .map(|i| Fresh::new(seed, FIRST_INDEX + i))
@@ -140,58 +139,39 @@ pub async fn run(
         }
         None => None,
     };
-    judge(&titles, &reports, before, after)
+    judge(&reports, before, after)
 }
 
-/// The three cases' names.
-struct Titles {
-    cases: [(&'static str, Basis, &'static str); 3],
-}
+/// The phase's cases.
+const AT_MOST_ONCE: Case = Case {
+    id: "chaos-at-most-once",
+    basis: Basis::Required,
+    title: "under faults and retries, no operation takes effect twice",
+};
+const SUCCESS_TOOK_EFFECT: Case = Case {
+    id: "chaos-success-took-effect",
+    basis: Basis::NeededBySdk,
+    title: "every operation the client saw succeed took effect exactly once",
+};
+const RETRYABLE_5XX: Case = Case {
+    id: "chaos-5xx-retryable",
+    basis: Basis::NeededBySdk,
+    title: "every 5xx is 502, 503 or 504 with Retry-After",
+};
 
-impl Default for Titles {
-    fn default() -> Self {
-        Self {
-            cases: [
-                (
-                    "chaos-at-most-once",
-                    Basis::Required,
-                    "under faults and retries, no operation takes effect twice",
-                ),
-                (
-                    "chaos-success-took-effect",
-                    Basis::NeededBySdk,
-                    "every operation the client saw succeed took effect exactly once",
-                ),
-                (
-                    "chaos-5xx-retryable",
-                    Basis::NeededBySdk,
-                    "every 5xx is 502, 503 or 504 with Retry-After",
-                ),
-            ],
-        }
-    }
-}
-
-impl Titles {
-    fn result(&self, which: usize, verdict: Verdict, exchanges: Vec<String>) -> CaseResult {
-        let (id, basis, title) = self.cases[which];
-        CaseResult {
-            id,
-            basis,
-            title,
-            verdict,
-            exchanges,
-        }
-    }
-
-    fn all_not_checked(&self, why: &str) -> Vec<CaseResult> {
-        (0..3)
-            .map(|i| {
-                let why = why.to_owned();
-                self.result(i, Verdict::NotChecked { why }, Vec::new())
-            })
-            .collect()
-    }
+/// Every case of the phase, not checked for `why`.
+fn all_not_checked(why: &str) -> Vec<CaseResult> {
+    [AT_MOST_ONCE, SUCCESS_TOOK_EFFECT, RETRYABLE_5XX]
+        .iter()
+        .map(|case| {
+            case.result(
+                Verdict::NotChecked {
+                    why: why.to_owned(),
+                },
+                Vec::new(),
+            )
+        })
+        .collect()
 }
 
 /// Drive every operation to its outcome, `concurrency` at a time, within the bound.
@@ -396,7 +376,6 @@ impl Client {
 
 /// The phase's three verdicts from the operations' reports and the effects before and after.
 fn judge(
-    titles: &Titles,
     reports: &[OpReport],
     before: Option<Result<Counts, String>>,
     after: Option<Result<Counts, String>>,
@@ -407,17 +386,16 @@ fn judge(
         (None, _) | (_, None) => {
             let why = "no effects observer configured".to_owned();
             (
-                titles.result(0, Verdict::NotChecked { why: why.clone() }, Vec::new()),
-                titles.result(1, Verdict::NotChecked { why }, Vec::new()),
+                AT_MOST_ONCE.result(Verdict::NotChecked { why: why.clone() }, Vec::new()),
+                SUCCESS_TOOK_EFFECT.result(Verdict::NotChecked { why }, Vec::new()),
             )
         }
         (Some(Err(e)), _) | (_, Some(Err(e))) => (
-            titles.result(0, Verdict::Fail { why: e.clone() }, Vec::new()),
-            titles.result(1, Verdict::Fail { why: e }, Vec::new()),
+            AT_MOST_ONCE.result(Verdict::Fail { why: e.clone() }, Vec::new()),
+            SUCCESS_TOOK_EFFECT.result(Verdict::Fail { why: e }, Vec::new()),
         ),
         (Some(Ok((total_before, per_before))), Some(Ok((total_after, per_after)))) => {
             judge_effects(
-                titles,
                 reports,
                 total_before,
                 &per_before,
@@ -436,19 +414,18 @@ fn judge(
         })
         .collect();
     let retryable = if bad_5xx.is_empty() {
-        titles.result(2, Verdict::Pass, Vec::new())
+        RETRYABLE_5XX.result(Verdict::Pass, Vec::new())
     } else {
         let why = format!(
             "{} operations met a 5xx a client cannot retry safely",
             bad_5xx.len()
         );
-        titles.result(2, Verdict::Fail { why }, described(&bad_5xx))
+        RETRYABLE_5XX.result(Verdict::Fail { why }, described(&bad_5xx))
     };
     vec![once, took, retryable]
 }
 
 fn judge_effects(
-    titles: &Titles,
     reports: &[OpReport],
     total_before: u64,
     per_before: &[Option<u64>],
@@ -461,14 +438,13 @@ fn judge_effects(
     if !attributed {
         let added = total_after.saturating_sub(total_before);
         let once = if added <= ops as u64 {
-            titles.result(0, Verdict::Pass, Vec::new())
+            AT_MOST_ONCE.result(Verdict::Pass, Vec::new())
         } else {
             let why = format!("{added} effects for {ops} operations");
-            titles.result(0, Verdict::Fail { why }, Vec::new())
+            AT_MOST_ONCE.result(Verdict::Fail { why }, Vec::new())
         };
         let why = "effects are not attributed to operations (effects.list and effects.field)";
-        let took = titles.result(
-            1,
+        let took = SUCCESS_TOOK_EFFECT.result(
             Verdict::NotChecked {
                 why: why.to_owned(),
             },
@@ -490,7 +466,7 @@ fn judge_effects(
         }
     }
     let once = if twice.is_empty() {
-        titles.result(0, Verdict::Pass, Vec::new())
+        AT_MOST_ONCE.result(Verdict::Pass, Vec::new())
     } else {
         let why = format!("{} operations took effect more than once", twice.len());
         let shown: Vec<&OpReport> = twice.iter().map(|(r, _)| *r).collect();
@@ -498,17 +474,17 @@ fn judge_effects(
         for (line, (_, n)) in lines.iter_mut().zip(&twice) {
             line.push_str(&format!(": {n} effects"));
         }
-        titles.result(0, Verdict::Fail { why }, lines)
+        AT_MOST_ONCE.result(Verdict::Fail { why }, lines)
     };
     let took = if missing.is_empty() {
-        titles.result(1, Verdict::Pass, Vec::new())
+        SUCCESS_TOOK_EFFECT.result(Verdict::Pass, Vec::new())
     } else {
         let why = format!(
             "{} operations succeeded without exactly one effect",
             missing.len()
         );
         let shown: Vec<&OpReport> = missing.iter().map(|(r, _)| *r).collect();
-        titles.result(1, Verdict::Fail { why }, described(&shown))
+        SUCCESS_TOOK_EFFECT.result(Verdict::Fail { why }, described(&shown))
     };
     (once, took)
 }

@@ -53,6 +53,30 @@ pub enum Verdict {
     },
 }
 
+/// A case: its stable name, why it is checked, what it checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Case {
+    /// A stable name, `repeat-replayed`.
+    pub id: &'static str,
+    /// Why it is checked.
+    pub basis: Basis,
+    /// What it checks, in a sentence.
+    pub title: &'static str,
+}
+
+impl Case {
+    /// This case's line, come out as `verdict`.
+    pub fn result(&self, verdict: Verdict, exchanges: Vec<String>) -> CaseResult {
+        CaseResult {
+            id: self.id,
+            basis: self.basis,
+            title: self.title,
+            verdict,
+            exchanges,
+        }
+    }
+}
+
 /// One case's line.
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseResult {
@@ -94,6 +118,15 @@ impl Report {
     /// Whether every counted case passed (the exit status is 0 only then).
     pub fn passed(&self) -> bool {
         !self.cases.iter().any(CaseResult::fails_the_run)
+    }
+
+    /// The names of the cases that did not pass (failed, counted or not, or not checked).
+    pub fn not_passed(&self) -> Vec<&'static str> {
+        self.cases
+            .iter()
+            .filter(|c| c.verdict != Verdict::Pass)
+            .map(|c| c.id)
+            .collect()
     }
 
     /// How many cases came out each way: pass, fail (counted), fail (advisory), not checked.

@@ -42,16 +42,7 @@ async fn a_server_built_with_idem_passes_every_configured_case() {
         ..Default::default()
     });
     let report = check(config).await;
-    assert!(report.passed(), "{}", report.table());
-    for case in &report.cases {
-        assert_eq!(
-            case.verdict,
-            Verdict::Pass,
-            "{}\n{}",
-            case.id,
-            report.table()
-        );
-    }
+    assert!(report.not_passed().is_empty(), "{}", report.table());
 }
 
 /// The other ways a configuration can say things: a bare-token key, slowness armed by a
