@@ -31,8 +31,6 @@ use crate::{
 
 /// The chaos operations' indices start here, past the conformance phase's.
 const FIRST_INDEX: u64 = 100;
-/// The most operations one run drives (their `{{n}}` values stay distinct).
-pub const MAX_OPERATIONS: usize = 800;
 /// The most attempts one operation sends.
 const MAX_ATTEMPTS: u32 = 30;
 

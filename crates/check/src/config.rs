@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::proxy::FaultMix;
 
+/// The most chaos operations one run drives (their `{{n}}` values stay distinct).
+pub const MAX_OPERATIONS: usize = 800;
+
 /// The whole configuration.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -294,11 +297,10 @@ impl Config {
                 self.request.method
             ));
         }
-        if self.chaos.operations > crate::chaos::MAX_OPERATIONS {
+        if self.chaos.operations > MAX_OPERATIONS {
             return invalid(format!(
                 "chaos.operations is {}, at most {}",
-                self.chaos.operations,
-                crate::chaos::MAX_OPERATIONS
+                self.chaos.operations, MAX_OPERATIONS
             ));
         }
         if self.chaos.concurrency == 0 {

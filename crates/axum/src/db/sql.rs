@@ -20,7 +20,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use super::{Clock, DbError, RouteInsert};
+use super::{write::Shape, Clock, DbError, RouteInsert};
 
 /// The columns of a claim, in the order [`super::row`] reads them.
 const COLUMNS: &str = "c.fingerprint, c.on_error, c.status, c.token, c.locked_at, \
@@ -288,20 +288,6 @@ pub(crate) const ROWS: &str = "SELECT c.scope, c.key, c.fingerprint, c.on_error,
 /// same text, and composing it again for each would be an allocation and a copy per request.
 #[derive(Debug, Default)]
 pub(crate) struct Composed(Mutex<HashMap<Shape, Arc<str>>>);
-
-/// What a composed statement's text depends on: which statement and the route's names
-/// (its values are bound, so they are not part of it; their count follows from the names).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct Shape {
-    pub(crate) statement: &'static str,
-    pub(crate) table: &'static str,
-    /// The inserted or set columns.
-    pub(crate) columns: Vec<&'static str>,
-    /// An update's filter columns.
-    pub(crate) filters: Vec<&'static str>,
-    /// An insert's id column.
-    pub(crate) id: &'static str,
-}
 
 impl Composed {
     /// The text of `shape`, built by `build` the first time (a refused build is not kept:

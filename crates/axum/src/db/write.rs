@@ -119,8 +119,8 @@ impl<'a> RouteInsert<'a> {
     }
 
     /// What the statement's text depends on (the values are bound, not written).
-    pub(crate) fn shape(&self, statement: &'static str) -> super::sql::Shape {
-        super::sql::Shape {
+    pub(crate) fn shape(&self, statement: &'static str) -> Shape {
+        Shape {
             statement,
             table: self.table,
             columns: self.columns.clone(),
@@ -226,8 +226,8 @@ impl<'a> RouteUpdate<'a> {
     }
 
     /// What the statement's text depends on (the values are bound, not written).
-    pub(crate) fn shape(&self, statement: &'static str) -> super::sql::Shape {
-        super::sql::Shape {
+    pub(crate) fn shape(&self, statement: &'static str) -> Shape {
+        Shape {
             statement,
             table: self.table,
             columns: self.sets.clone(),
@@ -311,6 +311,20 @@ fn table_name(name: &'static str) -> Result<&'static str, DbError> {
         }
         None => identifier(name),
     }
+}
+
+/// What a composed statement's text depends on: which statement and the route's names
+/// (its values are bound, so they are not part of it; their count follows from the names).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Shape {
+    pub(crate) statement: &'static str,
+    pub(crate) table: &'static str,
+    /// The inserted or set columns.
+    pub(crate) columns: Vec<&'static str>,
+    /// An update's filter columns.
+    pub(crate) filters: Vec<&'static str>,
+    /// An insert's id column.
+    pub(crate) id: &'static str,
 }
 
 /// Bind every [`Param`] of `$params`, in order, onto `$query` (either backend's).
