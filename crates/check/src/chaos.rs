@@ -200,7 +200,13 @@ async fn drive(
     for fresh in ops {
         let client = Client {
             target: target.clone(),
-            url: join(proxy, &fresh.fill(&target.config().request.path)),
+            url: through(
+                &join(
+                    &target.config().target,
+                    &fresh.fill(&target.config().request.path),
+                ),
+                proxy,
+            ),
             http: http.clone(),
             log: log.clone(),
             policy: RetryPolicy {
@@ -487,12 +493,43 @@ fn judge_effects(
     (once, took)
 }
 
+/// `url` with its scheme, host and port replaced by `proxy`'s (its path prefix and query
+/// kept).
+fn through(url: &str, proxy: &str) -> String {
+    match (reqwest::Url::parse(url), reqwest::Url::parse(proxy)) {
+        (Ok(url), Ok(proxy)) => {
+            let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
+            let base = proxy.as_str().trim_end_matches('/');
+            format!("{base}{}{query}", url.path())
+        }
+        _ => url.to_owned(),
+    }
+}
+
 /// `host:port` of a base URL.
 fn host_port(url: &str) -> Result<String, ()> {
     let url = reqwest::Url::parse(url).map_err(|_| ())?;
     let host = url.host_str().ok_or(())?;
     let port = url.port_or_known_default().ok_or(())?;
     Ok(format!("{host}:{port}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_goes_through_the_proxy_with_its_path_prefix_and_query() {
+        assert_eq!(
+            through("http://shop:8000/api/pay?x=1", "http://127.0.0.1:5000"),
+            "http://127.0.0.1:5000/api/pay?x=1"
+        );
+        assert_eq!(
+            host_port("http://shop:8000/api"),
+            Ok("shop:8000".to_owned())
+        );
+        assert_eq!(host_port("http://shop/api"), Ok("shop:80".to_owned()));
+    }
 }
 
 fn wall_ms() -> u64 {

@@ -279,8 +279,12 @@ impl Config {
     /// Check what serde cannot: the target is an `http://` URL, the numbers make sense.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |why: String| Err(ConfigError::Invalid(why));
-        if !self.target.starts_with("http://") && !self.target.starts_with("https://") {
-            return invalid(format!("target {:?} is not an http:// URL", self.target));
+        if !self.target.starts_with("http://") {
+            return invalid(format!(
+                "target {:?} is not an http:// URL (idem-check and its fault proxy speak plain \
+                 HTTP: point it at the server's own listener, not at TLS in front of it)",
+                self.target
+            ));
         }
         if reqwest::Url::parse(&self.target).is_err() {
             return invalid(format!("target {:?} is not a URL", self.target));
