@@ -196,6 +196,80 @@ pub fn check_id<'a>(
     }
 }
 
+/// One request's read → decide → write loop, sans-IO: the in-memory [`Store`](crate::Store)
+/// and the SQL tables both drive it, so the loop's rules exist once. A table asks
+/// [`read`](Self::read) before each read of the row (past [`MAX_READS`] the answer is 409: the
+/// row is contended), hands what it read to [`decide`](Self::decide), answers or performs the
+/// conditional write it is given, and, when that write changed nothing (another request wrote
+/// the row between the read and the write), goes round again.
+///
+/// ```
+/// use idem_store::{rules::{Deciding, Step, Write}, Fingerprint};
+///
+/// let mut deciding = Deciding::new(Fingerprint([1; 32]), 1_000);
+/// let mut claimed = false;
+/// let answer = loop {
+///     if let Err(contended) = deciding.read() {
+///         break Some(contended.retry_after_ms); // 409
+///     }
+///     let row = None; // the table's read: no row yet
+///     match deciding.decide(row, 0) {
+///         Step::Answer(_) => break Some(0),
+///         // The table's conditional write; say it landed.
+///         Step::Write(Write::Claim) => { claimed = true; break None }
+///         Step::Write(_) => continue,
+///     }
+/// };
+/// assert!(claimed && answer.is_none());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Deciding {
+    fingerprint: Fingerprint,
+    lock_ms: u64,
+    reads: usize,
+}
+
+impl Deciding {
+    /// The loop of a request fingerprinted `fingerprint`, leases of `lock_ms`.
+    pub fn new(fingerprint: Fingerprint, lock_ms: u64) -> Self {
+        Self {
+            fingerprint,
+            lock_ms,
+            reads: 0,
+        }
+    }
+
+    /// Count a read of the row about to be made, or, past [`MAX_READS`], [`Contended`]: answer
+    /// 409 with its `Retry-After`, as for a live claim: someone else is writing this row right
+    /// now, so it is in flight as far as this request can tell.
+    pub fn read(&mut self) -> Result<(), Contended> {
+        if self.reads == MAX_READS {
+            return Err(Contended {
+                retry_after_ms: contended(self.lock_ms),
+            });
+        }
+        self.reads += 1;
+        Ok(())
+    }
+
+    /// The decision table for `row` as read at `now` ([`decide`]).
+    pub fn decide<'r>(&self, row: Option<&'r Record>, now: u64) -> Step<'r> {
+        decide(row, now, &self.fingerprint, self.lock_ms)
+    }
+
+    /// The lease length this loop decides with.
+    pub fn lock_ms(&self) -> u64 {
+        self.lock_ms
+    }
+}
+
+/// A request that read its row [`MAX_READS`] times and never had a write land: 409.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Contended {
+    /// The `Retry-After` to answer with ([`contended`]).
+    pub retry_after_ms: u64,
+}
+
 /// The decision table, for one read of the row (`None`: no row).
 pub fn decide<'r>(
     row: Option<&'r Record>,
@@ -281,6 +355,27 @@ mod tests {
     use super::*;
 
     const LOCK_MS: u64 = 100;
+
+    #[test]
+    fn a_loop_reads_at_most_max_reads_times_then_answers_contended() {
+        let mut deciding = Deciding::new(fp(1), LOCK_MS);
+        for _ in 0..MAX_READS {
+            assert_eq!(deciding.read(), Ok(()));
+            assert_eq!(deciding.decide(None, 0), Step::Write(Write::Claim));
+        }
+        assert_eq!(
+            deciding.read(),
+            Err(Contended {
+                retry_after_ms: contended(LOCK_MS)
+            })
+        );
+        // The same table as `decide` itself, for a row as read.
+        let row = in_flight(0, 10_000);
+        assert_eq!(
+            deciding.decide(Some(&row), 1),
+            decide(Some(&row), 1, &fp(1), LOCK_MS)
+        );
+    }
 
     fn fp(n: u8) -> Fingerprint {
         Fingerprint([n; 32])

@@ -306,14 +306,20 @@ impl<T: Table> Store<T> {
         let lock_ms = self.config.lock_ms;
         // One pass decides, unless the row changed between our read and our conditional
         // write, which only a table shared with other stores allows; then read again.
-        for _ in 0..rules::MAX_READS {
+        let mut deciding = rules::Deciding::new(fp, lock_ms);
+        loop {
+            if let Err(rules::Contended { retry_after_ms }) = deciding.read() {
+                let reason = Rejection::InFlight { retry_after_ms };
+                self.reject(now, id.scope, Some(id.key), 409, reason);
+                return Begin::InFlight { retry_after_ms };
+            }
             let (stored, row) = match self.table.get_with_id(id) {
                 Some((stored, row)) => (stored, Some(row)),
                 None => (None, None),
             };
             // The row's own id, shared with the events and handed out (no key copy).
             let stored = stored.filter(|_| self.log.is_on()).cloned();
-            let step = rules::decide(row.as_deref(), now, &fp, lock_ms);
+            let step = deciding.decide(row.as_deref(), now);
             // An answer is logged and returned; a write is performed below, outside the
             // read's borrow of the table.
             let write = match step {
@@ -392,12 +398,6 @@ impl<T: Table> Store<T> {
                 }
             }
         }
-        // Still contended after several reads: someone else is writing this row right
-        // now, so it is in flight as far as this request can tell.
-        let retry_after_ms = rules::contended(lock_ms);
-        let reason = Rejection::InFlight { retry_after_ms };
-        self.reject(now, id.scope, Some(id.key), 409, reason);
-        Begin::InFlight { retry_after_ms }
     }
 
     /// An owned id for a validated `id`, sharing the scope with earlier ones.

@@ -120,7 +120,8 @@ impl Db {
         }
     }
 
-    /// Read, decide, write, until the rules answer or a write lands. With `first`, a fresh
+    /// Read, decide, write, until the rules answer or a write lands (the loop's rules:
+    /// [`rules::Deciding`], the same as the in-memory store's). With `first`, a fresh
     /// claim on PostgreSQL is tried once as one statement with the route's first row
     /// ([`begin_with`](Self::begin_with)).
     async fn decide(
@@ -134,7 +135,18 @@ impl Db {
         let lock_ms = self.lock_ms();
         let mut at = now;
         let mut link = Some(self.link().await?);
-        for _ in 0..rules::MAX_READS {
+        let mut deciding = rules::Deciding::new(fp, lock_ms);
+        loop {
+            if let Err(rules::Contended { retry_after_ms }) = deciding.read() {
+                let kind = EventKind::Rejected {
+                    status: 409,
+                    reason: Rejection::InFlight { retry_after_ms },
+                };
+                self.log(at, id.scope, Some(id.key), kind);
+                return Ok(Decided::Answer(idem_store::Begin::InFlight {
+                    retry_after_ms,
+                }));
+            }
             let held = match link.as_mut() {
                 Some(held) => held,
                 // A claim that wrote nothing ended its transaction: take a connection again.
@@ -143,7 +155,7 @@ impl Db {
             let (row, db_now) = self.read_on(held, now, id).await?;
             let read_at = Instant::now();
             at = db_now;
-            let write = match rules::decide(row.as_ref(), at, &fp, lock_ms) {
+            let write = match deciding.decide(row.as_ref(), at) {
                 Step::Answer(answer) => return Ok(Decided::Answer(self.answer(at, id, answer))),
                 Step::Write(write) => write,
             };
@@ -207,15 +219,6 @@ impl Db {
                 }
             }
         }
-        let retry_after_ms = rules::contended(lock_ms);
-        let kind = EventKind::Rejected {
-            status: 409,
-            reason: Rejection::InFlight { retry_after_ms },
-        };
-        self.log(at, id.scope, Some(id.key), kind);
-        Ok(Decided::Answer(idem_store::Begin::InFlight {
-            retry_after_ms,
-        }))
     }
 
     /// One round trip: the row (if any) and the clock the decision uses.
