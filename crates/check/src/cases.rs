@@ -98,6 +98,17 @@ const ERRORS_ARE_PROBLEMS: Case = Case {
     title: "error bodies are RFC 9457 problems (application/problem+json)",
 };
 
+const KEY_STATE_DONE: Case = Case {
+    id: "key-state-done",
+    basis: Basis::NeededBySdk,
+    title: "the key-state endpoint answers a finished operation's key with its saved answer, as the SDK's reconcile reads it",
+};
+const KEY_STATE_UNKNOWN: Case = Case {
+    id: "key-state-unknown",
+    basis: Basis::NeededBySdk,
+    title: "the key-state endpoint answers 404 for a key it never saw",
+};
+
 /// A case's outcome before it is named.
 struct Outcome {
     verdict: Verdict,
@@ -205,6 +216,7 @@ impl<'t> Conformance<'t> {
         self.tenants().await;
         self.concurrent_duplicate().await;
         self.cors().await;
+        self.key_state().await;
         self.problems();
         self.results
     }
@@ -583,6 +595,68 @@ impl<'t> Conformance<'t> {
         self.record(&CORS_EXPOSES, outcome);
     }
 
+    /// The key-state endpoint, read by idem-client's own reader (`KeyState::from_reply`): a
+    /// finished operation's key is `done` with the first answer, and the answer names the
+    /// request holding the key so that the SDK knows it for its own; a key never used is 404.
+    async fn key_state(&mut self) {
+        let config = self.target.config().key_state.clone();
+        let missing = "no key_state endpoint configured";
+        let Some(endpoint) = self.configured(&KEY_STATE_DONE, config, missing) else {
+            self.record(&KEY_STATE_UNKNOWN, not_checked(missing));
+            return;
+        };
+        let ask = |target: &Target, op: &Fresh, key: &str| {
+            let template = &target.config().request;
+            let headers = endpoint.headers.as_ref().unwrap_or(&template.headers);
+            Sent {
+                method: "GET".to_owned(),
+                url: crate::exchange::join(
+                    &target.config().target,
+                    &op.fill(&endpoint.path).replace("{key}", key),
+                ),
+                headers: headers
+                    .iter()
+                    .map(|(n, v)| (n.clone(), op.fill(v)))
+                    .collect(),
+                body: Vec::new(),
+            }
+        };
+        let op = self.op();
+        let key = new_key(&mut self.rng);
+        let sent = self.target.keyed(&op, Some(&self.target.key_header(&key)));
+        let payload = serde_json::from_slice::<serde_json::Value>(&sent.body)
+            .ok()
+            .and_then(|json| idem_client::CanonicalPayload::new(&json).ok());
+        let outcome = match payload {
+            None => not_checked("the body is not JSON: the SDK sends JSON"),
+            Some(payload) => {
+                let first = self.send(sent).await;
+                let asked = self.target.send(ask(self.target, &op, &key)).await;
+                match (first.answer(), asked.answer()) {
+                    (Ok(a), _) if !a.is_success() => {
+                        not_checked(format!("the first request got {}", a.status))
+                    }
+                    (Ok(a), Ok(s)) => done_verdict(a, s, &payload, &[&first, &asked]),
+                    (Err(e), _) | (_, Err(e)) => fail(e, &[&first, &asked]),
+                }
+            }
+        };
+        self.record(&KEY_STATE_DONE, outcome);
+
+        let op = self.op();
+        let never = new_key(&mut self.rng);
+        let asked = self.target.send(ask(self.target, &op, &never)).await;
+        let empty = idem_client::CanonicalPayload::from_canonical("{}".to_owned());
+        let outcome = match asked.answer() {
+            Ok(s) => match idem_client::KeyState::from_reply(s.status, &s.body, &empty) {
+                Some(idem_client::KeyState::NotFound) => pass(),
+                _ => fail(format!("expected 404, got {}", s.status), &[&asked]),
+            },
+            Err(e) => fail(e, &[&asked]),
+        };
+        self.record(&KEY_STATE_UNKNOWN, outcome);
+    }
+
     /// The error answers met so far are RFC 9457 problems, when the server says they are.
     fn problems(&mut self) {
         if !self.target.config().problem_json {
@@ -604,6 +678,41 @@ impl<'t> Conformance<'t> {
             Some((why, e)) => fail(why, &[e]),
         };
         self.record(&ERRORS_ARE_PROBLEMS, outcome);
+    }
+}
+
+/// What idem's SDK makes of a key-state answer `state` for the request first answered `first`.
+fn done_verdict(
+    first: &Answer,
+    state: &Answer,
+    payload: &idem_client::CanonicalPayload,
+    shown: &[&Exchange],
+) -> Outcome {
+    use idem_client::KeyState;
+    match KeyState::from_reply(state.status, &state.body, payload) {
+        Some(KeyState::Done { status, body }) if status == first.status && body == first.body => {
+            pass()
+        }
+        Some(KeyState::Done { status, .. }) => fail(
+            format!(
+                "done with {status} and another body than the first answer ({})",
+                first.status
+            ),
+            shown,
+        ),
+        Some(KeyState::BoundToAnotherRequest) => fail(
+            "the SDK reads it as another request's: the fingerprint it names is not the one \
+             of (operation, the JSON body), so its reconcile would refuse its own answer",
+            shown,
+        ),
+        Some(other) => fail(format!("the SDK reads {other:?}, not done"), shown),
+        None => fail(
+            format!(
+                "the SDK cannot read a {} answer as a key state",
+                state.status
+            ),
+            shown,
+        ),
     }
 }
 

@@ -42,6 +42,10 @@ pub struct Config {
     /// the chaos phase's per-operation checks are not checked.
     #[serde(default)]
     pub effects: Option<Effects>,
+    /// The key-state endpoint idem's SDK asks when an operation's outcome is unknown
+    /// (`reconcile`). Without it the key-state cases are not checked.
+    #[serde(default)]
+    pub key_state: Option<KeyStateEndpoint>,
     /// An origin the browser checkout runs on; the CORS case is checked only with one.
     #[serde(default)]
     pub origin: Option<String>,
@@ -91,6 +95,18 @@ pub struct Endpoint {
     /// The body (the template's by default).
     #[serde(default)]
     pub body: Option<String>,
+}
+
+/// The key-state endpoint: `GET` of a path with `{key}` where the key goes (as minted, not in
+/// its header form), idem-server's `/api/keys/{key}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyStateEndpoint {
+    /// The path, with `{key}`.
+    pub path: String,
+    /// Headers for it (the template's by default: the same tenant asks).
+    #[serde(default)]
+    pub headers: Option<BTreeMap<String, String>>,
 }
 
 /// The key header.
@@ -312,6 +328,14 @@ impl Config {
         }
         if self.chaos.attempt_timeout_ms == 0 {
             return invalid("chaos.attempt_timeout_ms must be at least 1".to_owned());
+        }
+        if let Some(key_state) = &self.key_state {
+            if !key_state.path.contains("{key}") {
+                return invalid(format!(
+                    "key_state.path {:?} has no {{key}}",
+                    key_state.path
+                ));
+            }
         }
         if let Some(effects) = &self.effects {
             if effects.url.is_none() && effects.command.is_none() {

@@ -89,6 +89,8 @@ async fn express_idempotency_measured() {
         ("tenants-isolated", "fail"),
         ("concurrent-duplicate", "fail"),
         ("cors-exposes", "fail"),
+        ("key-state-done", "fail"),
+        ("key-state-unknown", "pass"),
         ("errors-are-problems", "not checked"),
         ("chaos-at-most-once", "pass"),
     ];

@@ -89,6 +89,24 @@ async fn a_token_key_a_setup_request_and_a_counting_command_work_too() {
     assert_eq!(first.verdict, Verdict::Pass);
 }
 
+/// A key-state endpoint behind the layer that names the layer's `RouteConfig` operation
+/// (`pay`) instead of the route (`POST /pay`): the SDK would read its own request's state as
+/// another request's, and the tool says so (idem-axum's README, "Key state behind the layer").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_state_endpoint_the_sdk_cannot_verify_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = servers::with_idem_naming(Ledger::default(), dir.path(), "pay").await;
+    let base = servers::spawn(app).await;
+    let mut config = servers::config(&base, 16);
+    config.chaos.enabled = false;
+    let report = check(config).await;
+    let Verdict::Fail { why } = verdict(&report, "key-state-done") else {
+        panic!("{}", report.table());
+    };
+    assert!(why.contains("another request's"), "{why}");
+    assert_eq!(verdict(&report, "key-state-unknown"), &Verdict::Pass);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_ignores_keys_fails_the_replay_and_effect_cases() {
     let ledger = Ledger::default();

@@ -73,6 +73,7 @@ pub fn config(base: &str, seed: u64) -> Config {
         "second_tenant": {"Authorization": "Bearer token-b"},
         "slow": {"headers": {"X-Delay-Ms": "600"}},
         "effects": {"url": "/effects", "list": "", "field": "amount"},
+        "key_state": {"path": "/keys/{key}"},
         "chaos": {
             "operations": 16, "concurrency": 8, "attempt_timeout_ms": 700,
             "retry_window_ms": 12000, "max_ms": 60000
@@ -203,14 +204,43 @@ pub const ORIGIN: &str = "http://127.0.0.1:9";
 
 /// Built with idem-axum: `POST /pay` and `POST /pay/again` behind one `TwoStepLayer` on
 /// SQLite in `dir`, tenants from bearer tokens, every work run to its end (`detach`), CORS
-/// for [`ORIGIN`]; `PUT /slow` arms slowness for the next payment.
+/// for [`ORIGIN`]; `PUT /slow` arms slowness for the next payment; `GET /keys/{key}` the key
+/// state, naming `POST /pay` as the README says.
 pub async fn with_idem(ledger: Ledger, dir: &std::path::Path) -> Router {
+    with_idem_naming(ledger, dir, "POST /pay").await
+}
+
+/// [`with_idem`] whose key-state endpoint names `operation`.
+pub async fn with_idem_naming(
+    ledger: Ledger,
+    dir: &std::path::Path,
+    operation: &'static str,
+) -> Router {
+    use axum::extract::FromRef;
     use idem_axum::{
         db::{Db, DbOptions},
         ops::detach::{self, Detached},
-        request::{BearerTenants, BodyLimits},
+        reconcile::route::{get_key_state, KeyStates},
+        request::{BearerTenants, BodyLimits, Scopes},
         two_step::TwoStepLayer,
     };
+
+    /// What `GET /keys/{key}` reads: the table and the tenants, as the layer reads them.
+    #[derive(Clone)]
+    struct Reconcile {
+        states: KeyStates,
+        scopes: Scopes,
+    }
+    impl FromRef<Reconcile> for KeyStates {
+        fn from_ref(r: &Reconcile) -> Self {
+            r.states.clone()
+        }
+    }
+    impl FromRef<Reconcile> for Scopes {
+        fn from_ref(r: &Reconcile) -> Self {
+            r.scopes.clone()
+        }
+    }
     use idem_store::{ErrorPolicy, RouteConfig};
 
     async fn pay(
@@ -228,6 +258,13 @@ pub async fn with_idem(ledger: Ledger, dir: &std::path::Path) -> Router {
         .with("token-a", "tenant-a")
         .with("token-b", "tenant-b");
     let route = RouteConfig::required("pay", ErrorPolicy::SaveResponse);
+    let reconcile = Reconcile {
+        states: KeyStates {
+            db: db.clone(),
+            operation: operation.into(),
+        },
+        scopes: Scopes(Arc::new(tenants.clone())),
+    };
     let paying = Router::new()
         .route("/pay", post(pay))
         .route("/pay/again", post(pay))
@@ -237,6 +274,7 @@ pub async fn with_idem(ledger: Ledger, dir: &std::path::Path) -> Router {
         .route("/effects", get(effects))
         .with_state(ledger)
         .route("/slow", axum::routing::put(arm).with_state(armed))
+        .route("/keys/{key}", get(get_key_state).with_state(reconcile))
         .merge(paying)
         .layer(axum::middleware::from_fn_with_state(
             Detached::default(),

@@ -46,6 +46,7 @@ async fn check_the_checkout(database: &str, dir: &std::path::Path) {
             "field": "amount",
             "matching": {"outcome": "charged"}
         },
+        "key_state": {"path": "/api/keys/{key}"},
         "origin": ORIGIN,
         "problem_json": true,
         "chaos": {
