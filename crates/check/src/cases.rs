@@ -399,10 +399,7 @@ impl<'t> Conformance<'t> {
         let first = self.send(self.target.keyed(&op, Some(&key))).await;
         let mut theirs = self.target.keyed(&op, Some(&key));
         for (name, value) in &second {
-            theirs
-                .headers
-                .retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-            theirs.headers.push((name.clone(), op.fill(value)));
+            theirs.set_header(name, op.fill(value));
         }
         let other = self.send(theirs).await;
         let scoped = self
@@ -491,8 +488,7 @@ impl<'t> Conformance<'t> {
         }
         let mut sent = self.target.keyed(&op, Some(&key));
         for (name, value) in &slow.headers {
-            sent.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-            sent.headers.push((name.clone(), op.fill(value)));
+            sent.set_header(name, op.fill(value));
         }
         if let Some(body) = &slow.body {
             sent.body = op.fill(body).into_bytes();

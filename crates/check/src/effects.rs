@@ -45,11 +45,6 @@ impl Observer {
         }
     }
 
-    /// Whether effects are attributed to operations (a list and a field).
-    pub fn per_operation(&self) -> bool {
-        self.effects.list.is_some() && self.effects.field.is_some() && self.effects.url.is_some()
-    }
-
     /// Wait for effects under way to land (the configured settle time).
     pub async fn settle(&self) {
         tokio::time::sleep(Duration::from_millis(self.effects.settle_ms)).await;

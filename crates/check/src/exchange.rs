@@ -63,6 +63,14 @@ pub struct Sent {
     pub body: Vec<u8>,
 }
 
+impl Sent {
+    /// Set header `name` to `value`, replacing any of the same name (in any case).
+    pub fn set_header(&mut self, name: &str, value: String) {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self.headers.push((name.to_owned(), value));
+    }
+}
+
 /// An answer as received.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answer {
@@ -200,33 +208,25 @@ impl Target {
             .unwrap_or_else(|| template.method.clone())
             .to_ascii_uppercase();
         let path = endpoint.map_or(&template.path, |e| &e.path);
-        let mut headers: Vec<(String, String)> = Vec::new();
-        let mut set = |name: &str, value: String| {
-            headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-            headers.push((name.to_owned(), value));
-        };
-        for (name, value) in &template.headers {
-            set(name, op.fill(value));
-        }
-        if let Some(endpoint) = endpoint {
-            for (name, value) in &endpoint.headers {
-                set(name, op.fill(value));
-            }
-        }
-        if let Some(key) = key {
-            set(&self.config.key.name, key.to_owned());
-        }
         let body = endpoint
             .and_then(|e| e.body.as_ref())
             .or(template.body.as_ref())
             .map(|b| op.fill(b).into_bytes())
             .unwrap_or_default();
-        Sent {
+        let mut sent = Sent {
             method,
             url: join(&self.config.target, &op.fill(path)),
-            headers,
+            headers: Vec::new(),
             body,
+        };
+        let extra = endpoint.map(|e| &e.headers).into_iter().flatten();
+        for (name, value) in template.headers.iter().chain(extra) {
+            sent.set_header(name, op.fill(value));
         }
+        if let Some(key) = key {
+            sent.set_header(&self.config.key.name, key.to_owned());
+        }
+        sent
     }
 
     /// `key` in the configured header form.

@@ -256,11 +256,6 @@ impl Deciding {
     pub fn decide<'r>(&self, row: Option<&'r Record>, now: u64) -> Step<'r> {
         decide(row, now, &self.fingerprint, self.lock_ms)
     }
-
-    /// The lease length this loop decides with.
-    pub fn lock_ms(&self) -> u64 {
-        self.lock_ms
-    }
 }
 
 /// A request that read its row [`MAX_READS`] times and never had a write land: 409.

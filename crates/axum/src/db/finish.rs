@@ -77,43 +77,6 @@ impl Db {
     /// `Err(DbError::Fenced)` if the claim was lost (taken over, released, saved, pruned):
     /// nothing was written. The row's own retention restarts at `now` on a commit.
     pub async fn finish(&self, now: u64, claim: &Claim, finish: Finish) -> Result<(), DbError> {
-        self.finish_alone(now, claim, finish).await
-    }
-
-    /// End `claim` with the route's one business update (say, "order paid"): both happen,
-    /// or, if `claim` was lost, neither, and the result is `Err(DbError::Fenced)`.
-    ///
-    /// On PostgreSQL this is **one statement** (one round trip, no `BEGIN`/`COMMIT`): a
-    /// `WITH` whose first part is the fenced `UPDATE idem_claims … WHERE token = $mine
-    /// RETURNING 1` and whose second is the route's `UPDATE`, run only `WHERE EXISTS` a row
-    /// from the first. SQLite has no data-modifying `WITH`: there it is one `BEGIN
-    /// IMMEDIATE` transaction of the two updates, rolled back when the fenced one changes
-    /// nothing.
-    pub async fn finish_with(
-        &self,
-        now: u64,
-        claim: &Claim,
-        finish: Finish,
-        update: &RouteUpdate<'_>,
-    ) -> Result<(), DbError> {
-        self.finish_updating(now, claim, finish, update).await
-    }
-
-    /// Open the fenced transaction that ends `claim`: do the business writes in
-    /// [`FinishTx::tx`], then [`FinishTx::finish`]. For one business `UPDATE`,
-    /// [`finish_with`](Self::finish_with) does it in fewer round trips.
-    pub async fn finish_tx(&self, claim: &Claim) -> Result<FinishTx, DbError> {
-        let (tx, turn) = self.write_tx().await?;
-        Ok(FinishTx {
-            claim: claim.clone(),
-            tx,
-            db: self.clone(),
-            _turn: turn,
-        })
-    }
-
-    /// `finish` as one statement of its own.
-    async fn finish_alone(&self, now: u64, claim: &Claim, finish: Finish) -> Result<(), DbError> {
         let fence = Fence::new(self, claim, now, &finish)?;
         let statement = match finish {
             Finish::Commit(_) => sql::COMMIT,
@@ -129,7 +92,16 @@ impl Db {
         self.finished(fence.now, claim, finish, changed > 0)
     }
 
-    async fn finish_updating(
+    /// End `claim` with the route's one business update (say, "order paid"): both happen,
+    /// or, if `claim` was lost, neither, and the result is `Err(DbError::Fenced)`.
+    ///
+    /// On PostgreSQL this is **one statement** (one round trip, no `BEGIN`/`COMMIT`): a
+    /// `WITH` whose first part is the fenced `UPDATE idem_claims … WHERE token = $mine
+    /// RETURNING 1` and whose second is the route's `UPDATE`, run only `WHERE EXISTS` a row
+    /// from the first. SQLite has no data-modifying `WITH`: there it is one `BEGIN
+    /// IMMEDIATE` transaction of the two updates, rolled back when the fenced one changes
+    /// nothing.
+    pub async fn finish_with(
         &self,
         now: u64,
         claim: &Claim,
@@ -197,6 +169,19 @@ impl Db {
             }
         };
         self.finished(fence.now, claim, finish, held)
+    }
+
+    /// Open the fenced transaction that ends `claim`: do the business writes in
+    /// [`FinishTx::tx`], then [`FinishTx::finish`]. For one business `UPDATE`,
+    /// [`finish_with`](Self::finish_with) does it in fewer round trips.
+    pub async fn finish_tx(&self, claim: &Claim) -> Result<FinishTx, DbError> {
+        let (tx, turn) = self.write_tx().await?;
+        Ok(FinishTx {
+            claim: claim.clone(),
+            tx,
+            db: self.clone(),
+            _turn: turn,
+        })
     }
 
     /// Log the end of `claim` (or that it was fenced) and say so.
