@@ -28,9 +28,11 @@ pub(super) struct Config {
 const KEY_STATE_PATH: &str = "/api/keys/{key}";
 
 /// `settleWithoutLocksMs` when not given: a localStorage write reaches another tab of Chromium
-/// within milliseconds (it goes through the browser process), so 100 ms leaves a wide margin at
-/// the cost of one tenth of a second on browsers without Web Locks only.
-const DEFAULT_SETTLE_WITHOUT_LOCKS_MS: u64 = 100;
+/// within milliseconds (it goes through the browser process), yet 100 ms was once not enough
+/// (two tabs without Web Locks, two keys, in a fresh-clone run on a loaded 2-core machine), so
+/// 250 ms, at the cost of a quarter second on a new operation on browsers without Web Locks
+/// (and on a tab that had to wait for another tab's lock).
+const DEFAULT_SETTLE_WITHOUT_LOCKS_MS: u64 = 250;
 
 impl Config {
     /// The journal in this origin's localStorage under the configured prefix.
