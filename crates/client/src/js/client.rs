@@ -235,9 +235,8 @@ fn promise(work: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Pr
 /// and converts that.
 ///
 /// The start happens holding the Web Lock named after the record's storage key: another tab's
-/// call for the same name waits, lets that tab's writes reach its storage
-/// (`settleWithoutLocksMs`), then reads the journal afresh (a pending record resumes, a settled
-/// one re-sends under its key). Without Web Locks (or where the browser refuses the
+/// call for the same name waits, then reads the journal afresh (a pending record resumes, a
+/// settled one re-sends under its key). Without Web Locks (or where the browser refuses the
 /// lock), a freshly minted key is written, left to settle `settleWithoutLocksMs`, and confirmed
 /// (see `Operation::start_unlocked`), so two tabs starting at the same instant adopt one key.
 async fn run(
@@ -247,12 +246,7 @@ async fn run(
 ) -> Result<JsValue, JsValue> {
     let mut journal = config.journal();
     let lock_name = config.lock_name(&name);
-    lock::with_lock(&lock_name, |lock| async move {
-        // After another tab's turn, let its last writes reach this tab's storage before
-        // reading the journal.
-        if lock == lock::Lock::AfterAnother {
-            timer::sleep_until(now_ms() + config.settle_without_locks_ms).await;
-        }
+    lock::with_lock(&lock_name, |held| async move {
         let policy = config.policy.clone();
         let mut op = match payload {
             Some(payload) => {
@@ -264,9 +258,10 @@ async fn run(
                     persistence: config.persistence,
                 };
                 // Under the lock the start is already exclusive: confirm at once.
-                let settle_ms = match lock {
-                    lock::Lock::Alone | lock::Lock::AfterAnother => 0,
-                    lock::Lock::None => config.settle_without_locks_ms,
+                let settle_ms = if held {
+                    0
+                } else {
+                    config.settle_without_locks_ms
                 };
                 let (now, keys) = (now_ms(), &mut RandomKeys);
                 let unconfirmed =

@@ -24,8 +24,7 @@ export interface ClientOptions {
   /**
    * Where the Web Locks API is missing: how long a new operation waits after writing its key,
    * before reading it back and sending, so that two tabs starting it at the same instant end
-   * up with one key (default 250 ms; 0 skips the wait). Where Web Locks exist, how long a
-   * tab that had to wait for another tab's lock waits for that tab's writes to arrive.
+   * up with one key (default 250 ms; 0 skips the wait). Unused where Web Locks exist.
    */
   settleWithoutLocksMs?: number;
   /**
