@@ -77,7 +77,7 @@ build-native:
 test-native: build-native
 	$(STEP) "tier: native" cargo test --workspace --locked
 
-WASM_TESTS := --locked --target $(WASM_TARGET) -p idem-store -p idem-client -p idem-sim
+WASM_TESTS := --locked --target $(WASM_TARGET) -p idem-store -p idem-checkout -p idem-client -p idem-sim
 
 build-wasm:
 	$(STEP) "build: wasm tests (dev, wasm32)" cargo test $(WASM_TESTS) --no-run
@@ -116,4 +116,5 @@ lint:
 	$(STEP) "lint: rustfmt" cargo fmt --all -- --check
 	$(STEP) "lint: clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
 	$(STEP) "lint: rustdoc links" env RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps \
-	  -p idem-store -p idem-client -p idem-sim -p idem-axum -p idem-server -p idem-check
+	  -p idem-store -p idem-checkout -p idem-client -p idem-sim -p idem-axum -p idem-server \
+	  -p idem-check

@@ -7,10 +7,7 @@
 
 use axum::{body::Body, response::Response};
 use http::{HeaderName, HeaderValue, StatusCode};
-use idem_store::{
-    http::{problem, HttpResponse},
-    SavedResponse,
-};
+use idem_store::http::{problem, HttpResponse};
 
 /// The problem `type` saved in place of an answer too large to save, with that answer's
 /// status; what it means is served at `GET /problems/answer-too-large` (`crate::problems`).
@@ -33,39 +30,9 @@ pub fn answer_too_large(status: u16, limit: usize) -> HttpResponse {
     )
 }
 
-/// Response headers a saved response keeps for its replays, besides `Content-Type`
-/// (lowercase). Anything else the handler set, `Set-Cookie` above all, is not saved: a replay
-/// must never hand one client's session to another request.
-pub const REPLAYED_HEADERS: &[&str] = &["location"];
-
-/// Whether a response header belongs in the saved response (see [`REPLAYED_HEADERS`]).
-pub fn is_replayed_header(name: &str) -> bool {
-    REPLAYED_HEADERS
-        .iter()
-        .any(|allowed| allowed.eq_ignore_ascii_case(name))
-}
-
-/// The response a handler answered, as it will be saved for replay: status, content type,
-/// body byte for byte, and only the [`REPLAYED_HEADERS`]. Everything else (`Set-Cookie`,
-/// caching headers, per-request ids) stays with the first answer.
-pub fn to_saved(first: &HttpResponse) -> SavedResponse {
-    let content_type = first
-        .header(idem_store::http::CONTENT_TYPE)
-        .unwrap_or("application/octet-stream")
-        .to_owned();
-    let headers = first
-        .headers
-        .iter()
-        .filter(|(name, _)| is_replayed_header(name))
-        .cloned()
-        .collect();
-    SavedResponse {
-        status: first.status,
-        content_type,
-        headers,
-        body: first.body.clone(),
-    }
-}
+// What a saved response keeps of a first answer is a wire rule: idem-store's, so the
+// simulator saves what this layer saves.
+pub use idem_store::http::{is_replayed_header, to_saved, REPLAYED_HEADERS};
 
 /// A JSON answer with `status`: `value` serialised, `Content-Type: application/json`, then
 /// `headers`. A value that does not serialise (none of this crate's do) is a 500 problem.
@@ -172,12 +139,5 @@ mod tests {
             vec![("Location".into(), "/api/orders/7".into())]
         );
         assert_eq!(saved.body, b"{}");
-    }
-
-    #[test]
-    fn only_location_is_replayed() {
-        assert!(is_replayed_header("Location"));
-        assert!(!is_replayed_header("Set-Cookie"));
-        assert!(!is_replayed_header("Content-Length"));
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! The example checkout ([`checkout`]) and PayCo, the payment provider it charges ([`payco`]),
 //! each on its own port with its own database ([`app`]: how a service starts), demo mode
-//! (`checkout::demo`), failpoints ([`failpoint`]) and the `idem-server` command. Everything
+//! (`checkout::demo`), the checkout's checkpoints (`checkout::checkpoint`: failpoints and demo
+//! faults, one mechanism) and the `idem-server` command. Everything
 //! about idempotency they use is idem-axum's, re-exported here under the same names
 //! (`idem_server::db` is `idem_axum::db`) so the tests, benchmarks and the command read as
 //! before; none of it reaches past idem-axum's public API.
@@ -13,7 +14,6 @@
 
 pub mod app;
 pub mod checkout;
-pub mod failpoint;
 pub mod payco;
 pub mod problems;
 
@@ -27,12 +27,9 @@ use std::net::SocketAddr;
 /// Why a service could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    /// A failpoint setting was refused (not loopback, unknown step).
+    /// Failpoints or demo faults were refused (not loopback, unknown point).
     #[error(transparent)]
-    Failpoint(#[from] failpoint::FailpointError),
-    /// Demo mode was refused (not loopback).
-    #[error(transparent)]
-    Demo(#[from] checkout::demo::DemoError),
+    Checkpoint(#[from] checkout::checkpoint::CheckpointError),
     /// A CORS origin is not a valid header value.
     #[error(transparent)]
     Cors(#[from] cors::InvalidOrigin),

@@ -6,8 +6,9 @@ use idem_store::http::{problem, HttpResponse};
 
 pub use idem_axum::problems::{invalid_parameters, kind, routes, ProblemType};
 
-/// 402: the card was declined. Final for this idempotency key.
-pub const PAYMENT_DECLINED: &str = "/problems/payment-declined";
+/// 402: the card was declined. Final for this idempotency key (the checkout's answer is
+/// idem-checkout's; PayCo sends the same type).
+pub use idem_checkout::answer::PAYMENT_DECLINED;
 
 /// The example's own problem types.
 pub const TYPES: &[ProblemType] = &[ProblemType {

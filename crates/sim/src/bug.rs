@@ -43,11 +43,15 @@ pub enum Bug {
     /// claims the released key and runs, and the first payload's retry is told 422, "never
     /// ran", for work that ran (and may have moved money).
     ReleaseForgetsTheKey,
+    /// PayCo's timeout is treated as the work's failure: under `save-response` the answer that
+    /// says the outcome is unknown (502) is saved, every retry replays it, and the checkout
+    /// can never learn that PayCo charged. idem-server releases the claim instead.
+    SaveUnknownOutcome,
 }
 
 impl Bug {
     /// Every bug, for listings and mutation tests.
-    pub const ALL: [Bug; 10] = [
+    pub const ALL: [Bug; 11] = [
         Bug::NewKeyPerAttempt,
         Bug::SelectThenInsert,
         Bug::UnfencedWrites,
@@ -58,6 +62,7 @@ impl Bug {
         Bug::DeclineBeforeLookup,
         Bug::FreshOrderAfterRelease,
         Bug::ReleaseForgetsTheKey,
+        Bug::SaveUnknownOutcome,
     ];
 
     /// The command-line name.
@@ -73,6 +78,7 @@ impl Bug {
             Bug::DeclineBeforeLookup => "decline-before-lookup",
             Bug::FreshOrderAfterRelease => "fresh-order-after-release",
             Bug::ReleaseForgetsTheKey => "release-forgets-the-key",
+            Bug::SaveUnknownOutcome => "save-unknown-outcome",
         }
     }
 
@@ -91,6 +97,7 @@ impl Bug {
             Bug::ReleaseForgetsTheKey => {
                 "a release deletes the record: another payload takes the key"
             }
+            Bug::SaveUnknownOutcome => "a PayCo timeout's 502 is saved and replayed for good",
         }
     }
 }

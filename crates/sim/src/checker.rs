@@ -10,6 +10,8 @@
 //!   when the answer is given, again whenever PayCo moves money for that checkout, and at the
 //!   end);
 //! - every checkout ends paid, rejected or reported unknown (never silently pending);
+//! - a saved answer says what PayCo did: a 5xx (the outcome is unknown) is never saved for
+//!   replay, or every retry would replay "unknown" while PayCo knows;
 //! - a 422 ("key reused with different payload") means that payload never ran under that key:
 //!   the answer tells the client nothing happened, so the work it refuses must not have started
 //!   for that key and payload (checked when the 422 reaches the page, and at the end against
@@ -76,6 +78,16 @@ pub enum Violation {
         /// How many times PayCo charged it.
         charges: u32,
     },
+    /// An answer saying the outcome is unknown (a 5xx) was saved for replay: every retry gets
+    /// it, and the checkout can never learn what PayCo did.
+    SavedUnknownOutcome {
+        /// The checkout whose work saved it.
+        checkout: CheckoutId,
+        /// The key.
+        key: Uuid,
+        /// The saved status.
+        status: u16,
+    },
     /// A checkout that never ended and was never reported unknown.
     Unreported {
         /// The checkout.
@@ -104,6 +116,7 @@ impl Violation {
             Violation::StuckInFlight { .. } => "stuck-in-flight",
             Violation::SavedAnswerDiffers { .. } => "saved-answer-differs",
             Violation::AnswerDisagrees { .. } => "answer-disagrees",
+            Violation::SavedUnknownOutcome { .. } => "saved-unknown-outcome",
             Violation::Unreported { .. } => "unreported",
             Violation::MismatchButRan { .. } => "mismatch-but-ran",
         }
@@ -118,7 +131,9 @@ impl Violation {
             | Violation::WrongAnswer { .. }
             | Violation::SavedAnswerDiffers { .. } => Some("replays-identical"),
             Violation::StuckInFlight { .. } => Some("none-stuck"),
-            Violation::AnswerDisagrees { .. } => Some("agrees-with-payco"),
+            Violation::AnswerDisagrees { .. } | Violation::SavedUnknownOutcome { .. } => {
+                Some("agrees-with-payco")
+            }
             Violation::MismatchButRan { .. } => Some("mismatch-never-ran"),
             Violation::Unreported { .. } => None,
         }
@@ -179,6 +194,17 @@ impl Checker {
     fn push(&mut self, v: Violation) {
         if self.violations.len() < self.cap {
             self.violations.push(v);
+        }
+    }
+
+    /// A work saved an answer of `status` for `key`'s replays.
+    pub fn observe_saved(&mut self, checkout: CheckoutId, key: Uuid, status: u16) {
+        if status >= 500 {
+            self.push(Violation::SavedUnknownOutcome {
+                checkout,
+                key,
+                status,
+            });
         }
     }
 

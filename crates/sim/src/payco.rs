@@ -31,7 +31,9 @@ pub struct ChargeKey(pub OrderId);
 
 impl fmt::Display for ChargeKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "charge:{}", self.0)
+        // idem-checkout's key for the order: the one idem-server sends PayCo.
+        let order = i64::try_from((self.0).0).unwrap_or(i64::MAX);
+        f.write_str(&idem_checkout::charge_key(order))
     }
 }
 
@@ -226,7 +228,7 @@ mod tests {
         assert_ne!(d.answer, a.answer);
         assert_eq!(p.charge_count(c), 2);
         assert_eq!(p.double_charged().collect::<Vec<_>>(), vec![(c, 2)]);
-        assert_eq!(ChargeKey(OrderId(1)).to_string(), "charge:ord_1");
+        assert_eq!(ChargeKey(OrderId(1)).to_string(), "charge:1");
         let ChargeAnswer::Charged(id) = a.answer else {
             panic!("{a:?}")
         };

@@ -1,4 +1,5 @@
-//! The checkout handler's answer body: which order, which charge, how much, served when.
+//! The checkout's 201 body as the simulator reads it: idem-checkout's [`idem_checkout::Receipt`]
+//! (the bytes the server sends too), with the simulator's typed ids.
 
 use serde::{Deserialize, Serialize};
 
@@ -15,71 +16,33 @@ pub struct Receipt {
     pub charge: ChargeId,
     /// Amount charged, in cents.
     pub amount: u32,
-    /// Virtual time the work finished.
+    /// Virtual time the work settled the order.
     pub served_at: u64,
 }
 
-/// Append `v` in decimal, without the formatting machinery (request and response bodies are
-/// written on the hot path).
-pub(crate) fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
-}
-
 impl Receipt {
-    /// The JSON body, written without the formatting machinery (this is on the hot path):
-    /// `{"order":1,"charge":2,"amount":300,"served_at":4}`.
-    pub fn to_body(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(72);
-        out.extend_from_slice(b"{\"order\":");
-        push_u64(&mut out, self.order.0);
-        out.extend_from_slice(b",\"charge\":");
-        push_u64(&mut out, self.charge.0);
-        out.extend_from_slice(b",\"amount\":");
-        push_u64(&mut out, u64::from(self.amount));
-        out.extend_from_slice(b",\"served_at\":");
-        push_u64(&mut out, self.served_at);
-        out.push(b'}');
-        out
+    /// idem-checkout's receipt for this one: the bytes both the simulator and the server send.
+    pub fn to_wire(&self) -> idem_checkout::Receipt {
+        let order = i64::try_from(self.order.0).unwrap_or(i64::MAX);
+        let charge = self.charge.to_string();
+        idem_checkout::Receipt::paid(order, &charge, i64::from(self.amount), self.served_at)
     }
 
-    /// Parse a body written by [`Receipt::to_body`] (or any JSON object with those fields).
+    /// The JSON body: idem-checkout's.
+    pub fn to_body(&self) -> Vec<u8> {
+        self.to_wire().to_body()
+    }
+
+    /// Read a 201 body (idem-checkout's receipt) with the simulator's ids; `None` for any other
+    /// body, or a charge id that is not `ch_<n>`.
     pub fn from_body(body: &[u8]) -> Option<Receipt> {
-        let mut fields = [0u64; 4];
-        let names: [&[u8]; 4] = [
-            b"\"order\":",
-            b"\"charge\":",
-            b"\"amount\":",
-            b"\"served_at\":",
-        ];
-        for (slot, name) in fields.iter_mut().zip(names) {
-            let at = body.windows(name.len()).position(|w| w == name)? + name.len();
-            let digits = body[at..].iter().take_while(|b| b.is_ascii_digit());
-            let mut v: u64 = 0;
-            let mut any = false;
-            for d in digits {
-                v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-                any = true;
-            }
-            if !any {
-                return None;
-            }
-            *slot = v;
-        }
+        let wire = idem_checkout::Receipt::from_body(body)?;
+        let charge = wire.charge.strip_prefix("ch_")?.parse().ok()?;
         Some(Receipt {
-            order: OrderId(fields[0]),
-            charge: ChargeId(fields[1]),
-            amount: u32::try_from(fields[2]).ok()?,
-            served_at: fields[3],
+            order: OrderId(u64::try_from(wire.order).ok()?),
+            charge: ChargeId(charge),
+            amount: u32::try_from(wire.amount).ok()?,
+            served_at: wire.served_at,
         })
     }
 }
@@ -99,7 +62,11 @@ mod tests {
         let body = r.to_body();
         assert_eq!(Receipt::from_body(&body), Some(r));
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(v["amount"], 4200);
+        assert_eq!(
+            (v["amount"].as_u64(), v["charge"].as_str()),
+            (Some(4200), Some("ch_0"))
+        );
+        assert_eq!(v["status"], "paid", "idem-checkout's receipt");
         assert_eq!(Receipt::from_body(b"{\"type\":\"conflict\"}"), None);
     }
 }

@@ -111,51 +111,56 @@ fn the_old_handler_double_charges_and_answers_declined_for_charged_orders() {
     );
 }
 
-/// A PayCo call that times out for the worker: released, the retry resumes the order and
-/// PayCo's key answers the truth (paid, once); saved, the client is replayed the 504, and its
-/// page reports the outcome unknown, never "failed", whether or not money moved.
+/// A PayCo call that times out for the worker: the claim is released whatever the route's
+/// policy, the retry resumes the order and PayCo's key answers the truth (paid, once). The
+/// classic bug `save-unknown-outcome` saves the 502 under `save-response`: every retry is
+/// replayed it, the page reports the outcome unknown whether or not money moved, and the
+/// checker flags the saved 5xx.
 #[test]
-fn a_timed_out_payco_call_under_each_policy() {
+fn a_timed_out_payco_call_is_released_under_each_policy_unless_the_bug_saves_it() {
+    let run = |seed, policy, bugs: &[Bug]| {
+        let mut config = SimConfig {
+            seed,
+            ..SimConfig::default()
+        };
+        config.workload.orders = 0;
+        config.server.on_error = policy;
+        config.bugs = bugs.to_vec();
+        let mut w = World::new(config);
+        w.time_out_next_payco_call();
+        let c = w.start_checkout(idem_sim::Strategy::SameKey).unwrap();
+        w.finish();
+        assert_eq!(w.counters().payco_timeouts, 1);
+        let outcome = w.checkout(c).unwrap().outcome;
+        (outcome, w.payco().charge_count(c), w.properties())
+    };
     for policy in [ErrorPolicy::ReleaseClaim, ErrorPolicy::SaveResponse] {
-        let mut charged_seeds = 0;
         for seed in 1..=20 {
-            let mut config = SimConfig {
-                seed,
-                ..SimConfig::default()
-            };
-            config.workload.orders = 0;
-            config.server.on_error = policy;
-            let mut w = World::new(config);
-            w.time_out_next_payco_call();
-            let c = w.start_checkout(idem_sim::Strategy::SameKey).unwrap();
-            w.finish();
-            assert_eq!(w.counters().payco_timeouts, 1);
-            let outcome = w.checkout(c).unwrap().outcome;
-            let charges = w.payco().charge_count(c);
-            charged_seeds += charges;
-            match policy {
-                ErrorPolicy::ReleaseClaim => {
-                    assert!(
-                        matches!(outcome, CheckoutOutcome::Paid { .. }),
-                        "{outcome:?}"
-                    );
-                    assert_eq!(charges, 1, "seed {seed}");
-                }
-                ErrorPolicy::SaveResponse => {
-                    assert_eq!(outcome, CheckoutOutcome::Unknown, "seed {seed}");
-                    assert!(charges <= 1);
-                }
-            }
-            let props = w.properties();
+            let (outcome, charges, props) = run(seed, policy, &[]);
+            assert!(
+                matches!(outcome, CheckoutOutcome::Paid { .. }),
+                "{policy:?} seed {seed}: {outcome:?}"
+            );
+            // Reached or not, the retry's call under the same key ends charged once.
+            assert_eq!(charges, 1, "{policy:?} seed {seed}");
             assert!(props.all().iter().all(|p| p.ok()), "seed {seed}: {props:?}");
         }
-        match policy {
-            // Reached or not, the retry's call under the same key ends charged once.
-            ErrorPolicy::ReleaseClaim => assert_eq!(charged_seeds, 20),
-            // Some timed-out calls reached PayCo (and charged), some did not.
-            ErrorPolicy::SaveResponse => assert!((1..20).contains(&charged_seeds)),
-        }
     }
+    let mut charged_seeds = 0;
+    for seed in 1..=20 {
+        let (outcome, charges, props) =
+            run(seed, ErrorPolicy::SaveResponse, &[Bug::SaveUnknownOutcome]);
+        assert_eq!(outcome, CheckoutOutcome::Unknown, "seed {seed}");
+        assert!(charges <= 1);
+        charged_seeds += charges;
+        assert!(
+            !props.agrees_with_payco.ok(),
+            "seed {seed}: the saved 502 is flagged"
+        );
+    }
+    // Some timed-out calls reached PayCo (and charged), some did not: the saved answer hides
+    // both alike.
+    assert!((1..20).contains(&charged_seeds), "{charged_seeds}");
 }
 
 /// A different payload on a released key does not run (the store's 422: the key stays bound

@@ -129,7 +129,7 @@ fn breaks(bug: Bug) -> &'static str {
         | Bug::TwoStepWrite
         | Bug::FreshOrderAfterRelease => "one-charge",
         Bug::UnfencedWrites | Bug::NoFingerprintCheck => "replays-identical",
-        Bug::DeclineBeforeLookup => "agrees-with-payco",
+        Bug::DeclineBeforeLookup | Bug::SaveUnknownOutcome => "agrees-with-payco",
         Bug::ReleaseForgetsTheKey => "mismatch-never-ran",
     }
 }

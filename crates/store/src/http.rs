@@ -322,6 +322,40 @@ pub fn problem(
     }
 }
 
+/// Response headers a saved response keeps for its replays, besides `Content-Type`
+/// (lowercase). Anything else the handler set, `Set-Cookie` above all, is not saved: a replay
+/// must never hand one client's session to another request.
+pub const REPLAYED_HEADERS: &[&str] = &["location"];
+
+/// Whether a response header belongs in the saved response (see [`REPLAYED_HEADERS`]).
+pub fn is_replayed_header(name: &str) -> bool {
+    REPLAYED_HEADERS
+        .iter()
+        .any(|allowed| allowed.eq_ignore_ascii_case(name))
+}
+
+/// The response a handler answered, as it will be saved for replay: status, content type,
+/// body byte for byte, and only the [`REPLAYED_HEADERS`]. Everything else (`Set-Cookie`,
+/// caching headers, per-request ids) stays with the first answer.
+pub fn to_saved(first: &HttpResponse) -> SavedResponse {
+    let content_type = first
+        .header(CONTENT_TYPE)
+        .unwrap_or("application/octet-stream")
+        .to_owned();
+    let headers = first
+        .headers
+        .iter()
+        .filter(|(name, _)| is_replayed_header(name))
+        .cloned()
+        .collect();
+    SavedResponse {
+        status: first.status,
+        content_type,
+        headers,
+        body: first.body.clone(),
+    }
+}
+
 /// Parse an `Idempotency-Key` header value: the IETF draft's structured-field string
 /// (`"abc"`, with `\"` and `\\` escapes, RFC 8941 §3.3.3) or a bare token as Stripe sends
 /// it (`abc`). Surrounding spaces and tabs are ignored. The key inside must be a valid
@@ -788,5 +822,12 @@ mod tests {
             let word = |c: char| c.is_ascii_lowercase() || c == '-';
             assert!(!name.is_empty() && name.chars().all(word), "{t}");
         }
+    }
+
+    #[test]
+    fn only_location_is_replayed() {
+        assert!(is_replayed_header("Location"));
+        assert!(!is_replayed_header("Set-Cookie"));
+        assert!(!is_replayed_header("Content-Length"));
     }
 }

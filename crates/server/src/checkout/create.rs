@@ -1,26 +1,27 @@
-//! `POST /api/checkout` in three atomic phases: claim + order (the recovery point), PayCo
-//! outside any transaction under `charge:<order>`, then order settled + response saved in one
-//! fenced transaction.
+//! `POST /api/checkout`: idem-checkout's state machine driven over SQL and HTTP. Each
+//! [`Step`] it asks for is one I/O here: the claim with the order (the recovery point), PayCo
+//! under `charge:<order>` outside any transaction, the order settled and the answer saved in
+//! one fenced write, or the claim released. What PayCo's answer means for the order, the claim
+//! and the client is the machine's, not this file's; the checkpoints ([`super::checkpoint`])
+//! sit between the steps.
 
-use crate::db::Finish;
 use axum::{
     extract::{Request, State},
     response::Response,
 };
-use idem_store::http::{lease_lost, HttpResponse};
+use idem_checkout::{ChargeOutcome, Checkout as Work, Ending, Settle, Settled, Step};
+use idem_store::http::internal_error;
 
 use super::{
-    demo::{AfterCharge, Checkpoints},
-    orders::{self, Order},
-    params::{self, CheckoutRequest},
-    payco_client::{ChargeOutcome, ChargeUnknown},
+    checkpoint::{dropped_connection, At, Flow, Point},
+    orders, params,
+    payco_client::ChargeOutcome as PaycoAnswer,
     Checkout,
 };
 use crate::{
-    db::{BeginWith, Claim, ClaimTx, DbError, RouteInsert},
-    failpoint::Step,
+    db::{BeginWith, Claim, ClaimTx, DbError, Finish, RouteInsert},
     payco::wire::ChargeRequest,
-    request::IdempotentRequest,
+    request::{idempotency_key, IdempotentRequest},
     sql::now_ms,
     storage_error,
     wire::{to_response, to_saved},
@@ -29,112 +30,147 @@ use crate::{
 /// The handler.
 pub async fn create(State(app): State<Checkout>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let answer = match IdempotentRequest::read(&parts, body, &*app.tenants, app.body).await {
-        Ok(request) => {
-            // Demo mode's checkpoints, when its middleware put them there.
-            let demo = parts.extensions.get::<Checkpoints>();
-            run(&app, request, demo).await
+    // The arrival checkpoint sees the tenant and key as sent; a request without a tenant is
+    // the handler's 401, no fault of anyone's.
+    if let Ok(scope) = app.tenants.scope(&parts.headers) {
+        let key = idempotency_key(&parts.headers).ok().flatten();
+        let at = At {
+            scope: &scope,
+            key: key.as_deref(),
+        };
+        match app.checkpoints.pass(Point::Arrival, at).await {
+            Flow::Continue => {}
+            Flow::Drop => return dropped_connection(),
+            Flow::Answer(answer) => return to_response(answer),
         }
-        Err(refused) => refused,
+    }
+    let flow = match IdempotentRequest::read(&parts, body, &*app.tenants, app.body).await {
+        Ok(request) => run(&app, request).await,
+        Err(refused) => Flow::Answer(refused),
     };
-    to_response(answer)
+    match flow {
+        Flow::Answer(answer) => to_response(answer),
+        Flow::Drop | Flow::Continue => dropped_connection(),
+    }
 }
 
-async fn run(
-    app: &Checkout,
-    request: IdempotentRequest,
-    demo: Option<&Checkpoints>,
-) -> HttpResponse {
-    let params = match request.parse(&app.route, CheckoutRequest::parse) {
+/// Pass a checkpoint: return its flow from the handler unless it says carry on.
+macro_rules! pass {
+    ($app:expr, $point:expr, $at:expr) => {
+        match $app.checkpoints.pass($point, $at).await {
+            Flow::Continue => {}
+            stop => return stop,
+        }
+    };
+}
+
+/// The checkout, from its parameters to its answer ([`Flow::Drop`]: none).
+async fn run(app: &Checkout, request: IdempotentRequest) -> Flow {
+    let params = match request.parse(&app.route, params::parse) {
         Ok(params) => params,
-        Err(answer) => return answer,
+        Err(answer) => return Flow::Answer(answer),
     };
     // `parse` refused a request without a key.
     let key = request.key.as_deref().unwrap_or_default();
+    let at = At {
+        scope: &request.scope,
+        key: Some(key),
+    };
     let created_at = i64::try_from(now_ms()).unwrap_or(i64::MAX);
     let first = orders::insert(&request.scope, key, &params, created_at);
+    let mut work = Work::new(&params);
 
-    // Phase 1: the order commits with the claim, or neither does.
+    // The claim and the order commit together, or neither does.
     let claimed = match request
         .begin_with_waiting(&app.db, &app.route, &first, app.wait)
         .await
     {
-        Ok(BeginWith::Created { claim, id }) => {
-            Ok((claim, Order::pending(id, key, &params, created_at)))
-        }
+        Ok(BeginWith::Created { claim, id }) => Ok((claim, work.order_ready(id))),
         Ok(BeginWith::Resume(claim_tx)) => {
-            let pending = |id| Order::pending(id, key, &params, created_at);
-            resume(claim_tx, &request.scope, &first, pending).await
+            resume(claim_tx, &mut work, &request.scope, &first).await
         }
         // `IdempotentRequest::begin_with_waiting` answers everything else itself.
-        Ok(BeginWith::Unkeyed | BeginWith::Answer(_)) => return idem_store::http::internal_error(),
-        Err(answer) => return answer,
+        Ok(BeginWith::Unkeyed | BeginWith::Answer(_)) => return Flow::Answer(internal_error()),
+        Err(answer) => return Flow::Answer(answer),
     };
-    let (claim, order) = match claimed {
+    let (claim, step) = match claimed {
         Ok(claimed) => claimed,
-        Err(e) => return storage_error(&e),
+        Err(e) => return Flow::Answer(storage_error(&e)),
     };
-    app.failpoints.hit(Step::AfterClaim).await;
+    pass!(app, Point::AfterClaim, at);
 
-    // Phase 2: PayCo, under the order's key, outside any transaction.
+    // PayCo, under the order's key, outside any transaction.
+    let Step::Charge(call) = step else {
+        return answer(step);
+    };
     let charge = ChargeRequest {
-        order: order.id,
-        amount: order.amount,
-        card: params.card.clone(),
+        order: call.order,
+        amount: call.amount,
+        card: call.card,
     };
-    let outcome = app
-        .payco
-        .charge(&format!("charge:{}", order.id), &charge)
-        .await;
-    app.failpoints.hit(Step::AfterCharge).await;
-    if let Some(demo) = demo {
-        if demo.after_charge(order.id, &outcome).await == AfterCharge::Crash {
-            // A dead worker: nothing committed or released; the middleware sends nothing.
-            return idem_store::http::internal_error();
-        }
-    }
+    let outcome = understood(app.payco.charge(&call.key, &charge).await);
+    app.checkpoints
+        .note(at, &payco_note(call.order, call.amount, &outcome));
+    pass!(app, Point::AfterCharge, at);
 
-    // Phase 3: the order's result and the response, fenced, in one transaction.
-    let settled = match outcome {
-        Ok(ChargeOutcome::Charged(charge)) => {
-            let answer = params::paid(order.id, &charge);
-            commit(app, &claim, order.id, "paid", Some(&charge.charge), answer).await
-        }
-        Ok(ChargeOutcome::Declined) => decline(app, &claim, order.id).await,
-        Err(unknown) => return give_back(app, &claim, &unknown).await,
-    };
-    match settled {
-        Ok(answer) => {
-            if let Some(demo) = demo {
-                demo.after_commit();
+    // The order's result and the answer, fenced and together; or the claim released.
+    let step = match work.charged(outcome, now_ms()) {
+        Step::Settle(settle) => {
+            pass!(app, Point::BeforeCommit, at);
+            match settle_fenced(app, &claim, settle).await {
+                Ok(Settled::Committed) => {
+                    let step = work.settled(Settled::Committed);
+                    pass!(app, Point::AfterCommit, at);
+                    step
+                }
+                Ok(Settled::Fenced) => work.settled(Settled::Fenced),
+                Err(e) => return Flow::Answer(storage_error(&e)),
             }
-            answer
         }
-        // Another worker took the claim over: our writes were rolled back; its answer is
-        // the one that will be replayed.
-        Err(DbError::Fenced) => lease_lost(),
-        Err(e) => storage_error(&e),
+        Step::Release => {
+            tracing::warn!(
+                order = call.order,
+                "charge outcome unknown; releasing the claim"
+            );
+            match app.db.finish(now_ms(), &claim, Finish::Release).await {
+                // Fenced: another worker owns the claim now; the outcome is unknown all the same.
+                Ok(()) | Err(DbError::Fenced) => work.released(),
+                Err(e) => return Flow::Answer(storage_error(&e)),
+            }
+        }
+        other => other,
+    };
+    answer(step)
+}
+
+/// The machine's last step: its answer.
+fn answer(step: Step) -> Flow {
+    match step {
+        Step::Answer(answer) => Flow::Answer(answer),
+        // Every path of the machine ends in an answer; anything else is a driver bug.
+        _ => Flow::Answer(internal_error()),
     }
 }
 
 /// Resume the order an earlier worker of this same request left (a takeover, or a claim
-/// after a release), or, if its recovery point names none, create it anew; commit with the
-/// claim.
+/// after a release), or create it if the recovery point names none; commit with the claim.
 async fn resume(
     mut claim_tx: ClaimTx,
+    work: &mut Work,
     scope: &str,
     first: &RouteInsert<'_>,
-    pending: impl FnOnce(i64) -> Order,
-) -> Result<(Claim, Order), DbError> {
-    let resumed = match recovered_order_id(&claim_tx) {
-        Some(id) => orders::resume(claim_tx.tx(), scope, id).await?,
-        None => None,
-    };
-    let order = match resumed {
-        Some(order) => order,
-        None => pending(claim_tx.create(first).await?),
-    };
-    Ok((claim_tx.commit().await?, order))
+) -> Result<(Claim, Step), DbError> {
+    let mut step = work.resume(recovered_order_id(&claim_tx));
+    loop {
+        step = match step {
+            Step::ResumeOrder(id) => match orders::resume(claim_tx.tx(), scope, id).await? {
+                Some(_) => work.order_ready(id),
+                None => work.order_missing(),
+            },
+            Step::CreateOrder => work.order_ready(claim_tx.create(first).await?),
+            next => return Ok((claim_tx.commit().await?, next)),
+        };
+    }
 }
 
 /// The order id saved as the claim's recovery point. An unreadable one (a hand-edited row)
@@ -148,43 +184,50 @@ fn recovered_order_id(claim_tx: &ClaimTx) -> Option<i64> {
     id
 }
 
-/// Settle the order and save `answer`, fenced, together (one statement on PostgreSQL).
-async fn commit(
-    app: &Checkout,
-    claim: &Claim,
-    order: i64,
-    status: &str,
-    charge: Option<&str>,
-    answer: HttpResponse,
-) -> Result<HttpResponse, DbError> {
-    let settled = orders::settlement(order, status, charge);
-    app.failpoints.hit(Step::BeforeCommit).await;
-    app.db
-        .finish_with(now_ms(), claim, Finish::Commit(to_saved(&answer)), &settled)
-        .await?;
-    Ok(answer)
+/// PayCo's answer as the checkout understands it.
+fn understood<E: std::fmt::Display>(answer: Result<PaycoAnswer, E>) -> ChargeOutcome {
+    match answer {
+        Ok(PaycoAnswer::Charged(charge)) => ChargeOutcome::Charged {
+            charge: charge.charge,
+        },
+        Ok(PaycoAnswer::Declined) => ChargeOutcome::Declined,
+        Err(unknown) => ChargeOutcome::Unknown {
+            reason: unknown.to_string(),
+        },
+    }
 }
 
-/// PayCo declined, and saved that under the order's key, so the decline is final for this
-/// checkout: fenced and together, mark the order declined and let the route's declared
-/// policy save the 402 or release the claim (a retry then resumes the order, and PayCo
-/// answers it the same 402).
-async fn decline(app: &Checkout, claim: &Claim, order: i64) -> Result<HttpResponse, DbError> {
-    let answer = params::declined(order);
-    let declined = orders::settlement(order, "declined", None);
-    app.failpoints.hit(Step::BeforeCommit).await;
-    app.db
-        .finish_with(now_ms(), claim, claim.failed(to_saved(&answer)), &declined)
-        .await?;
-    Ok(answer)
+/// The `payco:` note a demo tenant's event stream gets (PayCo's ledger may have changed).
+fn payco_note(order: i64, amount: i64, outcome: &ChargeOutcome) -> String {
+    match outcome {
+        ChargeOutcome::Charged { charge } => {
+            format!("payco: charged {charge} for order {order} ({amount} cents)")
+        }
+        ChargeOutcome::Declined => format!("payco: declined order {order}"),
+        ChargeOutcome::Unknown { reason } => {
+            format!("payco: no clear answer for order {order}: {reason}")
+        }
+    }
 }
 
-/// PayCo's outcome is unknown: save nothing (whatever the route's policy), release the claim
-/// so the client's retry resumes the order and asks PayCo again under the same key.
-async fn give_back(app: &Checkout, claim: &Claim, unknown: &ChargeUnknown) -> HttpResponse {
-    tracing::warn!(error = %unknown, "charge outcome unknown; releasing the claim");
-    match app.db.finish(now_ms(), claim, Finish::Release).await {
-        Ok(()) | Err(DbError::Fenced) => idem_store::http::bad_gateway(&unknown.to_string(), 1),
-        Err(e) => storage_error(&e),
+/// Settle the order and end the claim with the answer, fenced, together (one statement on
+/// PostgreSQL). A failure's end is the route's declared policy ([`Claim::failed`]).
+async fn settle_fenced(app: &Checkout, claim: &Claim, settle: Settle) -> Result<Settled, DbError> {
+    let Settle {
+        order,
+        status,
+        answer,
+        ending,
+    } = settle;
+    let saved = to_saved(&answer);
+    let finish = match ending {
+        Ending::Success => Finish::Commit(saved),
+        Ending::Failure => claim.failed(saved),
+    };
+    let update = orders::settlement(order, status.name(), status.charge());
+    match app.db.finish_with(now_ms(), claim, finish, &update).await {
+        Ok(()) => Ok(Settled::Committed),
+        Err(DbError::Fenced) => Ok(Settled::Fenced),
+        Err(e) => Err(e),
     }
 }

@@ -1,41 +1,43 @@
-//! `GET /api/failpoints` and `PUT /api/failpoints/{step}` (body: the action), mounted only when
-//! the server was started with failpoints enabled (loopback only).
+//! `GET /api/failpoints` and `PUT /api/failpoints/{point}` (body: the verdict): the
+//! process-wide [`checkpoint`](super::checkpoint)s, mounted only when the server was started
+//! with failpoints enabled (loopback only).
 
 use axum::{body::Bytes, extract::State, response::Response};
 
-use super::Checkout;
+use super::{checkpoint::Verdict, Checkout};
 use crate::{
-    failpoint::Action,
     problems,
     request::PathParam,
     wire::{json, to_response},
 };
 
-/// Every step's action.
+/// Every point's verdict (as `step` and `action`, the names this endpoint has always used).
 pub async fn list(State(app): State<Checkout>) -> Response {
-    let actions: Vec<_> = app
-        .failpoints
-        .actions()
+    let settings: Vec<_> = app
+        .checkpoints
+        .settings()
         .into_iter()
-        .map(|(step, action)| serde_json::json!({ "step": step, "action": action }))
+        .map(|(point, verdict)| serde_json::json!({ "step": point, "action": verdict }))
         .collect();
-    to_response(json(200, &actions, &[]))
+    to_response(json(200, &settings, &[]))
 }
 
-/// Set one step's action.
+/// Set one point's verdict.
 pub async fn set(
     State(app): State<Checkout>,
-    PathParam(step): PathParam<String>,
+    PathParam(point): PathParam<String>,
     body: Bytes,
 ) -> Response {
-    let parsed = step.parse().and_then(|step| {
-        let action: Action = String::from_utf8_lossy(&body).trim().parse()?;
-        app.failpoints.set(step, action).map(|()| (step, action))
+    let parsed = point.parse().and_then(|point| {
+        let verdict: Verdict = String::from_utf8_lossy(&body).trim().parse()?;
+        app.checkpoints
+            .set(point, verdict)
+            .map(|()| (point, verdict))
     });
     to_response(match parsed {
-        Ok((step, action)) => json(
+        Ok((point, verdict)) => json(
             200,
-            &serde_json::json!({ "step": step, "action": action }),
+            &serde_json::json!({ "step": point, "action": verdict }),
             &[],
         ),
         Err(e) => problems::invalid_parameters(&e.to_string()),

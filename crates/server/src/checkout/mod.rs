@@ -2,9 +2,11 @@
 //!
 //! Routes: `POST /api/checkout` (`create`), `GET /api/orders`, `GET /api/orders/{id}`,
 //! `GET /api/claims`, `GET /api/claims/{key}` (`views`), `GET /api/events` (`events`),
-//! when failpoints are enabled, `GET /api/failpoints`, `PUT /api/failpoints/{step}`, and in
-//! demo mode the routes of [`demo`].
+//! when failpoints are enabled, `GET /api/failpoints`, `PUT /api/failpoints/{point}`, and in
+//! demo mode the routes of [`demo`]. The checkout's work itself is idem-checkout's state
+//! machine; `create` drives it, and the [`checkpoint`]s sit between its steps.
 
+pub mod checkpoint;
 mod create;
 pub mod demo;
 mod events;
@@ -18,7 +20,7 @@ use std::{ops::Deref, sync::Arc, time::Duration};
 
 use axum::{
     extract::FromRef,
-    middleware::{self, from_fn_with_state},
+    middleware,
     routing::{get, post, put},
     Router,
 };
@@ -27,12 +29,12 @@ use idem_store::{ErrorPolicy, RouteConfig};
 use crate::{
     app::ServiceConfig,
     db::{AppMigrations, Db},
-    failpoint::{Action, Failpoints, Step},
     reconcile::route::{self, KeyStates},
     request::{BearerTenants, BodyLimits, ScopeExtractor, Scopes},
     StartError,
 };
-use demo::{faults::FaultTable, Demo, DemoTenants};
+use checkpoint::{faults::FaultTable, Arming, Checkpoints, Point, Verdict};
+use demo::{Demo, DemoTenants};
 use payco_client::PaycoClient;
 
 /// The `orders` table's versioned schema, applied next to the claim table.
@@ -59,8 +61,9 @@ pub struct CheckoutConfig {
     /// Wait mode: how long a duplicate of a checkout in flight waits for its answer instead
     /// of a 409 (`None`: 409 at once; capped at `two_step::MAX_WAIT`).
     pub wait: Option<Duration>,
-    /// `Some(presets)` to enable failpoints (loopback listen addresses only).
-    pub failpoints: Option<Vec<(Step, Action)>>,
+    /// `Some(presets)` to enable process-wide checkpoints, settable at run time
+    /// (`--failpoints`, `--failpoint POINT=VERDICT`; loopback listen addresses only).
+    pub failpoints: Option<Vec<(Point, Verdict)>>,
 }
 
 /// The checkout's shared state (cheap to clone).
@@ -79,11 +82,11 @@ pub struct Inner {
     pub body: BodyLimits,
     /// PayCo.
     pub payco: PaycoClient,
-    /// Failpoints (disabled unless configured).
-    pub failpoints: Failpoints,
+    /// Where the checkout may fail on purpose (off unless configured).
+    pub checkpoints: Checkpoints,
     /// Wait mode (see [`CheckoutConfig::wait`]).
     pub wait: Option<Duration>,
-    /// Demo mode (`--demo-faults`), if on.
+    /// Demo mode's routes (`--demo-faults`), if on.
     pub demo: Option<Demo>,
 }
 
@@ -122,24 +125,18 @@ impl Checkout {
 
 /// The checkout's routes, without the common layers.
 pub fn routes(app: Checkout) -> Router {
-    let checkout = match &app.demo {
-        Some(demo) => {
-            post(create::create).layer(from_fn_with_state(demo.clone(), demo::inject::inject))
-        }
-        None => post(create::create),
-    };
     let mut router = Router::new()
-        .route("/api/checkout", checkout)
+        .route("/api/checkout", post(create::create))
         .route("/api/orders", get(views::list_orders))
         .route("/api/orders/{id}", get(views::get_order))
         .route("/api/claims", get(views::list_claims))
         .route("/api/claims/{key}", get(views::get_claim))
         .route("/api/keys/{key}", get(route::get_key_state))
         .route("/api/events", get(events::events));
-    if app.failpoints.is_enabled() {
+    if app.checkpoints.process_enabled() {
         router = router
             .route("/api/failpoints", get(failpoints::list))
-            .route("/api/failpoints/{step}", put(failpoints::set));
+            .route("/api/failpoints/{point}", put(failpoints::set));
     }
     let Some(demo) = app.demo.clone() else {
         return router.with_state(app);
@@ -167,10 +164,6 @@ pub enum Mode {
 
 /// [`run`] in `mode`.
 pub async fn run_with(config: CheckoutConfig, mode: Mode) -> Result<(), StartError> {
-    let failpoints = match &config.failpoints {
-        Some(presets) => Failpoints::new(config.service.listen, presets)?,
-        None => Failpoints::disabled(),
-    };
     let db = config.service.open_db(&SCHEMA).await?;
     let payco = PaycoClient::new(&config.payco_url, &config.payco_token, config.payco_timeout)
         .map_err(|e| StartError::Payco(e.to_string()))?;
@@ -178,26 +171,28 @@ pub async fn run_with(config: CheckoutConfig, mode: Mode) -> Result<(), StartErr
         Mode::Plain => Arc::new(config.tenants.clone()),
         Mode::DemoFaults => Arc::new(DemoTenants::new(config.tenants.clone())),
     };
-    let demo = match mode {
-        Mode::Plain => None,
-        Mode::DemoFaults => Some(Demo::new(
-            config.service.listen,
-            demo::Inner {
-                faults: FaultTable::default(),
-                tenants: Arc::clone(&tenants),
-                db: db.clone(),
-                payco: payco.clone(),
-                lock_ms: config.service.lock_ms,
-            },
-        )?),
+    let faults = (mode == Mode::DemoFaults).then(|| Arc::new(FaultTable::default()));
+    let arming = Arming {
+        process: config.failpoints.clone(),
+        tenants: faults.clone().map(|faults| (faults, db.clone())),
     };
+    let checkpoints = Checkpoints::new(config.service.listen, arming)?;
+    let demo = faults.map(|faults| {
+        Demo::new(demo::Inner {
+            faults,
+            tenants: Arc::clone(&tenants),
+            db: db.clone(),
+            payco: payco.clone(),
+            lock_ms: config.service.lock_ms,
+        })
+    });
     let app = Checkout::new(Inner {
         db: db.clone(),
         route: RouteConfig::required(params::CHECKOUT_ROUTE, config.on_error),
         tenants: Arc::clone(&tenants),
         body: config.service.body,
         payco,
-        failpoints,
+        checkpoints,
         wait: config.wait.map(|w| w.min(crate::two_step::MAX_WAIT)),
         demo,
     });

@@ -1,8 +1,9 @@
 //! The `serve` processes of a run, and the nemesis that acts on them at the plan's times:
 //! SIGKILL and restart on the same port and database, SIGSTOP for longer than a lease then
-//! SIGCONT, and idem-server's own failpoints (`hang`, `crash`) armed for a moment. The
-//! failpoints' third action, `panic`, is left out: it answers a 500 by design, and the
-//! checker holds every run to "no 500".
+//! SIGCONT, and idem-server's own checkpoints armed process-wide for a moment at any of the
+//! checkout's points (`hang`, `crash`, `drop`, `hold:800`, `unavailable`: `plan::VERDICTS`).
+//! The verdict `panic` is left out: it answers a 500 by design, and the checker holds every
+//! run to "no 500".
 
 use std::{sync::Arc, time::Duration};
 

@@ -116,8 +116,11 @@ pub enum Action {
     Kill { restart_after_ms: u64 },
     /// SIGSTOP for `ms` (longer than a lease), then SIGCONT.
     Pause { ms: u64 },
-    /// Arm the failpoint `step` with `action` for `ms`: `hang` (a request stops there holding
-    /// its claim until its client gives up) or `crash` (the process aborts; it is restarted).
+    /// Arm the checkpoint `step` process-wide with the verdict `action` for `ms`: `hang` (a
+    /// request stops there holding its claim until its client gives up), `crash` (the process
+    /// aborts; it is restarted), `drop` (the work stops there and the connection closes
+    /// unanswered), `hold:MS` (it waits, then carries on) or `unavailable` (a 503 there; after
+    /// the claim, the claim is left in flight).
     Failpoint {
         step: &'static str,
         action: &'static str,
@@ -145,7 +148,36 @@ pub struct Plan {
     pub wait_ms: Option<u64>,
 }
 
-const STEPS: [&str; 3] = ["after-claim", "after-charge", "before-commit"];
+/// Every checkpoint of the checkout (`checkout::checkpoint::Point`).
+const STEPS: [&str; 5] = [
+    "arrival",
+    "after-claim",
+    "after-charge",
+    "before-commit",
+    "after-commit",
+];
+
+/// What a failpoint event may arm, with its share of those events: every verdict of the
+/// checkpoints but `panic` (a 500 by design; see `nemesis.rs`).
+const VERDICTS: [(&str, u32); 5] = [
+    ("hang", 25),
+    ("crash", 25),
+    ("drop", 20),
+    ("hold:800", 15),
+    ("unavailable", 15),
+];
+
+/// The verdict whose share of [`VERDICTS`] holds `draw` (0..100).
+fn verdict(draw: u32) -> &'static str {
+    let mut below = 0;
+    for (verdict, share) in VERDICTS {
+        below += share;
+        if draw < below {
+            return verdict;
+        }
+    }
+    VERDICTS[0].0
+}
 
 impl Plan {
     pub fn draw(seed: u64, sizes: Sizes) -> Plan {
@@ -198,14 +230,9 @@ impl Plan {
                     restart_after_ms: rng.random_range(50..=400),
                 },
                 30..55 => Action::Pause { ms: PAUSE_MS },
-                55..75 => Action::Failpoint {
-                    step: STEPS[rng.random_range(0..STEPS.len())],
-                    action: "hang",
-                    ms: 1_200,
-                },
                 _ => Action::Failpoint {
                     step: STEPS[rng.random_range(0..STEPS.len())],
-                    action: "crash",
+                    action: verdict(rng.random_range(0..100)),
                     ms: 1_200,
                 },
             };

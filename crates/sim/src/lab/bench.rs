@@ -55,7 +55,7 @@ fn replay_store(ops: &[StoreOp], config: StoreConfig) -> Duration {
             }
             StoreOp::Commit { at, key } => {
                 if let Some((id, lease)) = held.remove(&key) {
-                    let body = b"{\"order\":1,\"charge\":1,\"amount\":1,\"served_at\":1}".to_vec();
+                    let body = idem_checkout::Receipt::paid(1, "ch_1", 1, at).to_body();
                     let _ = store.commit(at, &id, &lease, || ((), SavedResponse::json(201, body)));
                 }
             }

@@ -80,10 +80,15 @@ fn no_fingerprint_check(c: &mut SimConfig) {
     c.bugs.push(Bug::NoFingerprintCheck);
 }
 
+fn save_unknown_outcome(c: &mut SimConfig) {
+    c.server.on_error = crate::config::ErrorPolicy::SaveResponse;
+    c.bugs.push(Bug::SaveUnknownOutcome);
+}
+
 const FIX_BUG: &str = "Same seed, same faults, the bug switched off.";
 
 /// Every scenario, in menu order.
-pub static SCENARIOS: [Scenario; 15] = [
+pub static SCENARIOS: [Scenario; 16] = [
     Scenario {
         id: "lost-response",
         title: "Lost response",
@@ -304,6 +309,25 @@ pub static SCENARIOS: [Scenario; 15] = [
             caption: "Same seed, same crash, the order written in the claim's transaction (the recovery point).",
             script: None,
             after_pause: "The takeover resumed the same order and PayCo deduped its charge on charge:<order>. One charge.",
+            setup: no_bugs,
+            pause: Pause::Deduped,
+            expect: &[Effect::Charges(1), Effect::Deduped, Effect::DoubleCharged(false)],
+        }),
+    },
+    Scenario {
+        id: "bug-save-unknown-outcome",
+        title: "Bug: saving an unknown outcome",
+        caption: "PayCo charges, but its answer never reaches the worker. The handler treats the timeout as a failure and, under save-response, saves its 502. Watch the retry.",
+        after_pause: "Replayed the saved 502: PayCo charged the card, yet every retry is told \"outcome unknown\" for as long as the key lives. The saved answer can never learn the truth.",
+        seed: 2,
+        setup: save_unknown_outcome,
+        script: &[at(0, Command::TimeOutNextPaycoCall), at(0, PAY)],
+        pause: Pause::FirstReplay,
+        expect: &[Effect::Charges(1), Effect::Replayed, Effect::DoubleCharged(false)],
+        fix: Some(Fix {
+            caption: "Same seed, same timeout, the claim released instead (whatever the policy): an unknown outcome is never saved.",
+            script: None,
+            after_pause: "The retry resumed the order and asked PayCo again under charge:<order>: PayCo answered its saved charge. Paid, one charge.",
             setup: no_bugs,
             pause: Pause::Deduped,
             expect: &[Effect::Charges(1), Effect::Deduped, Effect::DoubleCharged(false)],

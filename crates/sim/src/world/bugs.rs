@@ -15,7 +15,8 @@
 //! | `two-step-write` | the save, and the recovery point | [`save_apart`], [`Recovery::Never`] |
 //! | `decline-before-lookup` | who declines | [`decline_before_lookup`], [`payco_asked_after`] |
 //! | `fresh-order-after-release` | the recovery point | [`Recovery::OnTakeover`] |
-//! | `release-forgets-the-key` | the end of a failed work's claim | [`release_forgetting_the_key`] |
+//! | `release-forgets-the-key` | the end of a failed work's claim, and the release of an unknown outcome | [`release_forgetting_the_key`], [`unknown_forgetting_the_key`] |
+//! | `save-unknown-outcome` | the release of an unknown outcome | [`save_unknown_by_policy`] |
 
 use idem_store::{
     ErrorPolicy, Fenced, Fingerprint, IdRef, IdempotencyKey, Lease, Record, RecordId,
@@ -84,6 +85,10 @@ pub(super) struct Steps {
     /// Ends a failed work's claim by the route's error policy (release it, or save `response`);
     /// `Err` when the store refused it (fenced).
     pub fail: fn(&mut World, &RecordId, &Lease, SavedResponse) -> Result<(), Fenced>,
+    /// Ends the claim of a work whose PayCo outcome is unknown (`response` is the 502 it
+    /// answers): released, whatever the policy. `Ok(true)` when it saved `response` instead;
+    /// `Err` when the store refused it (fenced).
+    pub unknown: fn(&mut World, &RecordId, &Lease, SavedResponse) -> Result<bool, Fenced>,
     /// The store's retention for the configured one.
     pub retention: fn(u64) -> u64,
 }
@@ -101,6 +106,7 @@ impl Steps {
             payco_declines: payco_draws,
             save: commit_fenced,
             fail: fail_by_policy,
+            unknown: release_fenced,
             retention: as_configured,
         };
         let (mut recovery_on_takeover, mut two_step, mut unfenced) = (false, false, false);
@@ -121,7 +127,11 @@ impl Steps {
                     steps.payco_declines = payco_asked_after;
                 }
                 Bug::FreshOrderAfterRelease => recovery_on_takeover = true,
-                Bug::ReleaseForgetsTheKey => steps.fail = release_forgetting_the_key,
+                Bug::ReleaseForgetsTheKey => {
+                    steps.fail = release_forgetting_the_key;
+                    steps.unknown = unknown_forgetting_the_key;
+                }
+                Bug::SaveUnknownOutcome => steps.unknown = save_unknown_by_policy,
             }
         }
         if recovery_on_takeover {
@@ -189,6 +199,18 @@ fn fail_by_policy(
 ) -> Result<(), Fenced> {
     let now = world.now;
     world.server.store.fail(now, id, lease, response)
+}
+
+/// The store's release, fenced: the key stays bound to its payload, and its retry resumes the
+/// order.
+fn release_fenced(
+    world: &mut World,
+    id: &RecordId,
+    lease: &Lease,
+    _: SavedResponse,
+) -> Result<bool, Fenced> {
+    let now = world.now;
+    world.server.store.release(now, id, lease).map(|()| false)
 }
 
 fn as_configured(retention_ms: u64) -> u64 {
@@ -338,6 +360,38 @@ fn release_forgetting_the_key(
     let key = id.as_ref().key.to_owned();
     world.server.store.push_event(now, SCOPE, Some(&key), text);
     Ok(())
+}
+
+/// release-forgets-the-key: the release of an unknown outcome deletes the record too.
+fn unknown_forgetting_the_key(
+    world: &mut World,
+    id: &RecordId,
+    lease: &Lease,
+    response: SavedResponse,
+) -> Result<bool, Fenced> {
+    let releases = world.server.config().on_error == ErrorPolicy::ReleaseClaim;
+    if !releases {
+        return release_fenced(world, id, lease, response);
+    }
+    release_forgetting_the_key(world, id, lease, response).map(|()| false)
+}
+
+/// save-unknown-outcome: the handler treats PayCo's timeout as the work's failure, so under
+/// `save-response` it saves the 502 that says the outcome is unknown: every retry replays
+/// it, and the checkout can never learn that PayCo charged. (idem-checkout releases it.)
+fn save_unknown_by_policy(
+    world: &mut World,
+    id: &RecordId,
+    lease: &Lease,
+    response: SavedResponse,
+) -> Result<bool, Fenced> {
+    let now = world.now;
+    let saves = world.server.config().on_error == ErrorPolicy::SaveResponse;
+    world
+        .server
+        .store
+        .fail(now, id, lease, response)
+        .map(|()| saves)
 }
 
 /// short-retention: records are kept for less time than clients retry.

@@ -3,6 +3,7 @@
 //! them). A naive page reads a reply with the client's own status table (`Reply::class`), so
 //! the two kinds of page differ only in their keys.
 
+use idem_checkout::CheckoutRequest;
 use idem_client::{
     backoff_delay_ms, Action, CanonicalPayload, Operation, OperationSpec, OutcomeKind, ReplyClass,
 };
@@ -15,7 +16,7 @@ use crate::history::{
     AttemptRecord, AttemptResult, CheckoutOutcome, CheckoutRecord, InfoCause, StepKind,
 };
 use crate::ids::CheckoutId;
-use crate::receipt::{push_u64, Receipt};
+use crate::receipt::Receipt;
 use crate::SimError;
 
 /// Token of a buggy page's other-cart request (never an attempt of the operation).
@@ -58,17 +59,23 @@ pub fn op_name(c: CheckoutId) -> String {
     format!("checkout:{c}")
 }
 
-/// The canonical request body `{"amount":A,"cart":"co_N"}` (RFC 8785 orders the keys), written by hand:
-/// idem-client produces the same bytes from `{"cart": .., "amount": ..}`.
+/// The card every simulated page pays with (PayCo's declines are the world's draw, not the
+/// card's).
+pub const CARD: &str = "tok_visa";
+
+/// The checkout request a page sends: idem-checkout's, for cart `co_N`.
+pub fn request_for(c: CheckoutId, amount: u32) -> CheckoutRequest {
+    CheckoutRequest {
+        cart: c.to_string(),
+        amount: i64::from(amount),
+        card: CARD.to_owned(),
+    }
+}
+
+/// The canonical request body `{"amount":A,"card":"tok_visa","cart":"co_N"}` (RFC 8785 orders
+/// the keys): idem-checkout's canonical bytes, the ones idem-client makes of the same object.
 pub fn body_for(c: CheckoutId, amount: u32) -> Vec<u8> {
-    let mut out = Vec::with_capacity(40);
-    out.extend_from_slice(b"{\"amount\":");
-    push_u64(&mut out, u64::from(amount));
-    out.extend_from_slice(b",\"cart\":\"co_");
-    // As `CheckoutId` writes itself: counted from 1.
-    push_u64(&mut out, u64::from(c.0) + 1);
-    out.extend_from_slice(b"\"}");
-    out
+    request_for(c, amount).canonical()
 }
 
 impl World {
@@ -81,7 +88,7 @@ impl World {
         let id = CheckoutId(self.clients.len() as u32);
         let effective = (self.steps.page_strategy)(strategy);
         let op = if effective == Strategy::SameKey {
-            // `body_for` is the canonical JSON the SDK makes of `{"cart": .., "amount": ..}` (a test
+            // `body_for` is the canonical JSON the SDK makes of `{"cart", "amount", "card"}` (a test
             // pins it), so the page hands it over canonical, as the JS bindings do: the demo's wasm
             // then needs no JSON canonicaliser.
             let body = String::from_utf8(body_for(id, amount)).unwrap_or_default();
@@ -554,7 +561,7 @@ mod tests {
     fn naive_body_is_the_sdk_canonical_body() {
         let c = CheckoutId(42);
         let sdk = idem_client::CanonicalPayload::new(&serde_json::json!({
-            "cart": format!("{c}"), "amount": 1299
+            "cart": format!("{c}"), "amount": 1299, "card": CARD
         }))
         .unwrap();
         assert_eq!(body_for(c, 1299), sdk.json.into_bytes());

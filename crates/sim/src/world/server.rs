@@ -1,85 +1,39 @@
-//! The server: idem-store plus the checkout handler. The handler's work takes virtual time
-//! (create order → charge PayCo → save), so faults land in the middle of it. Every answer is an
-//! `idem_store::http::HttpResponse` built by the store's own writers (`response_for`,
-//! `lease_lost`, `problem`), as idem-server answers; the classic bugs replace named steps
-//! (`bugs.rs`), never the store.
+//! The server: idem-store plus the checkout, idem-checkout's state machine driven in virtual
+//! time. The work takes time (create order → charge PayCo → save), so faults land in the
+//! middle of it; each [`Step`] the machine asks for becomes an event here, and every answer is
+//! one it or the store wrote (`response_for`, `lease_lost`), as idem-server's are. The classic
+//! bugs replace named steps (`bugs.rs`), never the store or the machine.
 
-use idem_store::http::{self, HttpResponse};
+use idem_checkout::{ChargeOutcome, Checkout as Work, Ending, Settle, Settled, Step};
+use idem_store::http::{self, to_saved, HttpResponse};
 use idem_store::{
-    Begin, Fingerprint, IdRef, Lease, MemoryTable, RecordId, RouteConfig, SavedResponse, Status,
-    Store, StoreConfig, Table,
+    Begin, Fingerprint, IdRef, Lease, MemoryTable, RecordId, RouteConfig, Status, Store,
+    StoreConfig, Table,
 };
 use uuid::Uuid;
 
+use super::client::request_for;
 use super::recovery::RecoveryPoints;
 use super::wire::{Arrival, Origin};
 use super::{Ev, World, OPERATION, SCOPE};
 use crate::config::ServerConfig;
 use crate::history::{Decision, Fate, MessageKind, PaycoDecision, StepKind, WorkEnd};
 use crate::ids::OrderId;
-use crate::payco::{ChargeAnswer, ChargeCall, ChargeId};
-use crate::receipt::Receipt;
-
-/// Problem `type`s of the example checkout's own errors (idem-server's `problems::kind` has
-/// the declined card too).
-pub mod problem {
-    /// 402: PayCo declined the card. Final for this key.
-    pub const PAYMENT_DECLINED: &str = "/problems/payment-declined";
-    /// 504: PayCo did not answer in time; whether it charged is unknown.
-    pub const PAYMENT_PROVIDER_TIMEOUT: &str = "/problems/payment-provider-timeout";
-}
+use crate::payco::{ChargeAnswer, ChargeCall};
 
 /// Share of timed-out PayCo calls that reached PayCo (lost on the way back, not on the way
 /// there): PayCo decided and saved its answer, the worker never heard it.
 const TIMED_OUT_AFTER_PAYCO: f64 = 0.5;
 
-/// Why the handler's work failed after the claim.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum WorkError {
-    /// PayCo declined the card (its answer under the order's key): final for this key.
-    Declined,
-    /// PayCo did not answer in time: the worker cannot tell whether money moved.
-    PaycoTimeout,
-}
-
-impl WorkError {
-    /// The error's answer, written by the store's problem writer like every other problem.
-    fn response(self) -> HttpResponse {
-        match self {
-            WorkError::Declined => http::problem(
-                402,
-                problem::PAYMENT_DECLINED,
-                "Payment declined",
-                "PayCo declined the card",
-                None,
-            ),
-            WorkError::PaycoTimeout => http::problem(
-                504,
-                problem::PAYMENT_PROVIDER_TIMEOUT,
-                "Payment provider timeout",
-                "PayCo did not answer in time; the charge may or may not have happened",
-                None,
-            ),
-        }
-    }
-}
+/// Why a PayCo call that timed out has no outcome (the 502's detail).
+pub(super) const PAYCO_TIMED_OUT: &str =
+    "PayCo did not answer in time; the charge may or may not have happened";
 
 /// The answer a decision that needs no work calls for (every `Begin` but `Execute` and
 /// `Unkeyed`): the store's wire value.
 fn decided(begin: &Begin) -> HttpResponse {
     // `response_for` answers every decision but Execute and Unkeyed, which never reach here.
     http::response_for(begin).unwrap_or_else(http::internal_error)
-}
-
-/// A first answer as it is saved for replay: status, content type and body.
-fn saved(first: &HttpResponse) -> SavedResponse {
-    let content_type = first
-        .header(http::CONTENT_TYPE)
-        .unwrap_or("application/json");
-    SavedResponse {
-        content_type: content_type.to_owned(),
-        ..SavedResponse::json(first.status, first.body.clone())
-    }
 }
 
 /// Which step of the work is next.
@@ -112,18 +66,23 @@ pub(super) struct Job {
     pub origin: Origin,
     pub claim: Claim,
     pub order: OrderId,
-    pub charge: ChargeId,
     pub fingerprint: Fingerprint,
+    /// The checkout's state machine.
+    pub work: Work,
+    /// The settlement the machine asked for, written at [`Phase::Save`].
+    pub settle: Option<Settle>,
 }
 
 impl Job {
     pub(super) fn new(origin: Origin, claim: Claim, fingerprint: Fingerprint) -> Job {
+        let request = request_for(origin.checkout, origin.amount);
         Job {
             origin,
             claim,
             order: OrderId(0),
-            charge: ChargeId(0),
             fingerprint,
+            work: Work::new(&request),
+            settle: None,
         }
     }
 }
@@ -307,25 +266,35 @@ impl World {
             }
             _ => None,
         };
-        let point = recoverable.and_then(|(k, fp, taken_over)| {
-            recovery
-                .looks(taken_over)
-                .then(|| self.server.recovery.find(k, fp, now))
-                .flatten()
-        });
-        let order = match point {
-            Some(order) => order,
-            None => self.server.new_order(),
+        let looked = recoverable.filter(|&(_, _, taken_over)| recovery.looks(taken_over));
+        let point = looked.and_then(|(k, fp, _)| self.server.recovery.find(k, fp, now));
+        let Some(j) = self.server.jobs.get_mut(job) else {
+            return;
         };
+        // The machine says whether to resume the point's order or create one; the simulated
+        // orders table always has the order a point names.
+        let step = match looked {
+            Some(_) => j.work.resume(point.map(|o| wire_id(o.0))),
+            None => Step::CreateOrder,
+        };
+        let order = match step {
+            Step::ResumeOrder(id) => OrderId(id.unsigned_abs()),
+            _ => self.server.new_order(),
+        };
+        let Some(j) = self.server.jobs.get_mut(job) else {
+            return;
+        };
+        j.order = order;
+        let charge = j.work.order_ready(wire_id(order.0));
+        debug_assert!(
+            matches!(&charge, Step::Charge(call) if call.key == crate::payco::ChargeKey(order).to_string())
+        );
         if let Some((k, fp, _)) = recoverable {
             // The recovery point, written in the claim's transaction; it lives as long as the
             // key's record may.
             self.server
                 .recovery
                 .record(k, fp, order, now.saturating_add(retention));
-        }
-        if let Some(j) = self.server.jobs.get_mut(job) {
-            j.order = order;
         }
         let mut delay = self.server.config.charge_ms;
         let p_slow = self.net.faults().slow_worker;
@@ -353,11 +322,45 @@ impl World {
             key: (self.steps.charge_key)(j.order),
             at: self.now,
         };
+        let outcome = self.charge_payco(&origin, call);
+        if let ChargeOutcome::Charged { .. } = outcome {
+            let p_crash = self.net.faults().crash_after_charge;
+            if std::mem::take(&mut self.oneshot.crash) || self.rng.chance(p_crash) {
+                // The worker dies: nothing saved, nothing answered; the claim stays in flight.
+                self.counters.crashes += 1;
+                self.server.jobs.take(job);
+                let (c, request) = (origin.checkout, origin.message);
+                let end = WorkEnd::Crashed;
+                self.record_step(c, StepKind::Worked { request, end });
+                return;
+            }
+        }
+        let save_at = self.now + self.server.config.save_ms;
+        let Some(j) = self.server.jobs.get_mut(job) else {
+            return;
+        };
+        // A paid order's receipt is served when its save lands.
+        match j.work.charged(outcome, save_at) {
+            Step::Settle(settle) if settle.ending == Ending::Success => {
+                j.settle = Some(settle);
+                self.schedule(save_at, Ev::Work(job, Phase::Save));
+            }
+            // A decline is settled at once, by the route's policy.
+            Step::Settle(settle) => self.settle_failure(job, settle),
+            Step::Release => self.release_unknown(job),
+            _ => {}
+        }
+    }
+
+    /// Ask PayCo for `call` (or, under decline-before-lookup, decide a decline without it),
+    /// recording the messages and PayCo's decision: what the worker learned.
+    fn charge_payco(&mut self, origin: &Origin, call: ChargeCall) -> ChargeOutcome {
+        let (c, n) = (origin.checkout, origin.attempt);
         let decline_unasked = self.steps.decline_unasked;
         if decline_unasked(self) {
             let request = origin.message;
-            self.record_step(origin.checkout, StepKind::DeclinedUnasked { request });
-            return self.work_failed(job, WorkError::Declined);
+            self.record_step(c, StepKind::DeclinedUnasked { request });
+            return ChargeOutcome::Declined;
         }
         let p_timeout = self.net.faults().payco_timeout;
         let timed_out =
@@ -371,7 +374,6 @@ impl World {
         };
         let here = Fate::Delivered { at: self.now };
         let lost_if = |lost: bool| if lost { Fate::Lost } else { here };
-        let (c, n) = (origin.checkout, origin.attempt);
         let call_id = self.record_message(c, n, sent, lost_if(!reached));
         let answer = if reached {
             let decides = self.steps.payco_declines;
@@ -409,101 +411,111 @@ impl World {
         } else {
             None
         };
-        let charge = match (timed_out, answer) {
+        match (timed_out, answer) {
             (true, _) => {
                 self.counters.payco_timeouts += 1;
-                return self.work_failed(job, WorkError::PaycoTimeout);
+                ChargeOutcome::Unknown {
+                    reason: PAYCO_TIMED_OUT.to_owned(),
+                }
             }
-            (false, Some(ChargeAnswer::Charged(id))) => id,
-            (false, _) => return self.work_failed(job, WorkError::Declined),
-        };
-        if let Some(j) = self.server.jobs.get_mut(job) {
-            j.charge = charge;
+            (false, Some(ChargeAnswer::Charged(id))) => ChargeOutcome::Charged {
+                charge: id.to_string(),
+            },
+            (false, _) => ChargeOutcome::Declined,
         }
-        let p_crash = self.net.faults().crash_after_charge;
-        if std::mem::take(&mut self.oneshot.crash) || self.rng.chance(p_crash) {
-            // The worker dies: nothing saved, nothing answered; the claim stays in flight.
-            self.counters.crashes += 1;
-            self.server.jobs.take(job);
-            let (c, request) = (origin.checkout, origin.message);
-            let end = WorkEnd::Crashed;
-            self.record_step(c, StepKind::Worked { request, end });
-            return;
-        }
-        self.schedule(
-            self.now + self.server.config.save_ms,
-            Ev::Work(job, Phase::Save),
-        );
     }
 
-    /// The work failed after the claim (PayCo declined, or did not answer in time). The claim
-    /// follows the route's error policy (released: a retry resumes the order under the same
-    /// PayCo key; saved: retries replay this answer), and the client gets the error.
-    fn work_failed(&mut self, job: u32, error: WorkError) {
-        let Some(j) = self.server.jobs.take(job) else {
+    /// PayCo declined: the order is declined and the claim follows the route's error policy
+    /// (released: a retry resumes the order under the same PayCo key; saved: retries replay
+    /// this answer); the client gets the 402.
+    fn settle_failure(&mut self, job: u32, settle: Settle) {
+        let Some(mut j) = self.server.jobs.take(job) else {
             return;
         };
-        if error == WorkError::Declined {
-            self.counters.declines += 1;
-        }
-        let first = error.response();
-        let status = first.status;
-        let end = match &j.claim {
-            Claim::Unkeyed => WorkEnd::Answered { status },
+        self.counters.declines += 1;
+        let status = settle.answer.status;
+        let (end, settled) = match &j.claim {
+            Claim::Unkeyed => (WorkEnd::Answered { status }, Settled::Committed),
             Claim::Leased { id, lease, .. } => {
                 let policy = self.server.config.on_error;
                 let fail = self.steps.fail;
-                match fail(self, id, lease, saved(&first)) {
-                    Err(_) => WorkEnd::Fenced,
+                match fail(self, id, lease, to_saved(&settle.answer)) {
+                    Err(_) => (WorkEnd::Fenced, Settled::Fenced),
                     Ok(()) if policy == idem_store::ErrorPolicy::SaveResponse => {
-                        WorkEnd::Saved { status }
+                        (WorkEnd::Saved { status }, Settled::Committed)
                     }
-                    Ok(()) => WorkEnd::Released { status },
+                    Ok(()) => (WorkEnd::Released { status }, Settled::Committed),
                 }
             }
         };
-        if end == WorkEnd::Fenced {
-            self.counters.fenced += 1;
-        }
-        let (c, request) = (j.origin.checkout, j.origin.message);
-        self.record_step(c, StepKind::Worked { request, end });
-        self.respond(j.origin, first);
+        let answer = j.work.settled(settled);
+        self.work_ended(&j, end, answer);
+    }
+
+    /// PayCo's outcome is unknown: the claim is released whatever the route's policy (a retry
+    /// resumes the order and asks PayCo again under its key), and the client gets the 502.
+    fn release_unknown(&mut self, job: u32) {
+        let Some(mut j) = self.server.jobs.take(job) else {
+            return;
+        };
+        let Step::Answer(answer) = j.work.released() else {
+            return;
+        };
+        let status = answer.status;
+        let end = match &j.claim {
+            Claim::Unkeyed => WorkEnd::Answered { status },
+            Claim::Leased { id, lease, .. } => {
+                let unknown = self.steps.unknown;
+                match unknown(self, id, lease, to_saved(&answer)) {
+                    Err(_) => WorkEnd::Fenced,
+                    Ok(true) => WorkEnd::Saved { status },
+                    Ok(false) => WorkEnd::Released { status },
+                }
+            }
+        };
+        self.work_ended(&j, end, Step::Answer(answer));
     }
 
     fn work_save(&mut self, job: u32) {
-        let Some(j) = self.server.jobs.take(job) else {
+        let Some(mut j) = self.server.jobs.take(job) else {
             return;
         };
-        let now = self.now;
-        let receipt = Receipt {
-            order: j.order,
-            charge: j.charge,
-            amount: j.origin.amount,
-            served_at: now,
+        let Some(settle) = j.settle.take() else {
+            return;
         };
-        let response = SavedResponse::json(201, receipt.to_body());
-        let first = HttpResponse::original(response.clone());
-        let end = match &j.claim {
-            Claim::Unkeyed => WorkEnd::Answered { status: 201 },
+        let status = settle.answer.status;
+        let (end, settled) = match &j.claim {
+            Claim::Unkeyed => (WorkEnd::Answered { status }, Settled::Committed),
             Claim::Leased { id, lease, .. } => {
                 let save = self.steps.save;
-                if save(self, id, lease, &j.fingerprint, response) {
-                    WorkEnd::Saved { status: 201 }
+                if save(self, id, lease, &j.fingerprint, to_saved(&settle.answer)) {
+                    (WorkEnd::Saved { status }, Settled::Committed)
                 } else {
-                    WorkEnd::Fenced
+                    // Someone took the claim over: this zombie answers the lease-lost 409,
+                    // never its own result.
+                    (WorkEnd::Fenced, Settled::Fenced)
                 }
             }
         };
+        let answer = j.work.settled(settled);
+        self.work_ended(&j, end, answer);
+    }
+
+    /// The work ended: record how, and send the machine's answer.
+    fn work_ended(&mut self, j: &Job, end: WorkEnd, answer: Step) {
+        if end == WorkEnd::Fenced {
+            self.counters.fenced += 1;
+        }
+        if let (WorkEnd::Saved { status }, Some(key)) = (end, j.origin.key) {
+            self.checker.observe_saved(j.origin.checkout, key, status);
+        }
         let (c, request) = (j.origin.checkout, j.origin.message);
         self.record_step(c, StepKind::Worked { request, end });
-        if end == WorkEnd::Fenced {
-            // Fenced: someone took the claim over; this zombie answers the lease-lost 409,
-            // never its own result.
-            self.counters.fenced += 1;
-            self.respond(j.origin, http::lease_lost());
-        } else {
-            self.respond(j.origin, first);
-        }
+        let answer = match answer {
+            Step::Answer(answer) => answer,
+            _ => http::internal_error(),
+        };
+        self.respond(j.origin, answer);
     }
 
     /// The store's table, for the bugs that bypass the store's rules.
@@ -512,31 +524,7 @@ impl World {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The handler's own errors are the store's problem bodies, with relative `type`s.
-    #[test]
-    fn work_errors_are_the_stores_problem_bodies() {
-        for (error, status, kind) in [
-            (WorkError::Declined, 402, problem::PAYMENT_DECLINED),
-            (
-                WorkError::PaycoTimeout,
-                504,
-                problem::PAYMENT_PROVIDER_TIMEOUT,
-            ),
-        ] {
-            let r = error.response();
-            assert_eq!(r.status, status);
-            assert_eq!(r.header(http::CONTENT_TYPE), Some(http::PROBLEM_JSON));
-            let p: http::Problem = serde_json::from_slice(&r.body).unwrap();
-            assert_eq!((p.kind.as_str(), p.status), (kind, status));
-            assert!(kind.starts_with("/problems/"), "{kind}");
-            assert!(!p.title.is_empty() && !p.detail.is_empty());
-            let kept = saved(&r);
-            assert_eq!((kept.status, kept.body), (status, r.body.clone()));
-            assert_eq!(kept.content_type, http::PROBLEM_JSON);
-        }
-    }
+/// An order id as the checkout machine (and idem-server's database) writes it.
+fn wire_id(order: u64) -> i64 {
+    i64::try_from(order).unwrap_or(i64::MAX)
 }

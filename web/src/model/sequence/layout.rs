@@ -488,7 +488,7 @@ mod tests {
             "journal keeps key 1a2b3c4d: 201, no payload",
             "#3 timed out: unknown",
             "deduped → ch_12: no money",
-            "charge:ord_12",
+            "charge:12",
             "✝ crashed after the charge",
             "W",
         ];

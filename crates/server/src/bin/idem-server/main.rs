@@ -6,8 +6,11 @@ use std::{net::SocketAddr, process::ExitCode, time::Duration};
 use clap::{Args, Parser, Subcommand};
 use idem_server::{
     app::ServiceConfig,
-    checkout::{self, CheckoutConfig},
-    failpoint::{self, Action, Step},
+    checkout::{
+        self,
+        checkpoint::{self, Point, Verdict},
+        CheckoutConfig,
+    },
     payco::{self, PaycoConfig},
     request::{BearerTenants, BodyLimits},
     serve::ConnLimits,
@@ -87,13 +90,15 @@ struct ServeArgs {
     /// attempt timeout); more is cut to that.
     #[arg(long, default_value_t = 0)]
     wait_ms: u64,
-    /// Enable failpoints (loopback listen addresses only).
+    /// Enable failpoints: the checkout's checkpoints, settable at run time with
+    /// PUT /api/failpoints/{point} (loopback listen addresses only).
     #[arg(long)]
     failpoints: bool,
-    /// Preset a failpoint as STEP=ACTION (after-claim, after-charge, before-commit; off,
-    /// hang, crash, panic). Repeatable; implies --failpoints.
-    #[arg(long = "failpoint", value_parser = failpoint::parse_setting)]
-    failpoint_presets: Vec<(Step, Action)>,
+    /// Preset a failpoint as POINT=VERDICT (arrival, after-claim, after-charge,
+    /// before-commit, after-commit; off, hang, crash, panic, drop, unavailable, hold:MS).
+    /// Repeatable; implies --failpoints.
+    #[arg(long = "failpoint", value_parser = checkpoint::parse_setting)]
+    failpoint_presets: Vec<(Point, Verdict)>,
     /// Demo mode (loopback listen addresses only): the bearer token demo-<uuid> is a tenant
     /// of its own, and each tenant arms faults for its own checkouts (PUT /api/demo/faults).
     /// See the README's "Demo mode".

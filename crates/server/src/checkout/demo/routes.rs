@@ -15,13 +15,12 @@ use axum::{
 use http::{header::AUTHORIZATION, HeaderValue, Method};
 use serde::Serialize;
 
-use super::{
-    faults::{ArmError, ArmedFault, FaultRequest, DEFAULT_HOLD_MS},
-    tenants::is_demo_token,
-    Demo,
-};
+use super::{tenants::is_demo_token, Demo};
 use crate::{
-    checkout::orders,
+    checkout::{
+        checkpoint::faults::{ArmError, ArmedFault, FaultRequest, DEFAULT_HOLD_MS},
+        orders,
+    },
     payco::wire::LedgerEntry,
     problems,
     request::{QueryTokenRefused, Scope, Scopes},
@@ -120,17 +119,14 @@ async fn ledger(State(demo): State<Demo>, Scope(tenant): Scope) -> Response {
             let ids: HashSet<i64> = orders.iter().map(|o| o.id).collect();
             let mine: Vec<LedgerEntry> = rows
                 .into_iter()
-                .filter(|row| ids.contains(&row.order) && row.key == charge_key(row.order))
+                .filter(|row| {
+                    ids.contains(&row.order) && row.key == idem_checkout::charge_key(row.order)
+                })
                 .collect();
             json(200, &mine, &[])
         }
         Err(e) => idem_store::http::bad_gateway(&format!("PayCo's ledger: {e}"), 1),
     })
-}
-
-/// The key the checkout charges an order under (the one PayCo's ledger row carries).
-fn charge_key(order: i64) -> String {
-    format!("charge:{order}")
 }
 
 /// Middleware: a GET without `Authorization` whose query has `access_token=demo-<uuid>` is

@@ -1,9 +1,12 @@
 //! The faults a demo session arms for its own tenant, and the table that fires them.
 //!
-//! Each tenant has a list of [`ArmedFault`]s, replaced whole by `PUT /api/demo/faults`. A
-//! checkout of that tenant passes three points ([`Point`]); at each, the first armed fault of
-//! that point that fires (its probability drawn, its count not used up) is the one injected,
-//! and its count goes down. No other tenant's checkouts ever look at the list.
+//! Each named fault is a checkpoint and a verdict ([`Fault::point`], [`Fired::verdict`]):
+//! `unavailable` is [`Verdict::Unavailable`] on arrival, `slow-worker` and
+//! `crash-after-charge` hold or drop after the charge, `hold-response` and `drop-response` hold
+//! or drop after the commit. Each tenant has a list of [`ArmedFault`]s, replaced whole by
+//! `PUT /api/demo/faults`. At each point a checkout of that tenant passes, the first armed
+//! fault of that point that fires (its probability drawn, its count not used up) is the one
+//! injected, and its count goes down. No other tenant's checkouts ever look at the list.
 
 use std::{
     collections::HashMap,
@@ -12,6 +15,8 @@ use std::{
 };
 
 use serde::{Deserialize, Serialize};
+
+use super::verdict::{Point, Verdict, MAX_HOLD_MS};
 
 /// A fault the demo server injects into a checkout of the tenant that armed it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,17 +39,6 @@ pub enum Fault {
     CrashAfterCharge,
     /// The request is answered 503 with `Retry-After: 1` before anything is claimed.
     Unavailable,
-}
-
-/// Where in a checkout a fault can fire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Point {
-    /// The request arrived; nothing is claimed yet.
-    Arrival,
-    /// PayCo answered the charge; nothing of it is committed here yet.
-    AfterCharge,
-    /// The order and the response committed; the answer is about to be sent.
-    AfterCommit,
 }
 
 impl Fault {
@@ -112,8 +106,6 @@ pub struct ArmedFault {
 
 /// The default `hold_ms`.
 pub const DEFAULT_HOLD_MS: u64 = 15_000;
-/// The longest `hold_ms`.
-pub const MAX_HOLD_MS: u64 = 120_000;
 /// The most faults one tenant may arm at once.
 pub const MAX_ARMED: usize = 16;
 /// The largest `times`.
@@ -162,6 +154,31 @@ pub struct Fired {
     pub fault: Fault,
     /// Its hold (zero for the faults that do not hold).
     pub hold: Duration,
+}
+
+impl Fired {
+    /// What the checkout does at the fault's point.
+    pub fn verdict(self) -> Verdict {
+        match self.fault {
+            Fault::Unavailable => Verdict::Unavailable,
+            Fault::SlowWorker | Fault::HoldResponse => Verdict::Hold(self.hold),
+            Fault::CrashAfterCharge | Fault::DropResponse => Verdict::Drop,
+        }
+    }
+
+    /// What it does, for the tenant's `fault:` note.
+    pub fn describe(self) -> String {
+        let ms = self.hold.as_millis();
+        match self.fault {
+            Fault::Unavailable => "answered 503 before anything was claimed".to_owned(),
+            Fault::SlowWorker => format!("the worker holds its claim {ms} ms before it commits"),
+            Fault::CrashAfterCharge => "the worker died after PayCo's charge: nothing committed, \
+                                        the claim stays in flight until it goes stale"
+                .to_owned(),
+            Fault::DropResponse => "committed; the connection is closed unanswered".to_owned(),
+            Fault::HoldResponse => format!("committed; the answer is held {ms} ms"),
+        }
+    }
 }
 
 /// Why a tenant's faults could not be armed.
