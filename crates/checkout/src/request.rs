@@ -20,7 +20,7 @@ pub struct CheckoutRequest {
     pub cart: String,
     /// Amount in cents, 1..=[`MAX_AMOUNT`].
     pub amount: i64,
-    /// Card token (the example PayCo declines `tok_chargeDeclined`).
+    /// Card token (the example PayCo always declines `tok_decline`).
     pub card: String,
 }
 
