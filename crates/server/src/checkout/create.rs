@@ -31,8 +31,12 @@ use crate::{
 pub async fn create(State(app): State<Checkout>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     // The arrival checkpoint sees the tenant and key as sent; a request without a tenant is
-    // the handler's 401, no fault of anyone's.
-    if let Ok(scope) = app.tenants.scope(&parts.headers) {
+    // the handler's 401, no fault of anyone's. Unarmed, nothing is read.
+    let armed = app.checkpoints.armed();
+    let scope = armed
+        .then(|| app.tenants.scope(&parts.headers).ok())
+        .flatten();
+    if let Some(scope) = scope {
         let key = idempotency_key(&parts.headers).ok().flatten();
         let at = At {
             scope: &scope,
@@ -110,7 +114,7 @@ async fn run(app: &Checkout, request: IdempotentRequest) -> Flow {
     };
     let outcome = understood(app.payco.charge(&call.key, &charge).await);
     app.checkpoints
-        .note(at, &payco_note(call.order, call.amount, &outcome));
+        .note(at, || payco_note(call.order, call.amount, &outcome));
     pass!(app, Point::AfterCharge, at);
 
     // The order's result and the answer, fenced and together; or the claim released.

@@ -26,6 +26,13 @@ async fn replays_are_byte_for_byte_with_location_and_the_marker() {
         first.header("location"),
         Some(&*format!("/api/orders/{order}"))
     );
+    // idem-checkout's receipt, the bytes the simulator's checkout answers too (its pages and
+    // checker read them with the same `Receipt::from_body`).
+    let receipt = idem_checkout::Receipt::from_body(&first.body).expect("a receipt");
+    assert_eq!((receipt.order, receipt.amount), (order, 2500));
+    assert_eq!(receipt.status, "paid");
+    assert!(receipt.charge.starts_with("ch_"), "{}", receipt.charge);
+    assert_eq!(receipt.to_body(), first.body, "written by idem-checkout");
 
     // The same key as a structured-field string, the body with other whitespace and key
     // order: the same request.

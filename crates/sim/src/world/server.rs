@@ -348,7 +348,13 @@ impl World {
             // A decline is settled at once, by the route's policy.
             Step::Settle(settle) => self.settle_failure(job, settle),
             Step::Release => self.release_unknown(job),
-            _ => {}
+            // The machine answered at once (an input out of order): send what it says.
+            other => {
+                if let Some(j) = self.server.jobs.take(job) {
+                    let end = WorkEnd::Answered { status: 500 };
+                    self.work_ended(&j, end, other);
+                }
+            }
         }
     }
 

@@ -92,6 +92,12 @@ impl Checkpoints {
         })
     }
 
+    /// Whether any checkpoint can fire (process-wide or per tenant); when not, the handler
+    /// skips even reading who is passing.
+    pub fn armed(&self) -> bool {
+        self.process.is_some() || self.tenants.is_some()
+    }
+
     /// Whether process-wide checkpoints can be set (`/api/failpoints` is mounted).
     pub fn process_enabled(&self) -> bool {
         self.process.is_some()
@@ -116,12 +122,10 @@ impl Checkpoints {
     }
 
     /// A note in the tenant's event stream, in demo mode (PayCo's answer for one of its
-    /// orders, say); nothing otherwise.
-    pub fn note(&self, at: At<'_>, text: &str) {
+    /// orders, say); nothing otherwise, and `text` is not even written.
+    pub fn note(&self, at: At<'_>, text: impl FnOnce() -> String) {
         if let Some((_, db)) = &self.tenants {
-            let kind = EventKind::Note {
-                text: text.to_owned(),
-            };
+            let kind = EventKind::Note { text: text() };
             db.log(now_ms(), at.scope, at.key, kind);
         }
     }
@@ -146,7 +150,7 @@ impl Checkpoints {
             return Verdict::Continue;
         };
         let name = fired.fault.name();
-        self.note(at, &format!("fault: {name}: {}", fired.describe()));
+        self.note(at, || format!("fault: {name}: {}", fired.describe()));
         fired.verdict()
     }
 }
