@@ -207,3 +207,8 @@ async fn a_takeover_that_waited_for_a_saved_point_resumes_from_it() {
 async fn a_route_write_that_names_no_plain_column_is_refused_and_writes_nothing() {
     storage::a_route_write_that_names_no_plain_column_is_refused_and_writes_nothing(Pg).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_work_renews_its_lease_and_a_lost_one_stops() {
+    storage::held_work_renews_its_lease_and_a_lost_one_stops(Pg).await;
+}

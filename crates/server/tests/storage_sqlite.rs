@@ -161,3 +161,8 @@ async fn a_second_write_inside_an_open_claim_fails_instead_of_waiting_forever() 
 async fn a_route_write_that_names_no_plain_column_is_refused_and_writes_nothing() {
     storage::a_route_write_that_names_no_plain_column_is_refused_and_writes_nothing(Sqlite).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_work_renews_its_lease_and_a_lost_one_stops() {
+    storage::held_work_renews_its_lease_and_a_lost_one_stops(Sqlite).await;
+}

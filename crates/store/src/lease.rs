@@ -19,6 +19,17 @@ impl Lease {
         now < self.locked_at.saturating_add(lock_ms)
     }
 
+    /// The lease renewed at `now` by its holder: the same token (every fenced write of the
+    /// holder still matches it), live for another `lock_ms` from `now`. A renewal is itself a
+    /// fenced write ([`crate::Store::renew`], idem-axum's `Db::renew`): a holder whose lease
+    /// was taken over renews nothing.
+    pub const fn renewed(&self, now: u64) -> Lease {
+        Lease {
+            locked_at: now,
+            token: self.token,
+        }
+    }
+
     /// Milliseconds until the lease goes stale at `now` (0 once stale).
     pub const fn time_left(&self, now: u64, lock_ms: u64) -> u64 {
         self.locked_at.saturating_add(lock_ms).saturating_sub(now)

@@ -250,6 +250,24 @@ impl<T: Table> Store<T> {
         }
     }
 
+    /// Renew `lease` at `now` if it still holds the claim: the heartbeat of work that may run
+    /// longer than `lock_ms`, so an honest worker is never taken over. Returns the renewed
+    /// lease ([`Lease::renewed`]: the same token), which the holder's later writes use. A
+    /// lease that was taken over (or released, or saved) renews nothing: `Err(Fenced)`, and
+    /// the worker must stop before its next write. The row's retention restarts at `now`.
+    pub fn renew(&mut self, now: u64, id: &RecordId, lease: &Lease) -> Result<Lease, Fenced> {
+        let renewed = lease.renewed(now);
+        let in_flight = Status::InFlight { lease: renewed };
+        if self
+            .table
+            .compare_and_set(id.as_ref(), lease, in_flight, now)
+        {
+            Ok(renewed)
+        } else {
+            Err(self.fenced(now, id, lease))
+        }
+    }
+
     /// Delete every record past retention at `now`; how many. A live in-flight claim is
     /// never pruned, whatever its `expires_at`.
     pub fn prune(&mut self, now: u64) -> usize {

@@ -150,6 +150,20 @@ const SCENARIOS: { id: string; shows: Check; fixed?: Check }[] = [
     },
   },
   {
+    id: 'bug-save-unknown-outcome',
+    shows: async (p) => {
+      // PayCo charged once; the saved 502 is what every retry is replayed.
+      await expect(stat(p, 'stat-charges')).toHaveText('1');
+      await expect(eventOf(p, 'replayed')).toBeVisible();
+      await expect(prop(p, 'agrees-with-payco')).toHaveAttribute('data-ok', 'false');
+      await expect(prop(p, 'agrees-with-payco')).toHaveAttribute('title', /outcome unknown/);
+    },
+    fixed: async (p) => {
+      await oneCharge(p);
+      await expect(p.locator('[data-testid="claim-row"][data-status="done"]')).toHaveCount(1);
+    },
+  },
+  {
     id: 'ambiguous-timeout',
     shows: async (p) => {
       await oneCharge(p);

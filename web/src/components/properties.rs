@@ -43,6 +43,10 @@ fn what(v: &Violation) -> String {
             checkout.to_string(),
             " told 422 for a payload that ran under its key",
         ),
+        Violation::SavedUnknownOutcome { checkout, .. } => (
+            checkout.to_string(),
+            "'s \"outcome unknown\" answer saved for every retry, though PayCo knows",
+        ),
         other => (String::new(), other.name()),
     };
     who + text

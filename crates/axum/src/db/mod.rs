@@ -128,6 +128,7 @@ mod error;
 mod finish;
 mod pool;
 mod progress;
+mod renew;
 mod row;
 mod sql;
 mod tx;

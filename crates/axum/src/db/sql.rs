@@ -206,6 +206,15 @@ pub(crate) const RELEASE: &str = concat!(
     not_released!()
 );
 
+/// The fenced renewal: restart the lease of ($1, $2) at $4 (and its retention: expires_at
+/// $5), if still in flight under token $3 and not released. The token stays: every later
+/// fenced write of the holder still matches.
+pub(crate) const RENEW: &str = concat!(
+    "UPDATE idem_claims SET locked_at = $4, expires_at = $5 \
+     WHERE scope = $1 AND key = $2 AND status = 'in_flight' AND token = $3 AND ",
+    not_released!()
+);
+
 /// [`COMMIT`] with its parameters from `$(first)` on (after a route's own), `RETURNING 1`.
 pub(crate) fn commit_from(first: usize) -> String {
     let p = |i: usize| first + i - 1;

@@ -10,7 +10,7 @@ use axum::{
     response::Response,
 };
 use idem_checkout::{ChargeOutcome, Checkout as Work, Ending, Settle, Settled, Step};
-use idem_store::http::internal_error;
+use idem_store::http::{internal_error, lease_lost};
 
 use super::{
     checkpoint::{dropped_connection, At, Flow, Point},
@@ -97,7 +97,7 @@ async fn run(app: &Checkout, request: IdempotentRequest) -> Flow {
         Ok(BeginWith::Unkeyed | BeginWith::Answer(_)) => return Flow::Answer(internal_error()),
         Err(answer) => return Flow::Answer(answer),
     };
-    let (claim, step) = match claimed {
+    let (mut claim, step) = match claimed {
         Ok(claimed) => claimed,
         Err(e) => return Flow::Answer(storage_error(&e)),
     };
@@ -112,7 +112,18 @@ async fn run(app: &Checkout, request: IdempotentRequest) -> Flow {
         amount: call.amount,
         card: call.card,
     };
-    let outcome = understood(app.payco.charge(&call.key, &charge).await);
+    // PayCo may take longer than a lease (its own retries on 409 and on broken connections):
+    // the lease is renewed meanwhile, so this live worker is never taken over.
+    let charged = app
+        .db
+        .hold(&mut claim, app.payco.charge(&call.key, &charge));
+    let outcome = match charged.await {
+        Ok(answer) => understood(answer),
+        // The lease was lost while PayCo was asked (the process stalled past it): the worker
+        // that took the claim over asks PayCo under the same key; this one stops here.
+        Err(DbError::Fenced) => return Flow::Answer(lease_lost()),
+        Err(e) => return Flow::Answer(storage_error(&e)),
+    };
     app.checkpoints
         .note(at, || payco_note(call.order, call.amount, &outcome));
     pass!(app, Point::AfterCharge, at);

@@ -223,6 +223,9 @@ impl Plan {
             .collect();
         checkouts.sort_by_key(|c| c.start_ms);
         let mut nemesis = Vec::new();
+        // The verdicts come from a stream of their own, so the seed's other draws (its
+        // checkouts, its nemesis times and servers, its wait mode) stay what they were.
+        let mut verdicts = ChaCha8Rng::seed_from_u64(seed ^ 0x7e7d_1c75);
         let mut at_ms = 800;
         while sizes.nemesis && at_ms < sizes.spread_ms + RETRY_WINDOW_MS / 2 {
             let action = match rng.random_range(0..100) {
@@ -232,7 +235,7 @@ impl Plan {
                 30..55 => Action::Pause { ms: PAUSE_MS },
                 _ => Action::Failpoint {
                     step: STEPS[rng.random_range(0..STEPS.len())],
-                    action: verdict(rng.random_range(0..100)),
+                    action: verdict(verdicts.random_range(0..100)),
                     ms: 1_200,
                 },
             };

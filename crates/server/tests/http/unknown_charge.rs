@@ -71,3 +71,50 @@ async fn a_released_key_after_an_unknown_charge_refuses_another_payload_and_resu
     let replay = client::checkout(&http, &server.url, TENANT_A.0, "unknown-1", &a).await;
     assert!(replay.is_replay());
 }
+
+/// A PayCo call longer than a lease (its answers 1.5 s late, a lease of 400 ms, PayCo's timeout
+/// 5 s): the worker renews its lease while it waits, so every retry meanwhile is a 409, never
+/// a takeover, and the first answer is the 201 its retries are then replayed. With the lease
+/// not renewed, a retry after 400 ms would take the live worker's claim over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payco_call_longer_than_a_lease_keeps_its_claim() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Stack::checkout_db(&dir);
+    let payco = Service::payco(dir.path()).await;
+    let slow =
+        LatencyProxy::start(payco.addr().parse().unwrap(), Duration::from_millis(1_500)).await;
+    let slow_url = format!("http://{}", slow.addr());
+    let extra = ["--lock-ms", "400", "--payco-timeout-ms", "5000"];
+    let server = Service::start(&checkout_args_via(&db, &payco, &slow_url, &extra)).await;
+    let http = client::http();
+    let body = client::body("cart-long", 4200, "tok_visa");
+    let first = {
+        let (http, url, body) = (http.clone(), server.url.clone(), body.clone());
+        tokio::spawn(
+            async move { client::checkout(&http, &url, TENANT_A.0, "long-1", &body).await },
+        )
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut conflicts = 0;
+    while !first.is_finished() {
+        let retry = client::checkout(&http, &server.url, TENANT_A.0, "long-1", &body).await;
+        match retry.status {
+            409 => conflicts += 1,
+            // The first answer may have been saved between `is_finished` and this retry.
+            201 if retry.is_replay() => break,
+            _ => panic!(
+                "a live worker's claim is never taken over: {}",
+                retry.text()
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let first = first.await.unwrap();
+    assert_eq!(first.status, 201, "{}", first.text());
+    assert!(conflicts >= 5, "retries across several leases: {conflicts}");
+    let order = first.json()["order"].as_i64().unwrap();
+    assert_eq!(
+        client::charges_per_order(&http, &payco).await,
+        vec![(order, 1)]
+    );
+}

@@ -9,7 +9,7 @@
 use idem_server::db::Finish;
 use std::{
     sync::Arc,
-    time::{SystemTime, UNIX_EPOCH},
+    time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
 use idem_server::{
@@ -1185,5 +1185,70 @@ pub async fn a_version_2_server_reads_a_released_row_as_an_in_flight_claim(kind:
     assert_eq!(
         answer(&db, LOCK_MS + 2, "k", BODY).await,
         StoreBegin::Replay(response)
+    );
+}
+
+/// Work that takes three leases, held with [`Db::hold`] on the wall clock: every retry while
+/// it runs is a 409, never a takeover, and its commit afterwards (with the renewed claim)
+/// lands. A worker that stopped renewing is taken over a lease later, and when it comes back
+/// its next renewal is fenced: `hold` stops its work before its next write.
+pub async fn held_work_renews_its_lease_and_a_lost_one_stops(kind: Kind) {
+    // Renewed every 200 ms: a beat late by up to 400 ms (a loaded machine) still holds.
+    let lock_ms = 600;
+    let options = DbOptions {
+        store: StoreConfig {
+            lock_ms,
+            ..options().store
+        },
+        ..options()
+    };
+    let db = tables::fresh(kind, options).await;
+    let mut claim = execute(&db, wall_ms(), "long", BODY, &CHECKOUT)
+        .await
+        .commit()
+        .await
+        .unwrap();
+    let work = tokio::time::sleep(Duration::from_millis(3 * lock_ms + 100));
+    let worker = {
+        let db = db.clone();
+        tokio::spawn(async move {
+            let held = db.hold(&mut claim, work).await;
+            (held, claim)
+        })
+    };
+    let mut retries = 0;
+    while !worker.is_finished() {
+        match answer(&db, wall_ms(), "long", BODY).await {
+            StoreBegin::InFlight { .. } => retries += 1,
+            other => panic!("a renewed claim must stay in flight, got {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+    let (held, claim) = worker.await.unwrap();
+    assert!(held.is_ok(), "{held:?}");
+    assert!(
+        retries >= 15,
+        "retries ran across the three leases: {retries}"
+    );
+    db.finish(wall_ms(), &claim, Finish::Commit(created(1)))
+        .await
+        .expect("the renewed claim still holds the row");
+
+    // A worker that stopped renewing (stalled, say): one retry takes it over a lease later.
+    let mut stalled = execute(&db, wall_ms(), "stalled", BODY, &CHECKOUT)
+        .await
+        .commit()
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(lock_ms + 20)).await;
+    let winner = execute(&db, wall_ms(), "stalled", BODY, &CHECKOUT).await;
+    assert!(winner.claim().taken_over());
+    winner.commit().await.unwrap();
+    // Back, it holds its work again: the first renewal is fenced and the work never finishes.
+    let never = std::future::pending::<()>();
+    let held = tokio::time::timeout(Duration::from_secs(5), db.hold(&mut stalled, never)).await;
+    assert!(
+        matches!(held, Ok(Err(DbError::Fenced))),
+        "the stalled worker stops: {held:?}"
     );
 }

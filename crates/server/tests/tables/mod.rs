@@ -280,6 +280,26 @@ impl Claims for SqlClaims {
         })
     }
 
+    fn renew(&mut self, now: u64, id: &RecordId, lease: &Lease) -> Result<Lease, Fenced> {
+        let Some(mut claim) = self.claim_for(id, lease) else {
+            return Err(Fenced);
+        };
+        match self.rt.block_on(self.db.renew(now, &mut claim)) {
+            Ok(()) => {
+                let renewed = *claim.lease();
+                let at = (
+                    id.scope().to_owned(),
+                    id.key().as_str().to_owned(),
+                    renewed.token,
+                );
+                self.claims.insert(at, claim);
+                Ok(renewed)
+            }
+            Err(DbError::Fenced) => Err(Fenced),
+            Err(e) => panic!("database error: {e}"),
+        }
+    }
+
     fn prune(&mut self, now: u64) -> usize {
         self.rt.block_on(self.db.prune(now)).expect("prune")
     }

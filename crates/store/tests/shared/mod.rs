@@ -55,6 +55,8 @@ pub trait Claims {
     ) -> Result<(), Fenced>;
     /// [`Store::release`].
     fn release(&mut self, now: u64, id: &RecordId, lease: &Lease) -> Result<(), Fenced>;
+    /// [`Store::renew`].
+    fn renew(&mut self, now: u64, id: &RecordId, lease: &Lease) -> Result<Lease, Fenced>;
     /// [`Store::prune`].
     fn prune(&mut self, now: u64) -> usize;
     /// The rows of `scopes` at `now`, in (scope, key) order.
@@ -133,6 +135,10 @@ impl<T: Table> Claims for Store<T> {
 
     fn release(&mut self, now: u64, id: &RecordId, lease: &Lease) -> Result<(), Fenced> {
         Store::release(self, now, id, lease)
+    }
+
+    fn renew(&mut self, now: u64, id: &RecordId, lease: &Lease) -> Result<Lease, Fenced> {
+        Store::renew(self, now, id, lease)
     }
 
     fn prune(&mut self, now: u64) -> usize {

@@ -1,4 +1,4 @@
-//! Random sequences of claim / save / commit / fail / release / advance time / prune
+//! Random sequences of claim / save / commit / fail / release / renew / advance time / prune
 //! (takeovers happen when time passes a lease; a released key stays bound to its request,
 //! which claims it again) across several keys, scopes and two routes
 //! (two operations with opposite error policies, one with a retention of its own), checked
@@ -59,6 +59,8 @@ pub enum Op {
     Fail { worker: usize },
     /// Release the claim.
     Release { worker: usize },
+    /// Renew the worker's lease (the heartbeat of long work).
+    Renew { worker: usize },
     /// Let time pass.
     Advance { ms: u64 },
     /// Prune expired records.
@@ -74,6 +76,7 @@ pub fn op() -> impl Strategy<Value = Op> {
         2 => any::<usize>().prop_map(|worker| Op::Commit { worker }),
         2 => any::<usize>().prop_map(|worker| Op::Fail { worker }),
         1 => any::<usize>().prop_map(|worker| Op::Release { worker }),
+        2 => any::<usize>().prop_map(|worker| Op::Renew { worker }),
         3 => prop_oneof![Just(0u64), 1..400u64, 400..2_500u64].prop_map(|ms| Op::Advance { ms }),
         1 => Just(Op::Prune),
     ]
@@ -320,6 +323,28 @@ pub fn run<T: Claims>(
                     None => prop_assert_eq!(got, Err(Fenced)),
                 }
             }
+            Op::Renew { worker } if !workers.is_empty() => {
+                let i = worker % workers.len();
+                let w = &workers[i];
+                let got = store.renew(now, &w.id, &w.lease);
+                let (at, token) = (w.at, w.lease.token);
+                match model.held(at, token) {
+                    Some(row) => {
+                        let renewed = Lease {
+                            locked_at: now,
+                            token,
+                        };
+                        prop_assert_eq!(got, Ok(renewed));
+                        row.state = State::InFlight {
+                            locked_at: now,
+                            token,
+                        };
+                        row.expires_at = now + retention_of(row.route);
+                        workers[i].lease = renewed;
+                    }
+                    None => prop_assert_eq!(got, Err(Fenced)),
+                }
+            }
             Op::Release { worker } if !workers.is_empty() => {
                 let w = &workers[worker % workers.len()];
                 let got = store.release(now, &w.id, &w.lease);
@@ -337,7 +362,11 @@ pub fn run<T: Claims>(
                 prop_assert_eq!(store.prune(now), before - model.rows.len());
             }
             // Worker ops before any worker exists.
-            Op::Save { .. } | Op::Commit { .. } | Op::Fail { .. } | Op::Release { .. } => {}
+            Op::Save { .. }
+            | Op::Commit { .. }
+            | Op::Fail { .. }
+            | Op::Release { .. }
+            | Op::Renew { .. } => {}
         }
         check_table(store, now, &model, retention_of)?;
     }

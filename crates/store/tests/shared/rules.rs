@@ -109,6 +109,7 @@ macro_rules! rule_tests {
             in_flight_with_live_lease_is_409_with_time_left
             in_flight_with_stale_lease_is_taken_over
             a_takeover_has_exactly_one_winner
+            a_renewed_lease_is_not_taken_over_and_a_lost_one_renews_nothing
             zombie_save_after_takeover_is_fenced
             zombie_release_after_takeover_leaves_the_record_alone
             a_zombie_fail_on_a_releasing_route_leaves_the_record_alone
@@ -378,6 +379,59 @@ pub fn a_takeover_has_exactly_one_winner<T: Claims>(make: impl Fn(StoreConfig) -
         Begin::InFlight {
             retry_after_ms: LOCK_MS
         }
+    );
+}
+
+/// Work that takes three leases, renewing as it goes: no retry takes it over while it
+/// renews; once it stops, its lease goes stale a lease after the last renewal and one retry
+/// takes it over; its next renewal and its save are then fenced.
+pub fn a_renewed_lease_is_not_taken_over_and_a_lost_one_renews_nothing<T: Claims>(
+    make: impl Fn(StoreConfig) -> T,
+) {
+    let mut s = make(config());
+    let (id, mut lease) = claim(&mut s, 0, "t", "k");
+    let token = lease.token;
+    for beat in 1..=3 {
+        let now = beat * (LOCK_MS - 100);
+        lease = s.renew(now, &id, &lease).expect("the holder renews");
+        assert_eq!(
+            lease,
+            Lease {
+                locked_at: now,
+                token
+            }
+        );
+        // Past the first lease's end, a retry still finds a live claim.
+        assert_eq!(
+            s.begin(now + 150, "t", Some("k"), BODY, &REQUIRED),
+            Begin::InFlight {
+                retry_after_ms: LOCK_MS - 150
+            },
+            "beat {beat}"
+        );
+    }
+    assert_eq!(status_of(&mut s, "t", "k"), Some(Held::InFlight { lease }));
+    // The worker stops renewing: a lease after its last renewal, a retry takes it over.
+    let (_, winner) = take_over(&mut s, lease.locked_at + LOCK_MS, "k");
+    assert!(winner.token > token);
+    assert_eq!(
+        s.renew(lease.locked_at + LOCK_MS + 1, &id, &lease),
+        Err(Fenced)
+    );
+    assert_eq!(
+        s.save(lease.locked_at + LOCK_MS + 2, &id, &lease, created(1)),
+        Err(Fenced)
+    );
+    assert_eq!(
+        status_of(&mut s, "t", "k"),
+        Some(Held::InFlight { lease: winner })
+    );
+    // A released or saved claim renews nothing either.
+    s.save(lease.locked_at + LOCK_MS + 3, &id, &winner, created(2))
+        .unwrap();
+    assert_eq!(
+        s.renew(lease.locked_at + LOCK_MS + 4, &id, &winner),
+        Err(Fenced)
     );
 }
 
