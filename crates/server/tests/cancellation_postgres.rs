@@ -57,3 +57,8 @@ async fn the_pool_rolls_back_a_connection_returned_inside_a_transaction() {
 async fn a_cut_save_recovery_writes_the_point_or_nothing() {
     cancellation::a_cut_save_recovery_writes_the_point_or_nothing(Pg).await;
 }
+
+#[tokio::test]
+async fn a_cut_renewal_extends_the_lease_or_leaves_it() {
+    cancellation::a_cut_renewal_extends_the_lease_or_leaves_it(Pg).await;
+}

@@ -52,3 +52,8 @@ async fn a_cut_prune_never_removes_a_live_claim() {
 async fn a_cut_save_recovery_writes_the_point_or_nothing() {
     cancellation::a_cut_save_recovery_writes_the_point_or_nothing(Sqlite).await;
 }
+
+#[tokio::test]
+async fn a_cut_renewal_extends_the_lease_or_leaves_it() {
+    cancellation::a_cut_renewal_extends_the_lease_or_leaves_it(Sqlite).await;
+}

@@ -894,3 +894,53 @@ pub async fn the_pool_rolls_back_a_connection_returned_inside_a_transaction() {
         bench.assert_next_claim_is_durable("a raw BEGIN", 0).await;
     }
 }
+
+/// `renew` (the heartbeat of long work): cut anywhere, the lease is the old one or the renewed
+/// one, nothing between; a completed renewal keeps the next retry out (409 where the old lease
+/// would have been taken over), an unrenewed lease is taken over as before.
+pub async fn a_cut_renewal_extends_the_lease_or_leaves_it(kind: Kind) {
+    let mut bench = Bench::new(kind).await;
+    let mut claims = Vec::new();
+    for n in 1..=60 {
+        claims.push(bench.claimed(0, &format!("renew-{n}")).await);
+    }
+    let claims = &claims;
+    let renewed_at = LOCK_MS - 10;
+    bench
+        .at_every_poll(
+            "renew",
+            async |db, n| {
+                let mut claim = claims[n as usize - 1].clone();
+                db.renew(renewed_at, &mut claim).await.expect("renew");
+            },
+            async |bench, n, completed| {
+                let key = format!("renew-{n}");
+                let row = bench
+                    .db
+                    .row(0, SCOPE, &key)
+                    .await
+                    .expect("read")
+                    .expect("a row");
+                let locked_at = row.locked_at.expect("in flight");
+                assert!(
+                    locked_at == 0 || locked_at == renewed_at,
+                    "{key}: the old lease or the renewed one, got locked_at {locked_at}"
+                );
+                assert!(
+                    !completed || locked_at == renewed_at,
+                    "a completed renewal renewed"
+                );
+                assert_eq!(
+                    row.token,
+                    Some(claims[n as usize - 1].lease().token),
+                    "one token"
+                );
+                let next = bench.next_request(LOCK_MS + 5, &key).await;
+                match locked_at {
+                    0 => assert_eq!(next, None, "{key} not renewed: taken over"),
+                    _ => assert!(is_in_flight(&next), "{key} renewed: 409, got {next:?}"),
+                }
+            },
+        )
+        .await;
+}
