@@ -187,6 +187,7 @@ impl Stack {
             on_error: ErrorPolicy::ReleaseClaim,
             wait: None,
             failpoints: None,
+            completer: None,
         };
         tokio::spawn(async move {
             if let Err(e) = checkout::run(config).await {

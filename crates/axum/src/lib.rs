@@ -19,6 +19,7 @@
 //! front. How it sits among the crates: `ARCHITECTURE.md` at the repository's root.
 #![warn(missing_docs)]
 
+pub mod completer;
 pub mod consumer;
 pub mod cors;
 pub mod db;

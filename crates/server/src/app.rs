@@ -62,14 +62,15 @@ impl ServiceConfig {
 
     /// Bind, print `idem-server NAME listening on http://ADDR` (the one stdout line, which
     /// scripts and tests wait for), and serve `routes` with the common layers, the probes,
-    /// metrics, request spans and pruner ([`crate::ops::serve_service`]) until SIGTERM or
-    /// Ctrl-C, then drain.
+    /// metrics, request spans, pruner and `completer` if any ([`crate::ops::serve_service`])
+    /// until SIGTERM or Ctrl-C, then drain.
     pub async fn serve(
         &self,
         name: &str,
         routes: Router,
         db: Db,
         scopes: Option<crate::ops::trace::SharedScope>,
+        completer: Option<crate::completer::Completer>,
     ) -> Result<(), StartError> {
         let cors = cors_layer(&self.cors_origins)?;
         let listener = tokio::net::TcpListener::bind(self.listen)
@@ -91,6 +92,7 @@ impl ServiceConfig {
                 problems: crate::problems::TYPES,
                 ..self.ops
             },
+            completer,
         };
         crate::ops::serve_service(listener, service).await;
         Ok(())

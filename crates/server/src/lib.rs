@@ -18,8 +18,8 @@ pub mod payco;
 pub mod problems;
 
 pub use idem_axum::{
-    consumer, cors, db, layers, ops, reconcile, request, retention, serve, sql, storage_error,
-    two_step, wire, with_pool, with_tx,
+    completer, consumer, cors, db, layers, ops, reconcile, request, retention, serve, sql,
+    storage_error, two_step, wire, with_pool, with_tx,
 };
 
 use std::net::SocketAddr;

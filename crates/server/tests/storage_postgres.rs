@@ -212,3 +212,8 @@ async fn a_route_write_that_names_no_plain_column_is_refused_and_writes_nothing(
 async fn held_work_renews_its_lease_and_a_lost_one_stops() {
     storage::held_work_renews_its_lease_and_a_lost_one_stops(Pg).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_completer_takes_abandoned_claims_with_a_point_once() {
+    storage::the_completer_takes_abandoned_claims_with_a_point_once(Pg).await;
+}

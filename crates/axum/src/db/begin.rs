@@ -124,7 +124,7 @@ impl Db {
     /// [`rules::Deciding`], the same as the in-memory store's). With `first`, a fresh
     /// claim on PostgreSQL is tried once as one statement with the route's first row
     /// ([`begin_with`](Self::begin_with)).
-    async fn decide(
+    pub(super) async fn decide(
         &self,
         now: u64,
         id: IdRef<'_>,
@@ -469,7 +469,7 @@ enum Unchecked {
 }
 
 /// What [`Db::decide`] ended with.
-enum Decided {
+pub(super) enum Decided {
     /// Claimed; the claim's transaction is open.
     Claimed(ClaimTx),
     /// Claimed with the route's first row, committed ([`Db::begin_with`], PostgreSQL).

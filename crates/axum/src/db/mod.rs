@@ -123,6 +123,7 @@ macro_rules! on_link {
     };
 }
 
+mod abandoned;
 mod begin;
 mod error;
 mod finish;
@@ -155,6 +156,7 @@ use tokio::sync::broadcast;
 
 use crate::with_tx;
 
+pub use abandoned::Abandoned;
 pub use error::DbError;
 /// How a claim ends: its response saved, or released (idem-store's, used as it is).
 pub use idem_store::rules::Finish;

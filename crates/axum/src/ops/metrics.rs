@@ -22,6 +22,7 @@ use prometheus_client::{
 };
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::completer::CompleterStats;
 use crate::db::Db;
 
 /// Label of a refused request: its HTTP status (`400`, `409`, `413`, `422`).
@@ -74,6 +75,12 @@ impl Metrics {
     /// The metrics of the service whose claim table is `db`, counting from the db's next
     /// event. Call [`spawn_follower`](Self::spawn_follower) to count as events happen.
     pub fn new(db: &Db) -> Self {
+        Self::with_completer(db, None)
+    }
+
+    /// [`new`](Self::new), with a completer's counters (`idem_completer_completed`,
+    /// `idem_completer_failed`, `idem_completer_age_seconds`) when the service runs one.
+    pub fn with_completer(db: &Db, completer: Option<&CompleterStats>) -> Self {
         let counts = Counts {
             claims: Counter::default(),
             replays: Counter::default(),
@@ -120,6 +127,23 @@ impl Metrics {
             "Events dropped from the bounded log before the metrics counted them",
             c.lost.clone(),
         );
+        if let Some(stats) = completer {
+            registry.register(
+                "completer_completed",
+                "Abandoned claims taken over and finished by the completer",
+                stats.completed.clone(),
+            );
+            registry.register(
+                "completer_failed",
+                "Abandoned claims the completer took over but could not finish",
+                stats.failed.clone(),
+            );
+            registry.register(
+                "completer_age_seconds",
+                "Age of a claim's lease when the completer finished its work",
+                stats.age_seconds.clone(),
+            );
+        }
         registry.register(
             "http_request_duration_seconds",
             "HTTP request latency by method, matched route and status",

@@ -21,6 +21,7 @@ use tokio::{net::TcpListener, sync::watch};
 use tower_http::cors::CorsLayer;
 
 use crate::{
+    completer::Completer,
     consumer::Consumer,
     db::Db,
     layers::with_common_layers,
@@ -85,6 +86,8 @@ pub struct Service {
     pub conn: ConnLimits,
     /// Drain deadline and pruner.
     pub ops: OpsConfig,
+    /// A completer of abandoned work, run beside the pruner (`None`: none).
+    pub completer: Option<Completer>,
 }
 
 /// The probe and metrics routes, and the problem types' descriptions (this crate's and the
@@ -121,8 +124,9 @@ pub async fn serve_service_until(
         cors,
         conn,
         ops,
+        completer,
     } = service;
-    let metrics = Metrics::new(&db);
+    let metrics = Metrics::with_completer(&db, completer.as_ref().map(Completer::stats));
     let follower = metrics.spawn_follower();
     let health = Health::new(&db);
     let detached = Detached::default();
@@ -135,6 +139,7 @@ pub async fn serve_service_until(
     .layer(from_fn_with_state(scopes, trace::request_span))
     .layer(Extension(health.draining()));
     let (stop, stopped) = watch::channel(false);
+    let completing = completer.map(|c| c.spawn(stopped.clone()));
     let pruning = pruner::spawn(db.clone(), consumer, ops.pruner, stopped);
     let draining = health.clone();
     let shutdown = async move {
@@ -164,6 +169,9 @@ pub async fn serve_service_until(
     }
     let _ = stop.send(true);
     let _ = pruning.await;
+    if let Some(completing) = completing {
+        let _ = completing.await;
+    }
     follower.abort();
     db.close().await;
 }

@@ -58,12 +58,25 @@ pub async fn create(State(app): State<Checkout>, request: Request) -> Response {
     }
 }
 
-/// Pass a checkpoint: return its flow from the handler unless it says carry on.
+/// Who drives the work after its claim.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Driver<'a> {
+    /// A client's request: the checkpoints apply, and an unknown outcome releases the claim
+    /// for the client's retry.
+    Client(At<'a>),
+    /// The completer ([`super::completer`]), for a claim nobody came back for: no checkpoint,
+    /// and an unknown outcome leaves the claim in flight for a later pass.
+    Completer,
+}
+
+/// Pass a checkpoint (a client's request only): return its flow unless it says carry on.
 macro_rules! pass {
-    ($app:expr, $point:expr, $at:expr) => {
-        match $app.checkpoints.pass($point, $at).await {
-            Flow::Continue => {}
-            stop => return stop,
+    ($app:expr, $point:expr, $driver:expr) => {
+        if let Driver::Client(at) = $driver {
+            match $app.checkpoints.pass($point, at).await {
+                Flow::Continue => {}
+                stop => return stop,
+            }
         }
     };
 }
@@ -97,11 +110,23 @@ async fn run(app: &Checkout, request: IdempotentRequest) -> Flow {
         Ok(BeginWith::Unkeyed | BeginWith::Answer(_)) => return Flow::Answer(internal_error()),
         Err(answer) => return Flow::Answer(answer),
     };
-    let (mut claim, step) = match claimed {
+    let (claim, step) = match claimed {
         Ok(claimed) => claimed,
         Err(e) => return Flow::Answer(storage_error(&e)),
     };
-    pass!(app, Point::AfterClaim, at);
+    work_on(app, claim, work, step, Driver::Client(at)).await
+}
+
+/// The work from its claim to its answer: PayCo, then the settlement or the release, as the
+/// machine asks. Shared by a client's request and the completer.
+pub(super) async fn work_on(
+    app: &Checkout,
+    mut claim: Claim,
+    mut work: Work,
+    step: Step,
+    driver: Driver<'_>,
+) -> Flow {
+    pass!(app, Point::AfterClaim, driver);
 
     // PayCo, under the order's key, outside any transaction.
     let Step::Charge(call) = step else {
@@ -124,18 +149,20 @@ async fn run(app: &Checkout, request: IdempotentRequest) -> Flow {
         Err(DbError::Fenced) => return Flow::Answer(lease_lost()),
         Err(e) => return Flow::Answer(storage_error(&e)),
     };
-    app.checkpoints
-        .note(at, || payco_note(call.order, call.amount, &outcome));
-    pass!(app, Point::AfterCharge, at);
+    if let Driver::Client(at) = driver {
+        app.checkpoints
+            .note(at, || payco_note(call.order, call.amount, &outcome));
+    }
+    pass!(app, Point::AfterCharge, driver);
 
     // The order's result and the answer, fenced and together; or the claim released.
     let step = match work.charged(outcome, now_ms()) {
         Step::Settle(settle) => {
-            pass!(app, Point::BeforeCommit, at);
+            pass!(app, Point::BeforeCommit, driver);
             match settle_fenced(app, &claim, settle).await {
                 Ok(Settled::Committed) => {
                     let step = work.settled(Settled::Committed);
-                    pass!(app, Point::AfterCommit, at);
+                    pass!(app, Point::AfterCommit, driver);
                     step
                 }
                 Ok(Settled::Fenced) => work.settled(Settled::Fenced),
@@ -169,7 +196,7 @@ fn answer(step: Step) -> Flow {
 
 /// Resume the order an earlier worker of this same request left (a takeover, or a claim
 /// after a release), or create it if the recovery point names none; commit with the claim.
-async fn resume(
+pub(super) async fn resume(
     mut claim_tx: ClaimTx,
     work: &mut Work,
     scope: &str,
@@ -190,7 +217,7 @@ async fn resume(
 
 /// The order id saved as the claim's recovery point. An unreadable one (a hand-edited row)
 /// is logged and treated as absent: a new order is made, and PayCo's key for it is new too.
-fn recovered_order_id(claim_tx: &ClaimTx) -> Option<i64> {
+pub(super) fn recovered_order_id(claim_tx: &ClaimTx) -> Option<i64> {
     let point = claim_tx.recovery()?;
     let id = RouteInsert::id_of(point);
     if id.is_none() {

@@ -7,6 +7,7 @@
 //! machine; `create` drives it, and the [`checkpoint`]s sit between its steps.
 
 pub mod checkpoint;
+mod completer;
 mod create;
 pub mod demo;
 mod events;
@@ -61,6 +62,8 @@ pub struct CheckoutConfig {
     /// Wait mode: how long a duplicate of a checkout in flight waits for its answer instead
     /// of a 409 (`None`: 409 at once; capped at `two_step::MAX_WAIT`).
     pub wait: Option<Duration>,
+    /// The completer of abandoned checkouts (`None`: off).
+    pub completer: Option<crate::completer::CompleterConfig>,
     /// `Some(presets)` to enable process-wide checkpoints, settable at run time
     /// (`--failpoints`, `--failpoint POINT=VERDICT`; loopback listen addresses only).
     pub failpoints: Option<Vec<(Point, Verdict)>>,
@@ -197,8 +200,11 @@ pub async fn run_with(config: CheckoutConfig, mode: Mode) -> Result<(), StartErr
         demo,
     });
     let scopes: crate::ops::trace::SharedScope = tenants;
+    let completer = config
+        .completer
+        .map(|c| completer::completer(app.clone(), c));
     config
         .service
-        .serve("checkout", routes(app), db, Some(scopes))
+        .serve("checkout", routes(app), db, Some(scopes), completer)
         .await
 }

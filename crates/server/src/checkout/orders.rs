@@ -134,6 +134,35 @@ pub async fn resume(tx: &mut Tx, scope: &str, id: i64) -> Result<Option<Order>, 
     }))
 }
 
+/// The request that created order `id` of `scope` (its cart, amount and card), read in a
+/// claim's transaction: what the completer charges PayCo for when no client is there to send
+/// it again. `None` when there is no such order.
+pub async fn request_of(
+    tx: &mut Tx,
+    scope: &str,
+    id: i64,
+) -> Result<Option<CheckoutRequest>, sqlx::Error> {
+    let sql = "SELECT cart, amount, card FROM orders WHERE scope = $1 AND id = $2";
+    Ok(with_tx!(tx, |conn| {
+        match sqlx::query(sql)
+            .bind(scope)
+            .bind(id)
+            .fetch_optional(conn)
+            .await?
+        {
+            Some(row) => {
+                use sqlx::Row;
+                Some(CheckoutRequest {
+                    cart: row.try_get("cart")?,
+                    amount: row.try_get("amount")?,
+                    card: row.try_get("card")?,
+                })
+            }
+            None => None,
+        }
+    }))
+}
+
 /// PayCo's answer on the order, as the business update the fenced commit carries
 /// ([`Db::finish_with`]: one statement with it on PostgreSQL).
 pub fn settlement<'a>(id: i64, status: &'a str, charge: Option<&'a str>) -> RouteUpdate<'a> {

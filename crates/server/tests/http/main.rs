@@ -11,6 +11,7 @@ mod any_route;
 mod bad_input;
 mod challenge;
 mod check;
+mod completer;
 mod concurrency;
 mod crash;
 mod decline;

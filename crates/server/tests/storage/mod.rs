@@ -1252,3 +1252,89 @@ pub async fn held_work_renews_its_lease_and_a_lost_one_stops(kind: Kind) {
         "the stalled worker stops: {held:?}"
     );
 }
+
+/// The completer's side of the table: only claims in flight past the age, with a recovery
+/// point of their own request, are listed; a claim without one is left to its client or to
+/// expire; two completers on two handles of one database race for a claim and one wins.
+pub async fn the_completer_takes_abandoned_claims_with_a_point_once(kind: Kind) {
+    use idem_server::completer::{Completer, CompleterConfig, Resumed};
+    use std::sync::{
+        atomic::{AtomicU32, Ordering},
+        Arc,
+    };
+
+    let url = tables::fresh_url(kind).await;
+    let db = Db::open(&url, options()).await.expect("open");
+    db.migrate(&ORDERS).await.expect("the route's migrations");
+    let other = Db::open(&url, options()).await.expect("a second handle");
+    // With a point (the order, written with the claim), and without one.
+    let BeginWith::Created { .. } = begin_with(&db, 100, "with-point", BODY, 1).await else {
+        panic!("a new key creates");
+    };
+    execute(&db, 100, "no-point", BODY, &CHECKOUT)
+        .await
+        .commit()
+        .await
+        .unwrap();
+    let after_ms = 5 * LOCK_MS;
+    // Not abandoned yet: younger than the age.
+    let at = 100 + after_ms;
+    let young = db.abandoned(at - 1, after_ms, 10).await.unwrap();
+    assert!(young.is_empty(), "{young:?}");
+    let listed = db.abandoned(at, after_ms, 10).await.unwrap();
+    let keys: Vec<&str> = listed.iter().map(|a| a.id.key().as_str()).collect();
+    assert_eq!(
+        keys,
+        ["with-point"],
+        "a claim without a point is not listed"
+    );
+
+    let resumed = Arc::new(AtomicU32::new(0));
+    let completer = |db: &Db| {
+        let (db2, resumed) = (db.clone(), Arc::clone(&resumed));
+        let config = CompleterConfig {
+            abandoned_after: Duration::from_millis(after_ms),
+            ..CompleterConfig::default()
+        };
+        Completer::new(db.clone(), CHECKOUT.clone(), config, move |claim_tx| {
+            let (db, resumed) = (db2.clone(), Arc::clone(&resumed));
+            async move {
+                resumed.fetch_add(1, Ordering::SeqCst);
+                assert_eq!(claim_tx.recovery(), Some(&RouteInsert::point(1)[..]));
+                let claim = claim_tx.commit().await?;
+                db.finish(after_ms, &claim, Finish::Commit(created(1)))
+                    .await?;
+                Ok(Resumed::Finished)
+            }
+        })
+    };
+    let (a, b) = (completer(&db), completer(&other));
+    let (pass_a, pass_b) = tokio::join!(a.run_once(at), b.run_once(at));
+    let (pass_a, pass_b) = (pass_a.unwrap(), pass_b.unwrap());
+    assert_eq!(
+        pass_a.completed + pass_b.completed,
+        1,
+        "{pass_a:?} {pass_b:?}: one winner"
+    );
+    assert_eq!(
+        resumed.load(Ordering::SeqCst),
+        1,
+        "the work was resumed once"
+    );
+    assert_eq!(
+        answer(&db, at + 1, "with-point", BODY).await,
+        StoreBegin::Replay(created(1)),
+        "the completer's answer is replayed"
+    );
+    // The claim without a point is untouched, long after: still the first lease.
+    let row = db
+        .row(10 * after_ms, "tenant-a", "no-point")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (row.state, row.locked_at),
+        (idem_store::RowState::Stale, Some(100))
+    );
+    assert_eq!(a.run_once(10 * after_ms).await.unwrap(), Default::default());
+}

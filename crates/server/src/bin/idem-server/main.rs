@@ -11,6 +11,7 @@ use idem_server::{
         checkpoint::{self, Point, Verdict},
         CheckoutConfig,
     },
+    completer::CompleterConfig,
     payco::{self, PaycoConfig},
     request::{BearerTenants, BodyLimits},
     serve::ConnLimits,
@@ -99,6 +100,17 @@ struct ServeArgs {
     /// Repeatable; implies --failpoints.
     #[arg(long = "failpoint", value_parser = checkpoint::parse_setting)]
     failpoint_presets: Vec<(Point, Verdict)>,
+    /// The completer: a checkout in flight whose lease was taken this many ms ago and whose
+    /// client never came back is taken over and finished from its recovery point (PayCo asked
+    /// again under charge:<order>). 0: off.
+    #[arg(long, default_value_t = 60_000)]
+    complete_after_ms: u64,
+    /// Time between the completer's passes, in ms.
+    #[arg(long, default_value_t = 5_000)]
+    completer_interval_ms: u64,
+    /// Abandoned checkouts the completer takes per pass.
+    #[arg(long, default_value_t = 100)]
+    completer_batch: u32,
     /// Demo mode (loopback listen addresses only): the bearer token demo-<uuid> is a tenant
     /// of its own, and each tenant arms faults for its own checkouts (PUT /api/demo/faults).
     /// See the README's "Demo mode".
@@ -200,6 +212,11 @@ async fn main() -> ExitCode {
                 wait: (args.wait_ms > 0).then(|| Duration::from_millis(args.wait_ms)),
                 failpoints: (args.failpoints || !args.failpoint_presets.is_empty())
                     .then(|| args.failpoint_presets.clone()),
+                completer: (args.complete_after_ms > 0).then(|| CompleterConfig {
+                    interval: Duration::from_millis(args.completer_interval_ms.max(1)),
+                    abandoned_after: Duration::from_millis(args.complete_after_ms),
+                    batch: args.completer_batch.max(1),
+                }),
             };
             let mode = if args.demo_faults {
                 checkout::Mode::DemoFaults
