@@ -30,6 +30,13 @@
 //! ```
 //!
 //! Claims without a recovery point are not touched: nothing says how far their work got.
+//!
+//! One completer per claim table: rows do not record which route claimed them (only their
+//! fingerprint, which binds the route without naming it), so a completer is handed every
+//! abandoned claim of its table that has a recovery point. A table shared by several routes
+//! needs recovery points that say which route's work they are (a typed point with the route
+//! in it), and one resume function that dispatches on it; `route` only gives the decision its
+//! error policy and retention for a row that has none of its own.
 
 use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
 
@@ -119,7 +126,7 @@ pub struct Pass {
     pub failed: u32,
 }
 
-/// The completer of one route's claims.
+/// The completer of one claim table's abandoned claims.
 #[derive(Clone)]
 pub struct Completer {
     db: Db,
@@ -130,7 +137,8 @@ pub struct Completer {
 }
 
 impl Completer {
-    /// A completer of `route`'s abandoned claims in `db`, finishing each with `resume`.
+    /// A completer of the abandoned claims in `db` (see the module's note on tables shared by
+    /// several routes), finishing each with `resume`.
     pub fn new<F, Fut>(db: Db, route: RouteConfig, config: CompleterConfig, resume: F) -> Self
     where
         F: Fn(ClaimTx) -> Fut + Send + Sync + 'static,
