@@ -192,21 +192,12 @@ impl Completer {
 
     /// Run a pass every interval until `stop` turns true (or its sender is dropped). A failed
     /// pass (the database down) is logged and tried again at the next interval.
-    pub fn spawn(self, mut stop: watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(self.config.interval);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    _ = ticks.tick() => {}
-                    changed = stop.changed() => {
-                        if changed.is_err() || *stop.borrow() {
-                            return;
-                        }
-                        continue;
-                    }
-                }
-                if let Err(e) = self.run_once(now_ms()).await {
+    pub fn spawn(self, stop: watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+        let interval = self.config.interval;
+        crate::periodic::every(interval, stop, move || {
+            let completer = self.clone();
+            async move {
+                if let Err(e) = completer.run_once(now_ms()).await {
                     tracing::warn!(error = %e, "completer pass failed; retrying next interval");
                 }
             }

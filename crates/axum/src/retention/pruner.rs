@@ -65,21 +65,11 @@ pub fn spawn(
     db: Db,
     consumer: Option<Consumer>,
     config: PrunerConfig,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(config.interval);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                _ = ticks.tick() => {}
-                changed = stop.changed() => {
-                    if changed.is_err() || *stop.borrow() {
-                        return;
-                    }
-                    continue;
-                }
-            }
+    crate::periodic::every(config.interval, stop, move || {
+        let (db, consumer) = (db.clone(), consumer.clone());
+        async move {
             match prune_once(&db, consumer.as_ref(), config.batch).await {
                 Ok((0, 0)) => {}
                 Ok((claims, ids)) => tracing::info!(claims, message_ids = ids, "pruned"),
