@@ -401,7 +401,7 @@ mod tests {
             "{retry}"
         );
         let amount = w.checkout(c).unwrap().amount;
-        let body = format!(r#"{{"amount":{amount},"cart":"co_1"}}"#);
+        let body = format!(r#"{{"amount":{amount},"card":"tok_visa","cart":"co_1"}}"#);
         assert!(
             t.msgs[4].wire.ends_with(&["\n\n", &body].concat()),
             "{}",
