@@ -115,7 +115,7 @@ pub fn claims(body: &str) -> Option<Vec<ClaimRow>> {
     Some(out)
 }
 
-/// What PayCo said, as a `payco: …` note of idem-server's words it (`checkout::demo::inject`):
+/// What PayCo said, as a `payco: …` note of idem-server's words it (`checkout/create.rs` `payco_note`):
 /// "charged ch_1 for order 1 (2590 cents)", "declined order 1", "no clear answer for order 1: …".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PaycoSaid<'a> {

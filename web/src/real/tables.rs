@@ -113,7 +113,7 @@ impl Tables {
                 (EventKind::Pruned, "pruned after retention", 0)
             }
             ServerEventKind::Note(note) => {
-                // idem-server's notes of PayCo's answer (`checkout::demo::inject`): each is what
+                // idem-server's notes of PayCo's answer (`checkout/create.rs` `payco_note`): each is what
                 // it says, not every one a charge.
                 let kind = if let Some(said) = note.strip_prefix("payco: ") {
                     match payco_said(said) {

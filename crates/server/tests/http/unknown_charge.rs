@@ -1,6 +1,6 @@
 //! An unknown PayCo outcome over real HTTP: PayCo charges, but its answer comes back after the
 //! checkout's PayCo timeout (a latency proxy between the two). The checkout answers 502 and
-//! releases the claim (`give_back`) whatever the policy; the key stays bound to that first
+//! releases the claim (idem-checkout's `Step::Release`) whatever the policy; the key stays bound to that first
 //! request (issue 22): another payload under it is 422 and never runs, though the first one's
 //! money moved, and the first one's retry resumes the order and is answered from PayCo's key,
 //! one charge in all.
