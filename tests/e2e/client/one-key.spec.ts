@@ -84,6 +84,82 @@ for (const locks of [true, false]) {
   });
 }
 
+/**
+ * This tab sees other tabs' localStorage writes `lag` ms late. A stand-in for Chromium, which
+ * passes a tab's writes to the others through the browser process, asynchronously: usually
+ * within a millisecond, so the race below happens only rarely (it was seen once in CI), and no
+ * real setting makes the delay longer on demand. Reads return each key's value as it stood
+ * `lag` ms ago for other tabs' writes; this tab's own writes are seen at once.
+ */
+async function storageLagging(page: Page, lag: number) {
+  await page.addInitScript((lag) => {
+    const history = new Map<string, { at: number; value: string | null }[]>();
+    const before = new Map<string, string | null>();
+    const { getItem, setItem, removeItem } = Storage.prototype;
+    const push = (key: string, at: number, value: string | null) => {
+      if (!history.has(key)) history.set(key, []);
+      history.get(key)!.push({ at, value });
+    };
+    addEventListener('storage', (e) => {
+      if (e.storageArea !== localStorage || e.key === null) return;
+      if (!history.has(e.key)) before.set(e.key, e.oldValue);
+      push(e.key, Date.now() + lag, e.newValue);
+    });
+    Storage.prototype.getItem = function (key: string) {
+      const seen = history.get(key);
+      if (this !== localStorage || !seen) return getItem.call(this, key);
+      const now = Date.now();
+      const visible = seen.filter((entry) => entry.at <= now);
+      return visible.length ? visible[visible.length - 1].value : (before.get(key) ?? null);
+    };
+    Storage.prototype.setItem = function (key: string, value: string) {
+      setItem.call(this, key, value);
+      if (this === localStorage && history.has(key)) push(key, Date.now(), value);
+    };
+    Storage.prototype.removeItem = function (key: string) {
+      removeItem.call(this, key);
+      if (this === localStorage && history.has(key)) push(key, Date.now(), null);
+    };
+  }, lag);
+}
+
+test('a tab that waited for another tab\'s lock reads the journal after that tab\'s writes arrive', async ({ context, idem }) => {
+  const [first, second] = [await context.newPage(), await context.newPage()];
+  // The second tab hears of the first tab's writes 300 ms late (plus Chromium's own delivery,
+  // which a loaded machine stretches); the first keeps the lock 800 ms past its work.
+  await storageLagging(second, 300);
+  for (const tab of [first, second]) await idem.open(tab, { settleWithoutLocksMs: 800 });
+  const name = 'checkout:lagging-storage';
+  const at = Date.now() + 400;
+  // The second tab asks 30 ms later (or, its timer late, after the first let go of the lock:
+  // the race seen in CI): granted the lock only after the first tab's writes had time to
+  // arrive, it reads what the first wrote.
+  const [a, b] = await Promise.all([
+    submitAt(first, name, PAYLOAD, at),
+    submitAt(second, name, PAYLOAD, at + 30),
+  ]);
+  expect(a).toMatchObject({ kind: 'succeeded' });
+  expect(b, 'the second tab re-sent under the first tab\'s key').toMatchObject({ kind: 'replayed', key: a.key });
+  expect(countKinds(await idem.events(), a.key).claimed).toBe(1);
+  expect(await ordersChargedOnce(idem)).toBe(1);
+});
+
+test('two tabs asking for the lock at the same instant: the one granted second reads the other\'s writes', async ({ context, idem }) => {
+  // Each tab hears of the other's writes 300 ms late; whichever the lock manager orders first
+  // keeps the lock 800 ms past its work, so the other reads its record, not an empty journal.
+  const [first, second] = [await context.newPage(), await context.newPage()];
+  for (const tab of [first, second]) await storageLagging(tab, 300);
+  for (const tab of [first, second]) await idem.open(tab, { settleWithoutLocksMs: 800 });
+  const name = 'checkout:same-instant';
+  const at = Date.now() + 400;
+  const outcomes = await Promise.all([submitAt(first, name, PAYLOAD, at), submitAt(second, name, PAYLOAD, at)]);
+  const keys = new Set(outcomes.map((o) => o.key));
+  expect(keys.size, `one key: ${JSON.stringify(outcomes)}`).toBe(1);
+  expect(outcomes.map((o) => o.kind).sort()).toEqual(['replayed', 'succeeded']);
+  expect(countKinds(await idem.events(), outcomes[0].key).claimed).toBe(1);
+  expect(await ordersChargedOnce(idem)).toBe(1);
+});
+
 test('a settled operation keeps its key: a duplicate submit is replayed, another payload refused until discard()', async ({ page, idem }) => {
   await idem.open(page);
   const first = await submit(page, 'checkout:cart-7', PAYLOAD);

@@ -14,6 +14,13 @@
 //! here"; the bindings then write the minted key, wait for the other tab's write to arrive, and
 //! confirm (`Operation::start_unlocked`): the key that stands in storage wins in both tabs. What
 //! is left is a write slower to reach the other tab than that wait.
+//!
+//! A lock orders the tabs, not their storage: Chromium hands each tab's `localStorage` writes to
+//! the other tabs asynchronously, so a tab granted the lock the instant another lets go could
+//! read the journal before that tab's last writes arrive, see nothing, and mint a second key
+//! (seen in CI: two tabs, one instant, two keys). So the holder keeps the lock `hold_after_ms`
+//! after its work is done (its answer is not delayed: the lock is let go in the background);
+//! whichever tab is granted it next, waiting or not, reads a journal the writes have reached.
 
 use std::future::Future;
 
@@ -35,9 +42,11 @@ fn locks() -> Option<JsValue> {
 }
 
 /// Runs `work(held)` holding the exclusive Web Lock named `lock_name` (`held`: true), or without a
-/// lock (`held`: false) if the API is missing or refuses the request.
+/// lock (`held`: false) if the API is missing or refuses the request. The lock is let go
+/// `hold_after_ms` after `work` is done, in the background; `work`'s output is returned at once.
 pub async fn with_lock<T, W: Future<Output = T>>(
     lock_name: &str,
+    hold_after_ms: u64,
     work: impl FnOnce(bool) -> W,
 ) -> T {
     let Some(locks) = locks() else {
@@ -70,9 +79,13 @@ pub async fn with_lock<T, W: Future<Output = T>>(
     };
     let _ = JsFuture::from(acquired).await;
     let out = work(true).await;
-    let _ = release_resolve.call0(&JsValue::UNDEFINED);
-    if let Ok(granted) = granted.dyn_into::<Promise>() {
-        let _ = JsFuture::from(granted).await;
-    }
+    let release = async move {
+        super::timer::sleep_until(super::now_ms().saturating_add(hold_after_ms)).await;
+        let _ = release_resolve.call0(&JsValue::UNDEFINED);
+        if let Ok(granted) = granted.dyn_into::<Promise>() {
+            let _ = JsFuture::from(granted).await;
+        }
+    };
+    wasm_bindgen_futures::spawn_local(release);
     out
 }

@@ -236,7 +236,8 @@ fn promise(work: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Pr
 ///
 /// The start happens holding the Web Lock named after the record's storage key: another tab's
 /// call for the same name waits, then reads the journal afresh (a pending record resumes, a
-/// settled one re-sends under its key). Without Web Locks (or where the browser refuses the
+/// settled one re-sends under its key); the lock is kept `settleWithoutLocksMs` after the work,
+/// so that tab's read comes after this tab's writes reach it. Without Web Locks (or where the browser refuses the
 /// lock), a freshly minted key is written, left to settle `settleWithoutLocksMs`, and confirmed
 /// (see `Operation::start_unlocked`), so two tabs starting at the same instant adopt one key.
 async fn run(
@@ -246,7 +247,9 @@ async fn run(
 ) -> Result<JsValue, JsValue> {
     let mut journal = config.journal();
     let lock_name = config.lock_name(&name);
-    lock::with_lock(&lock_name, |held| async move {
+    // Held a settle time past the work, so the next tab reads what this one wrote.
+    let hold_after_ms = config.settle_without_locks_ms;
+    lock::with_lock(&lock_name, hold_after_ms, |held| async move {
         let policy = config.policy.clone();
         let mut op = match payload {
             Some(payload) => {

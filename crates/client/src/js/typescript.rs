@@ -24,7 +24,8 @@ export interface ClientOptions {
   /**
    * Where the Web Locks API is missing: how long a new operation waits after writing its key,
    * before reading it back and sending, so that two tabs starting it at the same instant end
-   * up with one key (default 250 ms; 0 skips the wait). Unused where Web Locks exist.
+   * up with one key (default 250 ms; 0 skips the wait). Where Web Locks exist, how long a
+   * tab keeps an operation's lock after its work, so the next tab reads its writes.
    */
   settleWithoutLocksMs?: number;
   /**
