@@ -169,6 +169,9 @@ pub(super) async fn work_on(
                 Err(e) => return Flow::Answer(storage_error(&e)),
             }
         }
+        // The completer keeps the claim (it goes stale under the completer's lease) for a later
+        // pass: released, no pass would list it again.
+        Step::Release if matches!(driver, Driver::Completer) => work.released(),
         Step::Release => {
             tracing::warn!(
                 order = call.order,
@@ -205,7 +208,7 @@ pub(super) async fn resume(
     let mut step = work.resume(recovered_order_id(&claim_tx));
     loop {
         step = match step {
-            Step::ResumeOrder(id) => match orders::resume(claim_tx.tx(), scope, id).await? {
+            Step::ResumeOrder(id) => match orders::request_of(claim_tx.tx(), scope, id).await? {
                 Some(_) => work.order_ready(id),
                 None => work.order_missing(),
             },

@@ -13,7 +13,7 @@ use crate::{
     client,
     support::{
         postgres::Postgres,
-        process::{checkout_args, Service, TENANT_A},
+        process::{checkout_args, checkout_args_via, Service, TENANT_A},
     },
 };
 
@@ -152,6 +152,52 @@ async fn a_declined_checkout_nobody_retries_is_completed(database: &str, dir: &s
     let later = client::checkout(&http, &server.url, TENANT_A.0, "abandoned-2", &body).await;
     assert_eq!(later.status, 402, "{}", later.text());
     assert!(client::charges_per_order(&http, &payco).await.is_empty());
+}
+
+/// PayCo unreachable when the completer takes the claim over: its outcome is unknown, so the
+/// claim is kept in flight (not released: a released claim is never listed again) and the
+/// order stays pending; a later pass, PayCo back, completes it with the one charge.
+async fn an_unknown_outcome_is_kept_for_a_later_pass(database: &str, dir: &std::path::Path) {
+    let body = client::body("cart-abandoned-unknown", 4444, "tok_visa");
+    let (server, payco) = abandoned_after_the_charge(database, dir, "abandoned-3", &body).await;
+    let listen = server.addr().to_owned();
+    server.kill().await;
+    // PayCo at a port nothing listens on.
+    let unreachable = checkout_args_via(database, &payco, "http://127.0.0.1:9", &COMPLETER);
+    let mut cut_off = Service::start_on(&listen, &unreachable).await;
+    cut_off
+        .wait_for_stderr("abandoned work not finished", BOUND)
+        .await;
+    let http = client::http();
+    let keys = format!("{}/api/keys/abandoned-3", cut_off.url);
+    let state = client::get_json(&http, &keys, TENANT_A.0).await;
+    assert_ne!(state["state"], "released", "kept in flight: {state}");
+    assert_ne!(state["state"], "done", "{state}");
+    let orders = client::orders(&http, &cut_off.url, TENANT_A.0).await;
+    assert_eq!(orders[0]["status"], "pending");
+    cut_off.kill().await;
+    let server = Service::start_on(&listen, &checkout_args(database, &payco, &COMPLETER)).await;
+    let order = settled_order(&http, &server.url).await;
+    assert_eq!(order["status"], "paid", "{order}");
+    let id = order["id"].as_i64().unwrap();
+    assert_eq!(
+        client::charges_per_order(&http, &payco).await,
+        vec![(id, 1)]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_an_unknown_outcome_is_kept_for_a_later_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("checkout.db").display());
+    an_unknown_outcome_is_kept_for_a_later_pass(&db, dir.path()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_an_unknown_outcome_is_kept_for_a_later_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Postgres::shared().fresh_database("completer_unknown").await;
+    an_unknown_outcome_is_kept_for_a_later_pass(&db, dir.path()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
