@@ -114,29 +114,10 @@ pub async fn create(
     }))
 }
 
-/// The order a recovery point names, read in the claim's transaction.
-pub async fn resume(tx: &mut Tx, scope: &str, id: i64) -> Result<Option<Order>, sqlx::Error> {
-    let sql = concat!(
-        "SELECT ",
-        columns!(),
-        " FROM orders WHERE scope = $1 AND id = $2"
-    );
-    Ok(with_tx!(tx, |conn| {
-        match sqlx::query(sql)
-            .bind(scope)
-            .bind(id)
-            .fetch_optional(conn)
-            .await?
-        {
-            Some(row) => Some(order_from_row!(row)),
-            None => None,
-        }
-    }))
-}
-
 /// The request that created order `id` of `scope` (its cart, amount and card), read in a
-/// claim's transaction: what the completer charges PayCo for when no client is there to send
-/// it again. `None` when there is no such order.
+/// claim's transaction: the order a recovery point names, resumed by a retry (which checks it
+/// is there) or by the completer (which charges PayCo for it when no client is there to send
+/// it again). `None` when there is no such order.
 pub async fn request_of(
     tx: &mut Tx,
     scope: &str,
