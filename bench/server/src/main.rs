@@ -239,6 +239,7 @@ async fn measure(
     let route = RouteConfig::required(checkout::params::CHECKOUT_ROUTE, ErrorPolicy::ReleaseClaim);
     let held = body(0);
     let request = Request {
+        first_sent: None,
         scope: TENANT,
         key: Some("held"),
         body: held.as_bytes(),
@@ -358,6 +359,7 @@ async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json:
                 let key = format!("d-{i}");
                 let raw = body(i);
                 let request = Request {
+                    first_sent: None,
                     scope: TENANT,
                     key: Some(&key),
                     body: raw.as_bytes(),

@@ -1,5 +1,6 @@
 //! Cross-origin use, configured rather than left to luck: a browser SDK served from another
-//! origin may send `Idempotency-Key`, `Content-Type`, `Authorization` and `Last-Event-ID` (with
+//! origin may send `Idempotency-Key`, `Repeatability-First-Sent`, `Content-Type`,
+//! `Authorization` and `Last-Event-ID` (with
 //! GET, POST, and PUT for demo mode's fault switches), and may read
 //! `Retry-After`, `Idempotent-Replayed` and a 401's `WWW-Authenticate` (without
 //! `Access-Control-Expose-Headers` a script sees none of them, and could not tell a replay,
@@ -27,6 +28,8 @@ pub fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>, InvalidOrigin
             .allow_methods([Method::GET, Method::POST, Method::PUT])
             .allow_headers([
                 HeaderName::from_static("idempotency-key"),
+                // The SDK's first-sent time, for the expired-key guard.
+                HeaderName::from_static("repeatability-first-sent"),
                 header::CONTENT_TYPE,
                 header::AUTHORIZATION,
                 HeaderName::from_static("last-event-id"),

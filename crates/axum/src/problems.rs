@@ -90,6 +90,24 @@ pub const TYPES: &[ProblemType] = &[
             endpoint). Do not retry with this key: a new operation needs a new key.",
     },
     ProblemType {
+        uri: store::KEY_EXPIRED,
+        status: 412,
+        title: "Key expired: reconcile before paying again",
+        description: "The server keeps idempotency keys for a limited time (its retention), \
+            holds no record of this key any more, and this request says it was first sent \
+            longer ago than that (Repeatability-First-Sent): it may have run under the key \
+            already, so it was not run again. Find out what became of the operation (its \
+            order, its charge) before sending it again under a new key.",
+    },
+    ProblemType {
+        uri: store::FIRST_SENT_INVALID,
+        status: 400,
+        title: "Repeatability-First-Sent invalid",
+        description: "The Repeatability-First-Sent header must be one HTTP-date \
+            (Sun, 06 Nov 1994 08:49:37 GMT): when the operation was first sent. Nothing was \
+            recorded for the key.",
+    },
+    ProblemType {
         uri: store::IN_FLIGHT,
         status: 409,
         title: "Request in flight",
@@ -260,6 +278,8 @@ mod tests {
             h::problem_for(&RequestError::InvalidJson { line: 1, column: 1 }),
             h::problem_for(&RequestError::BodyTooLarge { len: 2, limit: 1 }),
             h::response_for(&idem_store::Begin::Mismatch).unwrap(),
+            h::response_for(&idem_store::Begin::KeyExpired).unwrap(),
+            h::problem_for(&RequestError::MalformedFirstSent),
             h::in_flight(1),
             h::lease_lost(),
             h::unauthorized(h::Challenge::TokenMissing, "x"),

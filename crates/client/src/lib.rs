@@ -52,7 +52,6 @@
 mod backoff;
 mod digest;
 mod error;
-mod http_date;
 pub mod journal;
 mod json;
 mod key;
@@ -100,6 +99,6 @@ pub use payload::CanonicalPayload;
 pub use policy::RetryPolicy;
 pub use reconcile::KeyState;
 pub use reply::{
-    is_replayed_header, parse_retry_after, retry_after_ms, Reply, ReplyClass,
+    is_replayed_header, parse_retry_after, retry_after_ms, Reply, ReplyClass, FIRST_SENT_HEADER,
     IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, RETRY_AFTER_HEADER,
 };

@@ -96,6 +96,10 @@ pub enum Failure {
         /// HTTP status.
         status: u16,
     },
+    /// The server no longer remembers the key (past its retention) and refused to run the
+    /// request again (412, its expired-key guard): it may have run under the key. The
+    /// outcome is unknown for good; find out what became of it before paying again.
+    KeyExpired,
 }
 
 impl Failure {
@@ -106,6 +110,7 @@ impl Failure {
             Failure::Network { message } => ["network error: ", message].concat(),
             Failure::Timeout => "timed out".to_owned(),
             Failure::Status { status } => ["status ", &u64_string(u64::from(*status))].concat(),
+            Failure::KeyExpired => "key expired: reconcile before paying again".to_owned(),
         }
     }
 }
@@ -199,6 +204,10 @@ mod tests {
     fn failure_messages() {
         assert_eq!(Failure::Status { status: 503 }.to_string(), "status 503");
         assert_eq!(Failure::Timeout.to_string(), "timed out");
+        assert_eq!(
+            Failure::KeyExpired.to_string(),
+            "key expired: reconcile before paying again"
+        );
         assert_eq!(
             Failure::Network {
                 message: "reset".into()

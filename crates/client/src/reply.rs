@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::http_date::parse_http_date_ms;
+use idem_store::http_date;
 
 /// Request header carrying the idempotency key.
 pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";
@@ -13,6 +13,10 @@ pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";
 pub const REPLAYED_HEADER: &str = "Idempotent-Replayed";
 /// Response header with the number of seconds to wait before retrying (409, 429).
 pub const RETRY_AFTER_HEADER: &str = "Retry-After";
+/// Request header with when the operation was first sent, an HTTP-date, on every keyed
+/// attempt ([`Attempt::first_sent_header`](crate::Attempt::first_sent_header)): the server's
+/// expired-key guard (`idem_store::first_sent`) reads it.
+pub const FIRST_SENT_HEADER: &str = idem_store::first_sent::HEADER;
 
 /// What came back for one attempt: the parts of an HTTP response the retry rules read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +42,12 @@ pub enum ReplyClass {
     /// 409, 429 or 5xx: nothing final; retry with the same key and bytes, after `Retry-After`
     /// (in milliseconds) when the server gave one.
     RetryAfter(Option<u64>),
+    /// 412: the server holds no record of the key any more and the request was first sent
+    /// longer ago than it keeps keys (its expired-key guard): it may have run, so it was not
+    /// run again. Final, never retried, and never a new key: the outcome is unknown
+    /// ([`Failure::KeyExpired`](crate::Failure::KeyExpired)); reconcile before paying again.
+    /// (The SDK sends no other precondition, so a 412 can only be about its first-sent time.)
+    KeyExpired,
     /// Any other status (400, 402, 404, 422, ...): final, never retried.
     Rejected,
 }
@@ -67,13 +77,15 @@ impl Reply {
     }
 
     /// What this reply means: 2xx succeeded (a replay when marked), 409, 429 and 5xx retry
-    /// (after `Retry-After` when given), every other status is a final rejection.
+    /// (after `Retry-After` when given), 412 is a key the server no longer remembers
+    /// ([`ReplyClass::KeyExpired`]), every other status is a final rejection.
     pub fn class(&self) -> ReplyClass {
         match self.status {
             200..=299 => ReplyClass::Succeeded {
                 replayed: self.replayed,
             },
             409 | 429 | 500..=599 => ReplyClass::RetryAfter(self.retry_after_ms),
+            412 => ReplyClass::KeyExpired,
             _ => ReplyClass::Rejected,
         }
     }
@@ -127,7 +139,7 @@ pub fn retry_after_ms(value: &str, now_ms: u64) -> Option<u64> {
     if let Some(ms) = parse_retry_after(value) {
         return Some(ms);
     }
-    let at = parse_http_date_ms(value.trim())?;
+    let at = http_date::parse_ms(value.trim())?;
     Some(at.saturating_sub(now_ms))
 }
 

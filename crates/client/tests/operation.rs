@@ -680,3 +680,77 @@ fn keys_from_an_injected_generator_are_v4_and_reproducible() {
     assert_eq!(ka, kb);
     assert_eq!(ka.get_version_num(), 4);
 }
+
+/// Every keyed attempt says when the operation was first sent (its creation, journaled just
+/// before): the same date on each retry and after a reload, the header's HTTP-date.
+#[test]
+fn every_attempt_carries_the_first_sent_time_across_retries_and_reloads() {
+    let created = 1_733_140_000_123; // Mon, 02 Dec 2024 11:46:40.123 GMT
+    let mut journal = MemoryJournal::new();
+    let mut op = Operation::start(spec(), no_jitter(), created, &mut journal, &mut key(1)).unwrap();
+    let mut rng = Constant(0);
+    let Action::Send(first) = op.poll(created + 5, &mut journal, &mut rng) else {
+        panic!("a first send")
+    };
+    assert_eq!(first.first_sent, created);
+    let header = first.first_sent_header().expect("keyed: a header");
+    assert_eq!(header, "Mon, 02 Dec 2024 11:46:40 GMT");
+    op.handle_network_error(created + 10, "lost");
+    let retry = loop {
+        match op.poll(created + 5_000, &mut journal, &mut rng) {
+            Action::Send(a) => break a,
+            Action::WaitUntil(_) => continue,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(retry.first_sent_header().as_deref(), Some(&header[..]));
+    // After a reload, from the journal.
+    drop(op);
+    let mut op = Operation::resume(NAME, no_jitter(), &journal)
+        .unwrap()
+        .unwrap();
+    let Action::Send(resumed) = op.poll(created + 9_000, &mut journal, &mut rng) else {
+        panic!("a resumed send")
+    };
+    assert_eq!(resumed.number, 3);
+    assert_eq!(resumed.first_sent_header(), Some(header));
+    // An unkeyed attempt carries none.
+    let unkeyed = Attempt {
+        key: None,
+        ..resumed
+    };
+    assert_eq!(unkeyed.first_sent_header(), None);
+}
+
+/// The expired-key guard's 412: unknown for good with the reason, no retry, the record kept
+/// (format 3) under the same key, and a new submit of the same payload resumes that key.
+#[test]
+fn a_key_expired_answer_is_an_unknown_outcome_kept_under_the_same_key() {
+    let mut h = Harness::new(no_jitter());
+    let first = h.expect_send(0);
+    h.op.handle_reply(10, Reply::new(412, problem(412)));
+    let outcome = h.expect_finished(10);
+    assert_eq!(
+        outcome.kind,
+        OutcomeKind::Unknown {
+            last_error: Some(Failure::KeyExpired)
+        }
+    );
+    assert_eq!(outcome.attempts, 1, "never retried");
+    let record = h.journal.load(NAME).unwrap().expect("kept to reconcile");
+    assert_eq!(record.version, journal::KEY_EXPIRED_FORMAT_VERSION);
+    assert_eq!(
+        record.state,
+        RecordState::Unknown {
+            last_error: Some(Failure::KeyExpired)
+        }
+    );
+    assert!(h
+        .journal
+        .raw(NAME)
+        .unwrap()
+        .contains(r#""type":"keyExpired""#));
+    // The same payload again: the same key, never a new one.
+    let op = Operation::start(spec(), no_jitter(), 20, &mut h.journal, &mut key(2)).unwrap();
+    assert_eq!(op.key(), first.key);
+}

@@ -10,7 +10,8 @@ mod rng;
 mod wire;
 
 use idem_client::{
-    Action, MemoryJournal, Operation, OperationSpec, OutcomeKind, Problem, Reply, RetryPolicy,
+    Action, Failure, MemoryJournal, Operation, OperationSpec, OutcomeKind, Problem, Reply,
+    RetryPolicy,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -63,6 +64,18 @@ fn the_client_reads_the_shared_wire_table() {
         match (case.status, next) {
             (409, Action::WaitUntil(at)) => {
                 assert_eq!(Some(at - 10), case.retry_after_ms, "{}", case.name)
+            }
+            // The expired-key guard's refusal: unknown for good, never retried, never a new key.
+            (412, Action::Finished(outcome)) => {
+                assert_eq!(
+                    outcome.kind,
+                    OutcomeKind::Unknown {
+                        last_error: Some(Failure::KeyExpired)
+                    },
+                    "{}",
+                    case.name
+                );
+                assert_eq!(outcome.attempts, 1);
             }
             (400..=499, Action::Finished(outcome)) => match outcome.kind {
                 OutcomeKind::Rejected {

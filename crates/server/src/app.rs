@@ -49,6 +49,7 @@ impl ServiceConfig {
                 lock_ms: self.lock_ms,
                 retention_ms: self.ops.retention_ms,
                 max_body_bytes: self.body.max_bytes,
+                first_sent_tolerance_ms: self.ops.first_sent_tolerance_ms,
                 ..idem_store::StoreConfig::default()
             },
             clock,

@@ -118,6 +118,7 @@ async fn a_stopped_server_is_unavailable_and_service_resumes() {
 
 fn storage_request(key: &'static str) -> idem_server::db::Request<'static> {
     idem_server::db::Request {
+        first_sent: None,
         scope: "tenant-a",
         key: Some(key),
         body: storage::BODY,

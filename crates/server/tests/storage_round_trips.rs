@@ -76,6 +76,7 @@ async fn statements_of<F: std::future::Future>(count: &AtomicUsize, f: F) -> (F:
 
 fn request(key: &str) -> Request<'_> {
     Request {
+        first_sent: None,
         scope: "tenant-a",
         key: Some(key),
         body: BODY,

@@ -134,6 +134,7 @@ async fn a_second_write_inside_an_open_claim_fails_instead_of_waiting_forever() 
     };
     let db = tables::fresh(Sqlite, options).await;
     let request = |key| Request {
+        first_sent: None,
         scope: "tenant-a",
         key: Some(key),
         body: storage::BODY,

@@ -158,6 +158,11 @@ impl Faults {
 /// - `claim_gap_ms`: 3 (SELECT-then-INSERT bug only: time between the check and the insert)
 /// - `on_error`: release-claim (a failed work deletes the claim; a retry resumes the same order
 ///   under the same PayCo key)
+/// - `expired_key_guard`: false (idem-server's is on: the lab's table and the classic
+///   short-retention lesson show the store without it; the `expired-key-guard` lesson and
+///   half the swarm's seeds turn it on). On, a request whose `Repeatability-First-Sent` is older
+///   than retention and whose key has no record is refused (412) instead of run; the tolerance
+///   is 0, since the simulated browser and server share one clock.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServerConfig {
@@ -179,6 +184,8 @@ pub struct ServerConfig {
     /// JSON: `"release-claim"` or `"save-response"` (idem-store's spelling; the older
     /// `"ReleaseClaim"` and `"SaveResponse"` are read too).
     pub on_error: ErrorPolicy,
+    /// The expired-key guard (idem-store's `first_sent`), with no tolerance.
+    pub expired_key_guard: bool,
 }
 
 impl ServerConfig {
@@ -193,6 +200,7 @@ impl ServerConfig {
             slow_extra_ms,
             claim_gap_ms,
             on_error: _,
+            expired_key_guard: _,
         } = self;
         durations(&[
             ("server.lock_ms", lock_ms),
@@ -217,6 +225,7 @@ impl Default for ServerConfig {
             slow_extra_ms: 1_000,
             claim_gap_ms: 3,
             on_error: ErrorPolicy::ReleaseClaim,
+            expired_key_guard: false,
         }
     }
 }

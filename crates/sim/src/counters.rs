@@ -17,6 +17,10 @@ pub struct Counters {
     /// payload after a release).
     #[serde(default)]
     pub released_mismatches: u64,
+    /// 412 answers: the expired-key guard refused a request first sent longer ago than
+    /// retention, whose key had no record left.
+    #[serde(default)]
+    pub key_expired: u64,
     /// Stale claims taken over.
     pub takeovers: u64,
     /// Writes refused because the writer's lease was gone (zombies stopped).
@@ -60,6 +64,7 @@ impl Counters {
             conflicts,
             mismatches,
             released_mismatches,
+            key_expired,
             takeovers,
             fenced,
             unknown,
@@ -80,6 +85,7 @@ impl Counters {
         self.conflicts += conflicts;
         self.mismatches += mismatches;
         self.released_mismatches += released_mismatches;
+        self.key_expired += key_expired;
         self.takeovers += takeovers;
         self.fenced += fenced;
         self.unknown += unknown;

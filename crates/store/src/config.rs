@@ -16,6 +16,10 @@ use serde::{Deserialize, Serialize};
 /// - `max_body_bytes`: 65 536 (64 KiB). Larger request bodies answer 413.
 /// - `event_capacity`: 4 096. The event log keeps at most this many events, dropping the
 ///   oldest; 0 turns the log off.
+/// - `first_sent_tolerance_ms`: `Some(300 000)` (5 min). The expired-key guard
+///   ([`crate::first_sent`]): a request under a key with no row, first sent longer ago than
+///   its route's retention plus this, is refused (412) instead of run. It absorbs a client
+///   clock running behind and the header's one-second resolution. `None` turns the guard off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default)]
 pub struct StoreConfig {
@@ -28,6 +32,8 @@ pub struct StoreConfig {
     pub max_body_bytes: usize,
     /// Most events the log keeps; 0 disables the log.
     pub event_capacity: usize,
+    /// The expired-key guard's tolerance, in milliseconds; `None`: the guard is off.
+    pub first_sent_tolerance_ms: Option<u64>,
 }
 
 impl StoreConfig {
@@ -48,6 +54,7 @@ impl Default for StoreConfig {
             retention_ms: Self::DEFAULT_RETENTION_MS,
             max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
             event_capacity: Self::DEFAULT_EVENT_CAPACITY,
+            first_sent_tolerance_ms: Some(crate::first_sent::DEFAULT_TOLERANCE_MS),
         }
     }
 }

@@ -44,6 +44,9 @@ pub enum RequestError {
     /// The `Idempotency-Key` header is neither a structured-field string nor a bare token.
     #[error("idempotency key header is malformed")]
     MalformedHeader,
+    /// The `Repeatability-First-Sent` header is not an HTTP-date ([`crate::first_sent`]).
+    #[error("repeatability-first-sent is not an http-date (\"sun, 06 nov 1994 08:49:37 gmt\")")]
+    MalformedFirstSent,
     /// The body is larger than [`crate::StoreConfig::max_body_bytes`] (HTTP 413).
     #[error("request body is {len} bytes, the limit is {limit}")]
     BodyTooLarge {

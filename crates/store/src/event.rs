@@ -118,6 +118,9 @@ pub enum Rejection {
     },
     /// The key was used with a different payload (422).
     Mismatch,
+    /// No row for the key, and the request was first sent longer ago than retention (412,
+    /// the expired-key guard).
+    KeyExpired,
 }
 
 /// A bounded log of events: the [`crate::Store`]'s own, and the one a table driven from

@@ -9,6 +9,8 @@
 //! | [`Begin::Replay`] | the saved one | `Idempotent-Replayed: true`, saved `Content-Type` | — |
 //! | [`Begin::InFlight`] | 409 | `Retry-After` (seconds, rounded up) | [`problem::IN_FLIGHT`] |
 //! | [`Begin::Mismatch`] | 422 | | [`problem::KEY_REUSED`] |
+//! | [`Begin::KeyExpired`] (the expired-key guard, [`crate::first_sent`]) | 412 | | [`problem::KEY_EXPIRED`] |
+//! | [`RequestError::MalformedFirstSent`] | 400 | | [`problem::FIRST_SENT_INVALID`] |
 //! | [`RequestError::MissingKey`] | 400 | | [`problem::KEY_MISSING`] |
 //! | key empty / too long / not printable / malformed header | 400 | | [`problem::KEY_INVALID`] |
 //! | scope empty / too long / not visible ASCII | 400 | | [`problem::SCOPE_INVALID`] |
@@ -62,6 +64,12 @@ pub mod problem {
     pub const INVALID_JSON: &str = "/problems/request-body-not-json";
     /// 422: the key was first used with a different payload. Do not retry with this key.
     pub const KEY_REUSED: &str = "/problems/key-reused-with-different-payload";
+    /// 412: the key's record is gone (past retention) and this request was first sent longer
+    /// ago than that (its `Repeatability-First-Sent`): it may have run already, so it is not
+    /// run again. Reconcile (ask what became of the operation) before paying again.
+    pub const KEY_EXPIRED: &str = "/problems/key-expired";
+    /// 400: the `Repeatability-First-Sent` header is not an HTTP-date.
+    pub const FIRST_SENT_INVALID: &str = "/problems/first-sent-invalid";
     /// 409: a request with this key is still being processed. Retry after `Retry-After`.
     pub const IN_FLIGHT: &str = "/problems/request-in-flight";
     /// 409: this worker's claim was taken over before it could save. Retry: the new
@@ -151,6 +159,13 @@ pub fn response_for(begin: &Begin) -> Option<HttpResponse> {
             problem::KEY_REUSED,
             "Idempotency key reused with a different payload",
             "this key was first used with a different request body; use a new key for a new operation",
+            None,
+        )),
+        Begin::KeyExpired => Some(problem(
+            412,
+            problem::KEY_EXPIRED,
+            "Key expired: reconcile before paying again",
+            "this request was first sent longer ago than the server keeps idempotency keys, and no record of its key is left: it may have run already, so it was not run again; find out what became of it before sending it under a new key",
             None,
         )),
         Begin::Invalid(e) => Some(problem_for(e)),
@@ -284,6 +299,10 @@ pub fn problem_for(e: &RequestError) -> HttpResponse {
         | RequestError::ScopeNotVisible { .. } => (problem::SCOPE_INVALID, "Scope invalid"),
         RequestError::BodyTooLarge { .. } => (problem::BODY_TOO_LARGE, "Request body too large"),
         RequestError::InvalidJson { .. } => (problem::INVALID_JSON, "Request body is not JSON"),
+        RequestError::MalformedFirstSent => (
+            problem::FIRST_SENT_INVALID,
+            "Repeatability-First-Sent invalid",
+        ),
     };
     problem(e.status(), kind, title, &e.to_string(), None)
 }

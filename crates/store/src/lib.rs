@@ -19,6 +19,7 @@
 //! | `InFlight`, lease younger than `lock_ms` | [`Begin::InFlight`] | 409 + `Retry-After` |
 //! | `InFlight`, lease stale | [`Begin::Execute`] with `taken_over: true` | result |
 //! | `Released`, same fingerprint | [`Begin::Execute`] (claimed again: resume the recovery point) | result |
+//! | no record, and `Repeatability-First-Sent` older than the route's retention plus [`StoreConfig::first_sent_tolerance_ms`] ([`first_sent`]) | [`Begin::KeyExpired`] | 412 |
 //!
 //! A key stays bound to its first request for its retention: a release
 //! ([`Store::release`], or [`Store::fail`] under [`ErrorPolicy::ReleaseClaim`]) frees the
@@ -81,7 +82,9 @@ mod config;
 mod error;
 mod event;
 mod fingerprint;
+pub mod first_sent;
 pub mod http;
+pub mod http_date;
 mod key;
 mod lease;
 mod record;

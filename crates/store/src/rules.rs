@@ -36,8 +36,8 @@
 //! worker resumes was written with the claim, to the same span, so the row never outlives it.
 
 use crate::{
-    fingerprint, key, ErrorPolicy, Fingerprint, KeyRequirement, Lease, Record, RequestError,
-    RequestTarget, RouteConfig, SavedResponse, Status, StoreConfig,
+    fingerprint, first_sent::FirstSent, key, ErrorPolicy, Fingerprint, KeyRequirement, Lease,
+    Record, RequestError, RequestTarget, RouteConfig, SavedResponse, Status, StoreConfig,
 };
 
 /// Reads of one request before it gives up and answers 409 ([`contended`]).
@@ -69,6 +69,9 @@ pub enum Answer<'r> {
     /// The key was first used for another operation or another body: 422, whether that
     /// first request's claim is in flight, released or done.
     Mismatch,
+    /// No row (or one past retention), and the request says it was first sent longer ago than
+    /// retention: 412, the expired-key guard ([`guard`]). Nothing is written.
+    KeyExpired,
 }
 
 /// The conditional writes a request can need before its work runs.
@@ -227,6 +230,7 @@ pub struct Deciding {
     fingerprint: Fingerprint,
     lock_ms: u64,
     reads: usize,
+    first_sent: Option<FirstSent>,
 }
 
 impl Deciding {
@@ -236,7 +240,15 @@ impl Deciding {
             fingerprint,
             lock_ms,
             reads: 0,
+            first_sent: None,
         }
+    }
+
+    /// The loop of a request that carries its first-sent time ([`first_sent`], `None` when it
+    /// sent none or the guard is off): its decisions go through the expired-key [`guard`].
+    pub fn with_first_sent(mut self, first_sent: Option<FirstSent>) -> Self {
+        self.first_sent = first_sent;
+        self
     }
 
     /// Count a read of the row about to be made, or, past [`MAX_READS`], [`Contended`]: answer
@@ -252,9 +264,14 @@ impl Deciding {
         Ok(())
     }
 
-    /// The decision table for `row` as read at `now` ([`decide`]).
+    /// The decision table for `row` as read at `now` ([`decide`]), through the expired-key
+    /// [`guard`].
     pub fn decide<'r>(&self, row: Option<&'r Record>, now: u64) -> Step<'r> {
-        decide(row, now, &self.fingerprint, self.lock_ms)
+        guard(
+            decide(row, now, &self.fingerprint, self.lock_ms),
+            self.first_sent.as_ref(),
+            now,
+        )
     }
 }
 
@@ -291,6 +308,36 @@ pub fn decide<'r>(
         Status::InFlight { lease } => Step::Write(Write::TakeOver { seen: *lease }),
         Status::Released { lease } => Step::Write(Write::Reclaim { released: *lease }),
     }
+}
+
+/// The expired-key guard over one decision ([`crate::first_sent`]): a claim of a key with no
+/// row, or with a row past retention ([`Write::Claim`], [`Write::ClearExpired`]), by a request
+/// first sent longer ago than retention plus the tolerance ([`FirstSent::refuses`]) becomes
+/// [`Answer::KeyExpired`]. Every other step passes: a row that is still there decides.
+pub fn guard<'r>(step: Step<'r>, first_sent: Option<&FirstSent>, now: u64) -> Step<'r> {
+    match step {
+        Step::Write(Write::Claim | Write::ClearExpired)
+            if first_sent.is_some_and(|sent| sent.refuses(now)) =>
+        {
+            Step::Answer(Answer::KeyExpired)
+        }
+        step => step,
+    }
+}
+
+/// What the guard compares a request's first-sent time `at_ms` (its header, parsed) to: the
+/// route's retention ([`retention_ms`]) and the store's tolerance; `None` when the request
+/// sent no header or the guard is off ([`StoreConfig::first_sent_tolerance_ms`]).
+pub fn first_sent(
+    at_ms: Option<u64>,
+    route: &RouteConfig,
+    config: &StoreConfig,
+) -> Option<FirstSent> {
+    Some(FirstSent {
+        at_ms: at_ms?,
+        retention_ms: retention_ms(route, config),
+        tolerance_ms: config.first_sent_tolerance_ms?,
+    })
 }
 
 /// What a failed work does to its claim under the route's `policy`: release it, or save
@@ -437,6 +484,61 @@ mod tests {
             decide(Some(&short), 1_000, &fp(1), LOCK_MS),
             Step::Answer(Answer::InFlight { retry_after_ms: 50 })
         );
+    }
+
+    /// The expired-key guard turns a claim of a missing or expired row into 412 for a request
+    /// first sent too long ago, and nothing else: a row that is still there decides.
+    #[test]
+    fn the_guard_refuses_only_a_claim_by_a_request_first_sent_too_long_ago() {
+        let sent = FirstSent {
+            at_ms: 0,
+            retention_ms: 1_000,
+            tolerance_ms: 100,
+        };
+        let guarded = Deciding::new(fp(1), LOCK_MS).with_first_sent(Some(sent));
+        let unguarded = Deciding::new(fp(1), LOCK_MS);
+        let expired = Step::Answer(Answer::KeyExpired);
+        // No row: claimed up to retention + tolerance after the first send, refused after.
+        assert_eq!(guarded.decide(None, 1_100), Step::Write(Write::Claim));
+        assert_eq!(guarded.decide(None, 1_101), expired);
+        assert_eq!(unguarded.decide(None, 1_101), Step::Write(Write::Claim));
+        // A row past retention counts as none.
+        let gone = in_flight(0, 1_000);
+        assert_eq!(guarded.decide(Some(&gone), 5_000), expired);
+        assert_eq!(
+            unguarded.decide(Some(&gone), 5_000),
+            Step::Write(Write::ClearExpired)
+        );
+        // A row still kept decides as ever, however old the first send.
+        let live = in_flight(4_950, 10_000);
+        assert_eq!(
+            guarded.decide(Some(&live), 5_000),
+            Step::Answer(Answer::InFlight { retry_after_ms: 50 })
+        );
+        let stale = in_flight(4_000, 10_000);
+        assert!(matches!(
+            guarded.decide(Some(&stale), 5_000),
+            Step::Write(Write::TakeOver { .. })
+        ));
+        let other = Deciding::new(fp(2), LOCK_MS).with_first_sent(Some(sent));
+        assert_eq!(
+            other.decide(Some(&live), 5_000),
+            Step::Answer(Answer::Mismatch)
+        );
+        // The guard is off without a header or without a tolerance.
+        let route = RouteConfig::required("POST /x", ErrorPolicy::SaveResponse);
+        let mut config = StoreConfig::default();
+        assert_eq!(first_sent(None, &route, &config), None);
+        assert_eq!(
+            first_sent(Some(7), &route, &config),
+            Some(FirstSent {
+                at_ms: 7,
+                retention_ms: config.retention_ms,
+                tolerance_ms: crate::first_sent::DEFAULT_TOLERANCE_MS,
+            })
+        );
+        config.first_sent_tolerance_ms = None;
+        assert_eq!(first_sent(Some(7), &route, &config), None);
     }
 
     /// A release frees the lease, not the key: the same request claims again (live lease or

@@ -2,6 +2,7 @@
 
 use crate::{
     event::{EventLog, Rejection},
+    first_sent::FirstSent,
     key::ScopeCache,
     rules::{self, Answer, Finish, Step, Write},
     Event, EventKind, Fenced, Fingerprint, IdRef, Lease, MemoryTable, RecordId, RequestError,
@@ -42,6 +43,10 @@ pub enum Begin {
     Mismatch,
     /// The request is malformed: answer [`RequestError::status`] (400 or 413).
     Invalid(RequestError),
+    /// No record of the key, and the request was first sent longer ago than its route's
+    /// retention (the expired-key guard, [`crate::first_sent`]): answer 412. It may have run
+    /// under a record since pruned, so it does not run again. Nothing was recorded.
+    KeyExpired,
 }
 
 /// The claim table and its rules. See the crate docs for the decision table and the
@@ -125,7 +130,7 @@ impl<T: Table> Store<T> {
         route: &RouteConfig,
     ) -> Begin {
         match rules::check_request(scope, key, body, route, &self.config) {
-            Ok(Some((key, fp))) => self.decide(now, IdRef { scope, key }, fp, route),
+            Ok(Some((key, fp))) => self.decide(now, IdRef { scope, key }, fp, route, None),
             Ok(None) => Begin::Unkeyed,
             Err(refusal) => self.refuse(now, refusal),
         }
@@ -142,8 +147,28 @@ impl<T: Table> Store<T> {
         fingerprint: Fingerprint,
         route: &RouteConfig,
     ) -> Begin {
+        self.begin_first_sent(now, scope, key, None, fingerprint, route)
+    }
+
+    /// [`begin_with_fingerprint`](Self::begin_with_fingerprint) for a request that says when
+    /// it was first sent (`first_sent`: its `Repeatability-First-Sent`, read by
+    /// [`first_sent::parse`](crate::first_sent::parse)), so the expired-key guard applies
+    /// ([`crate::first_sent`]): a key with no row, first sent longer ago than the route's
+    /// retention plus [`StoreConfig::first_sent_tolerance_ms`], is [`Begin::KeyExpired`].
+    pub fn begin_first_sent(
+        &mut self,
+        now: u64,
+        scope: &str,
+        key: Option<&str>,
+        first_sent: Option<u64>,
+        fingerprint: Fingerprint,
+        route: &RouteConfig,
+    ) -> Begin {
         match rules::check_id(scope, key, route) {
-            Ok(Some(key)) => self.decide(now, IdRef { scope, key }, fingerprint, route),
+            Ok(Some(key)) => {
+                let sent = rules::first_sent(first_sent, route, &self.config);
+                self.decide(now, IdRef { scope, key }, fingerprint, route, sent)
+            }
             Ok(None) => Begin::Unkeyed,
             Err(refusal) => self.refuse(now, refusal),
         }
@@ -320,11 +345,18 @@ impl<T: Table> Store<T> {
 
     /// Apply the decision table ([`rules::decide`]) to a validated request, performing the
     /// conditional write it asks for.
-    fn decide(&mut self, now: u64, id: IdRef<'_>, fp: Fingerprint, route: &RouteConfig) -> Begin {
+    fn decide(
+        &mut self,
+        now: u64,
+        id: IdRef<'_>,
+        fp: Fingerprint,
+        route: &RouteConfig,
+        first_sent: Option<FirstSent>,
+    ) -> Begin {
         let lock_ms = self.config.lock_ms;
         // One pass decides, unless the row changed between our read and our conditional
         // write, which only a table shared with other stores allows; then read again.
-        let mut deciding = rules::Deciding::new(fp, lock_ms);
+        let mut deciding = rules::Deciding::new(fp, lock_ms).with_first_sent(first_sent);
         loop {
             if let Err(rules::Contended { retry_after_ms }) = deciding.read() {
                 let reason = Rejection::InFlight { retry_after_ms };
@@ -362,6 +394,14 @@ impl<T: Table> Store<T> {
                     };
                     self.log_seen(now, id, stored, kind);
                     return Begin::Mismatch;
+                }
+                Step::Answer(Answer::KeyExpired) => {
+                    let kind = EventKind::Rejected {
+                        status: 412,
+                        reason: Rejection::KeyExpired,
+                    };
+                    self.log_seen(now, id, stored, kind);
+                    return Begin::KeyExpired;
                 }
                 Step::Write(write) => write,
             };

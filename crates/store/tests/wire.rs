@@ -22,6 +22,7 @@ fn response(name: &str) -> HttpResponse {
         }),
         "lease lost" => Some(http::lease_lost()),
         "mismatch" => http::response_for(&Begin::Mismatch),
+        "key expired" => http::response_for(&Begin::KeyExpired),
         "missing key" => Some(http::problem_for(&RequestError::MissingKey)),
         "body too large" => Some(http::problem_for(&RequestError::BodyTooLarge {
             len: 70_000,

@@ -167,6 +167,16 @@ const SCENARIOS: { id: string; shows: Check; fixed?: Check }[] = [
     },
   },
   {
+    id: 'expired-key-guard',
+    shows: chargedTwice,
+    // The guard: the late retry refused (412), the page's outcome unknown, one charge.
+    fixed: async (p) => {
+      await oneCharge(p);
+      await expect(eventOf(p, '412')).toBeVisible();
+      await expect(stat(p, 'stat-unknown')).toHaveText('1');
+    },
+  },
+  {
     id: 'ambiguous-timeout',
     shows: async (p) => {
       await oneCharge(p);

@@ -93,6 +93,8 @@ pub enum EventKind {
     Mismatch,
     /// 400 or 413: bad key or body.
     BadRequest,
+    /// 412: the expired-key guard refused a request first sent longer ago than retention.
+    KeyExpired,
     /// A stale lease was taken over.
     TakenOver,
     /// A zombie's save or release was refused.
@@ -127,6 +129,7 @@ impl EventKind {
             EventKind::Conflict => "409 in flight",
             EventKind::Mismatch => "422 mismatch",
             EventKind::BadRequest => "400 rejected",
+            EventKind::KeyExpired => "412 key expired",
             EventKind::TakenOver => "takeover",
             EventKind::Fenced => "fenced",
             EventKind::Saved => "saved",
@@ -149,6 +152,7 @@ impl EventKind {
             EventKind::Conflict => "409",
             EventKind::Mismatch => "422",
             EventKind::BadRequest => "400",
+            EventKind::KeyExpired => "412",
             EventKind::TakenOver => "takeover",
             EventKind::Fenced => "fenced",
             EventKind::Saved => "saved",

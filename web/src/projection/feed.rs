@@ -71,6 +71,11 @@ impl Feed {
                         "422: same key, different request".to_string(),
                     ),
                     Rejection::Invalid(err) => (EventKind::BadRequest, format!("{status}: {err}")),
+                    Rejection::KeyExpired => (
+                        EventKind::KeyExpired,
+                        "412: no record left and first sent before retention: not run again"
+                            .to_string(),
+                    ),
                 },
                 StoreEvent::TakenOver {
                     old_token,

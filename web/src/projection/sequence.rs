@@ -29,6 +29,7 @@ fn decision(d: Decision, retry_after: Option<&str>) -> (&'static str, String) {
             return ("409", wait);
         }
         Decision::Mismatch => ("422", "422: other parameters", None),
+        Decision::KeyExpired => ("412", "412: key expired, not run again", None),
         Decision::Invalid { status } => ("400", "refused: ", Some(u64::from(status))),
     };
     (

@@ -242,6 +242,7 @@ fn decision_text(d: Decision) -> &'static str {
         Decision::Replayed => "replayed the saved answer",
         Decision::InFlight => "409 in flight",
         Decision::Mismatch => "422 mismatch",
+        Decision::KeyExpired => "412 key expired: not run again",
         Decision::Invalid { .. } => "refused the request (400)",
     }
 }

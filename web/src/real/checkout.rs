@@ -351,6 +351,7 @@ mod tests {
         use idem_client::{Attempt, Method, Reply};
         let key = uuid::Uuid::from_u128(0x0123_4567_89ab_4cde_8f01_2345_6789_abcd);
         let attempt = |number| Attempt {
+            first_sent: 0,
             key: Some(key),
             method: Method::Post,
             body: payload("co_1", "tok_visa").into_bytes(),

@@ -104,6 +104,7 @@ impl Tables {
                         self.mismatches += 1;
                         EventKind::Mismatch
                     }
+                    412 => EventKind::KeyExpired,
                     _ => EventKind::BadRequest,
                 };
                 (kind, "refused: ", u64::from(*status))

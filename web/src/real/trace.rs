@@ -108,6 +108,7 @@ pub fn ended_as(answer: &Answer) -> CheckoutState {
     match reply.class() {
         ReplyClass::Succeeded { replayed } => CheckoutState::Paid { replayed },
         ReplyClass::Rejected => CheckoutState::Refused(*status),
+        ReplyClass::KeyExpired => CheckoutState::Unknown,
         ReplyClass::RetryAfter(_) => CheckoutState::Pending,
     }
 }

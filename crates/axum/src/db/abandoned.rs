@@ -97,7 +97,7 @@ impl Db {
             key: abandoned.id.key().as_str(),
         };
         match self
-            .decide(now, id, abandoned.fingerprint, route, None)
+            .decide(now, id, abandoned.fingerprint, route, None, None)
             .await?
         {
             Decided::Claimed(claim) => Ok(Some(claim)),

@@ -3,6 +3,7 @@
 use std::{sync::Arc, time::Instant};
 
 use idem_store::{
+    first_sent::FirstSent,
     rules::{self, Answer, Step, Write},
     EventKind, Fingerprint, IdRef, Lease, Record, Rejection, RouteConfig,
 };
@@ -33,12 +34,15 @@ impl Db {
             Err(Unchecked::Unkeyed) => return Ok(Begin::Unkeyed),
             Err(Unchecked::Answer(answer)) => return Ok(Begin::Answer(answer)),
         };
-        Ok(match self.decide(now, id, fp, request.route, None).await? {
-            Decided::Claimed(claim) => Begin::Execute(claim),
-            Decided::Answer(answer) => Begin::Answer(answer),
-            // Only `begin_with` creates.
-            Decided::Created { .. } => unreachable!("no first row was given"),
-        })
+        let sent = rules::first_sent(request.first_sent, request.route, self.config());
+        Ok(
+            match self.decide(now, id, fp, request.route, sent, None).await? {
+                Decided::Claimed(claim) => Begin::Execute(claim),
+                Decided::Answer(answer) => Begin::Answer(answer),
+                // Only `begin_with` creates.
+                Decided::Created { .. } => unreachable!("no first row was given"),
+            },
+        )
     }
 
     /// [`begin`](Self::begin) for a route whose work starts by creating one row (the
@@ -77,7 +81,11 @@ impl Db {
             Err(Unchecked::Unkeyed) => return Ok(BeginWith::Unkeyed),
             Err(Unchecked::Answer(answer)) => return Ok(BeginWith::Answer(answer)),
         };
-        match self.decide(now, id, fp, request.route, Some(first)).await? {
+        let sent = rules::first_sent(request.first_sent, request.route, self.config());
+        match self
+            .decide(now, id, fp, request.route, sent, Some(first))
+            .await?
+        {
             Decided::Created { claim, id } => Ok(BeginWith::Created { claim, id }),
             Decided::Answer(answer) => Ok(BeginWith::Answer(answer)),
             Decided::Claimed(claim) if claim.recovery().is_some() => Ok(BeginWith::Resume(claim)),
@@ -104,6 +112,7 @@ impl Db {
             body,
             route,
             target,
+            first_sent: _,
         } = request;
         match rules::check_request_to(scope, key, body, target, route, self.config()) {
             Ok(Some((key, fp))) => Ok((IdRef { scope, key }, fp)),
@@ -130,12 +139,13 @@ impl Db {
         id: IdRef<'_>,
         fp: Fingerprint,
         route: &RouteConfig,
+        first_sent: Option<FirstSent>,
         mut first: Option<&RouteInsert<'_>>,
     ) -> Result<Decided, DbError> {
         let lock_ms = self.lock_ms();
         let mut at = now;
         let mut link = Some(self.link().await?);
-        let mut deciding = rules::Deciding::new(fp, lock_ms);
+        let mut deciding = rules::Deciding::new(fp, lock_ms).with_first_sent(first_sent);
         loop {
             if let Err(rules::Contended { retry_after_ms }) = deciding.read() {
                 let kind = EventKind::Rejected {
@@ -288,6 +298,13 @@ impl Db {
                     reason: Rejection::Mismatch,
                 },
                 idem_store::Begin::Mismatch,
+            ),
+            Answer::KeyExpired => (
+                EventKind::Rejected {
+                    status: 412,
+                    reason: Rejection::KeyExpired,
+                },
+                idem_store::Begin::KeyExpired,
             ),
         };
         self.log(now, id.scope, Some(id.key), kind);

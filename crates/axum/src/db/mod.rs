@@ -26,7 +26,7 @@
 //! async fn checkout(db: &Db, now: u64, tenant: &str, key: Option<&str>, body: &[u8])
 //!     -> Result<http::HttpResponse, DbError>
 //! {
-//!     let request = Request { scope: tenant, key, body, route: &CHECKOUT, target: None };
+//!     let request = Request { scope: tenant, key, first_sent: None, body, route: &CHECKOUT, target: None };
 //!     // Phase 1: the claim and the order, together or not at all.
 //!     let first = RouteInsert::new("orders").value("body", body).value("paid", 0);
 //!     let (claim, order) = match db.begin_with(now, request, &first).await? {
@@ -275,6 +275,9 @@ pub struct Request<'a> {
     pub scope: &'a str,
     /// The `Idempotency-Key`, already parsed from its header (`idem_store::http::parse_key_header`).
     pub key: Option<&'a str>,
+    /// When the client first sent the operation (`Repeatability-First-Sent`, parsed by
+    /// `idem_store::first_sent::parse`), for the expired-key guard; `None` without the header.
+    pub first_sent: Option<u64>,
     /// The request body as received.
     pub body: &'a [u8],
     /// What the route declares: operation, key requirement, error policy.

@@ -41,6 +41,9 @@ use trace::SharedScope;
 /// - `pruner`: [`PrunerConfig::default`] (every 60 s, 1,000 rows per statement).
 /// - `retention_ms`: 86,400,000 (24 h), the service's retention for routes that declare
 ///   none of their own ([`idem_store::StoreConfig::retention_ms`]).
+/// - `first_sent_tolerance_ms`: `Some(300_000)` (5 min): the expired-key guard is on
+///   ([`idem_store::first_sent`], [`idem_store::StoreConfig::first_sent_tolerance_ms`]);
+///   `None` turns it off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpsConfig {
     /// The shutdown deadline.
@@ -49,6 +52,8 @@ pub struct OpsConfig {
     pub pruner: PrunerConfig,
     /// How long a key's row is kept after its last write, unless its route says otherwise.
     pub retention_ms: u64,
+    /// The expired-key guard's tolerance for client clocks behind the server's (`None`: off).
+    pub first_sent_tolerance_ms: Option<u64>,
     /// The application's own problem types, described at `GET /problems/{name}` beside this
     /// crate's ([`crate::problems`]).
     pub problems: &'static [crate::problems::ProblemType],
@@ -65,6 +70,7 @@ impl Default for OpsConfig {
             drain: Self::DEFAULT_DRAIN,
             pruner: PrunerConfig::default(),
             retention_ms: idem_store::StoreConfig::DEFAULT_RETENTION_MS,
+            first_sent_tolerance_ms: Some(idem_store::first_sent::DEFAULT_TOLERANCE_MS),
             problems: &[],
         }
     }

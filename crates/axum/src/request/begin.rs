@@ -48,6 +48,7 @@ impl IdempotentRequest {
         db::Request {
             scope: &self.scope,
             key: self.key.as_deref(),
+            first_sent: self.first_sent,
             body: &self.body,
             route,
             target: self.target.as_ref(),

@@ -1,5 +1,5 @@
 //! What every idempotent route reads from a request before any decision: the scope (who
-//! is asking), the `Idempotency-Key`, and the body, each refused with a problem response
+//! is asking), the `Idempotency-Key` (and `Repeatability-First-Sent`), and the body, each refused with a problem response
 //! when it is wrong (401, 400, 413, 408); then the request is handed to the store
 //! ([`IdempotentRequest::begin`]), which decides what to do with the key.
 //!
@@ -9,6 +9,7 @@
 
 mod begin;
 mod body;
+mod first_sent;
 mod key;
 mod path;
 mod scope;
@@ -23,6 +24,7 @@ use idem_store::http::{problem_for, HttpResponse};
 
 pub use begin::wait_through_conflicts;
 pub use body::{discard_body, read_body, BodyLimits};
+pub use first_sent::first_sent;
 pub use key::idempotency_key;
 pub use path::{invalid_path, PathParam, INVALID_PATH};
 pub use scope::{
@@ -39,6 +41,9 @@ pub struct IdempotentRequest {
     pub scope: Arc<str>,
     /// The key, if the request sent one (whether the route requires it is the store's call).
     pub key: Option<String>,
+    /// When the client says it first sent this operation (`Repeatability-First-Sent`, ms since
+    /// the Unix epoch), for the store's expired-key guard; `None` without the header.
+    pub first_sent: Option<u64>,
     /// The whole body, within the limits.
     pub body: Bytes,
     /// For a layer in front of many routes: what the request asks for besides its body
@@ -63,9 +68,10 @@ impl IdempotentRequest {
             .map_err(|refused| refused.response())
             .and_then(|scope| {
                 let key = idempotency_key(&parts.headers).map_err(|e| problem_for(&e))?;
-                Ok((scope, key))
+                let first_sent = first_sent(&parts.headers).map_err(|e| problem_for(&e))?;
+                Ok((scope, key, first_sent))
             });
-        let (scope, key) = match checked {
+        let (scope, key, first_sent) = match checked {
             Ok(checked) => checked,
             Err(refusal) => {
                 discard_body(&parts.headers, body, limits).await;
@@ -76,6 +82,7 @@ impl IdempotentRequest {
         Ok(Self {
             scope,
             key,
+            first_sent,
             body,
             target: None,
         })

@@ -9,7 +9,7 @@ use super::{now_ms, MathRandom};
 use crate::journal::Journal;
 use crate::operation::{Action, Attempt, Operation};
 use crate::outcome::Outcome;
-use crate::reply::{Reply, IDEMPOTENCY_KEY_HEADER};
+use crate::reply::{Reply, FIRST_SENT_HEADER, IDEMPOTENCY_KEY_HEADER};
 
 /// Where and how attempts are sent.
 #[derive(Clone, Debug, Default)]
@@ -102,6 +102,9 @@ async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
                 IDEMPOTENCY_KEY_HEADER,
                 key.hyphenated().encode_lower(&mut buf),
             )?;
+        }
+        if let Some(first_sent) = attempt.first_sent_header() {
+            headers.set(FIRST_SENT_HEADER, &first_sent)?;
         }
         if attempt.method.has_body() {
             headers.set("Content-Type", "application/json")?;

@@ -6,13 +6,15 @@
 //! | none, or 0 | — | an early record: migrated when it has a `key` and a `body` |
 //! | 1 | `pending`, `unknown` | an open [`Record`] (key, canonical body, fingerprint, attempts) |
 //! | 2 | `settled` | a [`SettledRecord`]: key and fingerprint, no body |
-//! | 3 and above | — | [`JournalError::UnsupportedVersion`], left untouched |
+//! | 3 | `unknown` | an open record as in format 1 whose `last_error` is `{"type":"keyExpired"}` (the server's 412: the key expired) |
+//! | 4 and above | — | [`JournalError::UnsupportedVersion`], left untouched |
 
 use uuid::Uuid;
 
 use super::error::JournalError;
 use super::record::{
-    Entry, Record, RecordState, SettledRecord, FORMAT_VERSION, SETTLED_FORMAT_VERSION,
+    Entry, Record, RecordState, SettledRecord, FORMAT_VERSION, KEY_EXPIRED_FORMAT_VERSION,
+    SETTLED_FORMAT_VERSION,
 };
 use crate::digest::sha256_hex;
 use crate::json::{write_str, write_u64, Json};
@@ -51,6 +53,7 @@ pub fn encode(record: &Record) -> String {
                     write_u64(&mut out, u64::from(*status));
                     out.push('}');
                 }
+                Some(Failure::KeyExpired) => out.push_str("{\"type\":\"keyExpired\"}"),
             }
             out.push_str("}}");
         }
@@ -100,6 +103,7 @@ fn write_identity(out: &mut String, name: &str, key: Uuid, method: Method) {
 /// - format 1: an open record, parsed strictly (every field present with its type; unknown
 ///   members are ignored); a name or fingerprint that does not match is
 ///   [`JournalError::Corrupt`];
+/// - format 3: an open record as format 1 (its `last_error` may be `keyExpired`);
 /// - format 2: a settled entry, parsed as strictly (`state.status` must be `settled`, the
 ///   fingerprint 64 lowercase hex digits);
 /// - older version (or none): migrated when it has a `key` (UUID) and a `body` (string): the
@@ -129,7 +133,7 @@ pub fn decode_entry(name: &str, text: &str) -> Result<Entry, JournalError> {
             .ok_or_else(corrupt)?,
     };
     match version {
-        v if v > SETTLED_FORMAT_VERSION => Err(JournalError::UnsupportedVersion {
+        v if v > KEY_EXPIRED_FORMAT_VERSION => Err(JournalError::UnsupportedVersion {
             name: name.to_owned(),
             found: v,
         }),
@@ -140,7 +144,7 @@ pub fn decode_entry(name: &str, text: &str) -> Result<Entry, JournalError> {
             }
             Ok(Entry::Settled(settled))
         }
-        FORMAT_VERSION => {
+        FORMAT_VERSION | KEY_EXPIRED_FORMAT_VERSION => {
             let record = strict(version, &value).ok_or_else(corrupt)?;
             if record.name != name || record.fingerprint != sha256_hex(record.body.as_bytes()) {
                 return Err(corrupt());
@@ -226,6 +230,7 @@ fn failure_from_json(value: &Json) -> Option<Failure> {
         "status" => Failure::Status {
             status: u16::try_from(value.get("status")?.as_u64()?).ok()?,
         },
+        "keyExpired" => Failure::KeyExpired,
         _ => return None,
     })
 }
@@ -372,14 +377,35 @@ mod tests {
     #[test]
     fn newer_version_is_reported_not_read() {
         let mut r = record();
-        r.version = SETTLED_FORMAT_VERSION + 1;
+        r.version = KEY_EXPIRED_FORMAT_VERSION + 1;
         assert_eq!(
             decode_entry(&r.name, &encode(&r)),
             Err(JournalError::UnsupportedVersion {
                 name: r.name.clone(),
-                found: 3
+                found: 4
             })
         );
+    }
+
+    #[test]
+    fn a_key_expired_record_is_format_3_and_every_other_open_record_format_1() {
+        let mut r = record();
+        assert_eq!(Record::format_for(&r.state), FORMAT_VERSION);
+        r.state = RecordState::Unknown {
+            last_error: Some(Failure::Timeout),
+        };
+        assert_eq!(Record::format_for(&r.state), FORMAT_VERSION);
+        r.state = RecordState::Unknown {
+            last_error: Some(Failure::KeyExpired),
+        };
+        r.version = Record::format_for(&r.state);
+        assert_eq!(r.version, KEY_EXPIRED_FORMAT_VERSION);
+        let text = encode(&r);
+        assert!(
+            text.contains(r#""version":3"#) && text.contains(r#"{"type":"keyExpired"}"#),
+            "{text}"
+        );
+        assert_eq!(decode(&r.name, &text), Ok(r));
     }
 
     #[test]
@@ -497,7 +523,7 @@ mod tests {
         };
         match version {
             0 => legacy(0),
-            1 => {
+            1 | 3 => {
                 let record: Record =
                     serde_json::from_value(value.clone()).map_err(|_| corrupt())?;
                 if record.name != name || record.fingerprint != sha256_hex(record.body.as_bytes()) {
@@ -546,6 +572,7 @@ mod tests {
             Some(Failure::Network {
                 message: "reset \"by\" peer\n\u{1}é😀".into(),
             }),
+            Some(Failure::KeyExpired),
         ] {
             let mut r = base.clone();
             r.state = RecordState::Unknown { last_error };
@@ -637,6 +664,7 @@ mod tests {
             good.replace(r#""version":1"#, r#""version":"1""#),
             good.replace(r#""version":1"#, r#""version":2"#),
             good.replace(r#""version":1"#, r#""version":3"#),
+            good.replace(r#""version":1"#, r#""version":4"#),
             good.replace(r#""version":1"#, r#""version":4294967296"#),
             good.replace(&fp, "0"),
             format!("  {good}\n"),
@@ -707,7 +735,7 @@ mod tests {
             },
             JournalError::UnsupportedVersion {
                 name: "checkout:cart-42".into(),
-                found: 3,
+                found: 4,
             },
         ] {
             assert!(answers.contains(&Err(error.clone())), "{error:?}");

@@ -20,7 +20,8 @@ pub use codec::{decode, decode_entry, encode, encode_settled};
 pub use error::JournalError;
 pub use memory::MemoryJournal;
 pub use record::{
-    Entry, Record, RecordState, SettledRecord, FORMAT_VERSION, SETTLED_FORMAT_VERSION,
+    Entry, Record, RecordState, SettledRecord, FORMAT_VERSION, KEY_EXPIRED_FORMAT_VERSION,
+    SETTLED_FORMAT_VERSION,
 };
 
 /// Durable storage of operations, one entry per operation name.

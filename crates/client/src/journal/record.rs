@@ -18,6 +18,13 @@ pub const FORMAT_VERSION: u32 = 1;
 /// the payload body.
 pub const SETTLED_FORMAT_VERSION: u32 = 2;
 
+/// The format of an open record given up on because the server refused it as expired (its
+/// `last_error` is [`Failure::KeyExpired`], 412): format 1 with a failure type that a reader of
+/// format 1 cannot express, so a previous release reports the record as a newer format and
+/// leaves it untouched instead of taking it for corrupt. Every other open record is still
+/// written in format 1 ([`Record::format_for`]).
+pub const KEY_EXPIRED_FORMAT_VERSION: u32 = 3;
+
 /// One open operation's durable state: everything a reload needs to resume it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -40,6 +47,19 @@ pub struct Record {
     pub created_at: u64,
     /// Pending, or given up on with an unknown outcome.
     pub state: RecordState,
+}
+
+impl Record {
+    /// The format a record in `state` is written in: [`KEY_EXPIRED_FORMAT_VERSION`] for an
+    /// unknown outcome the server refused as expired, else [`FORMAT_VERSION`].
+    pub fn format_for(state: &RecordState) -> u32 {
+        match state {
+            RecordState::Unknown {
+                last_error: Some(Failure::KeyExpired),
+            } => KEY_EXPIRED_FORMAT_VERSION,
+            _ => FORMAT_VERSION,
+        }
+    }
 }
 
 /// Where an open operation stands.

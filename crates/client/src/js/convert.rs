@@ -6,7 +6,7 @@ use wasm_bindgen::JsValue;
 
 use crate::journal::{Entry, JournalError, Record, RecordState, SettledRecord};
 use crate::operation::key_string;
-use crate::{Durability, KeyState, Outcome, OutcomeKind, Problem, StartError};
+use crate::{Durability, Failure, KeyState, Outcome, OutcomeKind, Problem, StartError};
 
 /// `target[name] = value` on a fresh plain object (cannot fail).
 pub(super) fn set(target: &Object, name: &str, value: &JsValue) {
@@ -77,6 +77,18 @@ pub(super) fn reconciliation_object(outcome: &Outcome, state: &KeyState) -> Obje
             "inFlight"
         }
         KeyState::Released => "released",
+        // No record of the key, and the server refused to run it again as expired: say so,
+        // so the page checks with the business instead of resuming (which is refused again).
+        KeyState::NotFound
+            if matches!(
+                outcome.kind,
+                OutcomeKind::Unknown {
+                    last_error: Some(Failure::KeyExpired)
+                }
+            ) =>
+        {
+            "keyExpired"
+        }
         KeyState::NotFound => "notFound",
         KeyState::BoundToAnotherRequest => "anotherRequest",
     };

@@ -72,7 +72,11 @@ export interface Outcome {
   attempts: number;
   /** Where the key lived: 'journaled' (localStorage), 'memoryOnly' or 'unkeyed'. */
   durability: 'journaled' | 'memoryOnly' | 'unkeyed';
-  /** The last failure, for an unknown outcome (absent when it was not kept across a reload). */
+  /**
+   * The last failure, for an unknown outcome (absent when it was not kept across a reload), in
+   * words: 'timed out', 'status 503', 'network error: …', or 'key expired: reconcile before
+   * paying again' when the server refused a retry whose first send it no longer remembers (412).
+   */
   lastError?: string;
 }
 
@@ -96,12 +100,18 @@ export interface Reconciliation extends Outcome {
    * retention passed (or it is a server that deletes released claims). `kind` is 'unknown' and
    * the record stays: within the retry window `resume(name)` sends it again under the same
    * key; past it, check with the business before paying again.
+   * 'keyExpired': the operation ended unknown because the server refused it as expired (412:
+   * its first send is older than the server keeps keys; `lastError` says "key expired"), and the
+   * server has no record of the key: whether it ran cannot be learned from the server's key
+   * table any more. `kind` is 'unknown' and the record stays; `resume(name)` would be refused
+   * again. Check with the business (the order, the charge) before paying again under a new
+   * operation name.
    * 'anotherRequest': the server's answer names the request that holds the key (idem-server
    * does), and it is another one (another body or endpoint): this payload never ran under the
    * key. `kind` is 'rejected' with `status` 422, as any attempt of it would be answered, and
    * the operation is settled; nothing of the other request's answer is shown.
    */
-  reconciled: 'done' | 'inFlight' | 'released' | 'notFound' | 'anotherRequest';
+  reconciled: 'done' | 'inFlight' | 'released' | 'notFound' | 'keyExpired' | 'anotherRequest';
   /** How long ago the current lease was taken (inFlight). */
   leaseAgeMs?: number;
   /** How long until the claim may be taken over (inFlight). */

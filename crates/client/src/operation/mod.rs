@@ -12,9 +12,7 @@ pub use spec::{IntoCanonical, OperationSpec, Persistence};
 pub use start::Unconfirmed;
 
 use crate::backoff::retry_delay_ms;
-use crate::journal::{
-    Journal, Record, RecordState, SettledRecord, FORMAT_VERSION, SETTLED_FORMAT_VERSION,
-};
+use crate::journal::{Journal, Record, RecordState, SettledRecord, SETTLED_FORMAT_VERSION};
 use crate::method::Method;
 use crate::outcome::{Durability, Failure, Outcome, OutcomeKind, Problem};
 use crate::payload::CanonicalPayload;
@@ -44,6 +42,24 @@ pub struct Attempt {
     pub number: u32,
     /// When this attempt times out (ms): the driver should abort it then.
     pub deadline: u64,
+    /// When the operation was first sent (ms, the caller's clock): its creation, journaled
+    /// before the first send, so never later than it (see
+    /// [`first_sent_header`](Self::first_sent_header)).
+    pub first_sent: u64,
+}
+
+impl Attempt {
+    /// The `Repeatability-First-Sent` header's value ([`FIRST_SENT_HEADER`](crate::FIRST_SENT_HEADER),
+    /// an HTTP-date) for a keyed attempt, `None` for one without a key: every driver sends it
+    /// with the key, so a server's expired-key guard refuses a retry that outlived its retention
+    /// instead of running it again. The operation's creation stands for its first send: it is
+    /// written to the journal just before, so the date errs by those milliseconds toward "older",
+    /// the side on which the server refuses rather than runs, and the record needs no field of
+    /// its own (records of every format carry `createdAt`).
+    pub fn first_sent_header(&self) -> Option<String> {
+        self.key
+            .map(|_| idem_store::first_sent::header_value(self.first_sent))
+    }
 }
 
 /// What the operation wants next.
@@ -233,7 +249,7 @@ impl Operation {
             _ => RecordState::Pending,
         };
         Record {
-            version: FORMAT_VERSION,
+            version: Record::format_for(&state),
             name: self.name.clone(),
             key: self.key.unwrap_or_default(),
             method: self.method,
@@ -302,7 +318,9 @@ impl Operation {
     ///
     /// As [`Reply::class`] says: 2xx finishes as succeeded (replayed if `reply.replayed`); 409,
     /// 429 and 5xx back off (waiting `Retry-After` when given) and retry with the same key;
-    /// every other status (422, 400, 404, ...) finishes as rejected and is never retried.
+    /// 412 (the server's expired-key guard) finishes as unknown
+    /// ([`Failure::KeyExpired`]); every other status (422, 400, 404, ...) finishes as rejected.
+    /// Neither is ever retried, and no new key is minted.
     pub fn handle_reply(&mut self, now: u64, reply: Reply) {
         let awaiting = matches!(self.state, State::AwaitingReply { .. });
         if matches!(self.state, State::Finished { .. }) {
@@ -323,6 +341,12 @@ impl Operation {
                     self.fail(now, Failure::Status { status }, retry_after_ms);
                 }
                 return;
+            }
+            ReplyClass::KeyExpired => {
+                self.last_error = Some(Failure::KeyExpired);
+                OutcomeKind::Unknown {
+                    last_error: self.last_error.clone(),
+                }
             }
             ReplyClass::Rejected => {
                 let problem = Problem::parse(&reply.body);
@@ -475,6 +499,7 @@ impl Operation {
             body,
             number: self.attempts,
             deadline,
+            first_sent: self.created_at,
         }
     }
 

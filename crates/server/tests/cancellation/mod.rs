@@ -129,6 +129,7 @@ pub struct Bench {
 fn options() -> DbOptions {
     DbOptions {
         store: StoreConfig {
+            first_sent_tolerance_ms: None,
             lock_ms: LOCK_MS,
             retention_ms: 60_000,
             max_body_bytes: 1_024,
@@ -356,6 +357,7 @@ enum Seen {
 
 fn request(key: &str) -> Request<'_> {
     Request {
+        first_sent: None,
         scope: SCOPE,
         key: Some(key),
         body: BODY,

@@ -17,6 +17,7 @@ mod crash;
 mod decline;
 mod demo;
 mod example;
+mod expired_key;
 mod failpoints;
 mod head_limits;
 mod path_params;

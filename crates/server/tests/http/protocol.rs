@@ -100,7 +100,7 @@ async fn cors_allows_the_configured_origin_only() {
         .header("Access-Control-Request-Method", "POST")
         .header(
             "Access-Control-Request-Headers",
-            "idempotency-key,content-type,authorization",
+            "idempotency-key,repeatability-first-sent,content-type,authorization",
         )
         .send()
     };
@@ -110,7 +110,12 @@ async fn cors_allows_the_configured_origin_only() {
         .header("access-control-allow-headers")
         .unwrap()
         .to_lowercase();
-    for h in ["idempotency-key", "content-type", "authorization"] {
+    for h in [
+        "idempotency-key",
+        "repeatability-first-sent",
+        "content-type",
+        "authorization",
+    ] {
         assert!(allowed.contains(h), "preflight allows {h}: {allowed}");
     }
     let other = client::answer(preflight("http://evil.example").await.unwrap()).await;

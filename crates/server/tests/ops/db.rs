@@ -67,6 +67,7 @@ pub async fn claim_on(
     body: &[u8],
 ) -> Claim {
     let request = Request {
+        first_sent: None,
         scope,
         key: Some(key),
         body,
@@ -82,6 +83,7 @@ pub async fn claim_on(
 /// Ask again with (scope, key, body) at `now`: the store's answer (replay, 409, 422).
 pub async fn ask(db: &Db, now: u64, scope: &str, key: &str, body: &[u8]) -> Begin {
     let request = Request {
+        first_sent: None,
         scope,
         key: Some(key),
         body,

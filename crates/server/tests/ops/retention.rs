@@ -94,6 +94,7 @@ async fn admin_delete_tenant_removes_one_tenants_rows_only() {
         }
         // One in flight with a recovery point.
         let request = Request {
+            first_sent: None,
             scope: tenant,
             key: Some("pending"),
             body: b"{}",

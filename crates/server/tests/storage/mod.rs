@@ -49,6 +49,7 @@ const ORDERS: AppMigrations = AppMigrations {
 pub fn options() -> DbOptions {
     DbOptions {
         store: StoreConfig {
+            first_sent_tolerance_ms: None,
             lock_ms: LOCK_MS,
             retention_ms: 60_000,
             max_body_bytes: 1_024,
@@ -66,6 +67,7 @@ async fn table(kind: Kind) -> Db {
 
 fn request<'a>(key: &'a str, body: &'a [u8], route: &'a RouteConfig) -> Request<'a> {
     Request {
+        first_sent: None,
         scope: "tenant-a",
         key: Some(key),
         body,

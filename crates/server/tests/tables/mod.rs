@@ -202,6 +202,7 @@ impl Claims for SqlClaims {
         route: &RouteConfig,
     ) -> Begin {
         let request = Request {
+            first_sent: None,
             scope,
             key,
             body,

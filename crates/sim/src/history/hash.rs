@@ -110,6 +110,7 @@ impl Canon {
                     Decision::InFlight => (4, 0),
                     Decision::Mismatch => (5, 0),
                     Decision::Invalid { status } => (6, u64::from(status)),
+                    Decision::KeyExpired => (7, 0),
                 };
                 self.u8(tag);
                 self.u64(n);

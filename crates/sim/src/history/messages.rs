@@ -169,6 +169,9 @@ pub enum Decision {
         /// The status.
         status: u16,
     },
+    /// 412: no record of the key, and the request was first sent longer ago than retention
+    /// (the expired-key guard): not run again.
+    KeyExpired,
 }
 
 /// How the work a request started ended.

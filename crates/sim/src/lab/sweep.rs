@@ -45,10 +45,12 @@ pub mod ranges {
     pub const LOCK_MS: (u64, u64) = (100, 1_500);
     /// Probability the seed's error policy is `save-response` (else `release-claim`).
     pub const SAVE_RESPONSE: f64 = 0.5;
+    /// Probability the seed's server runs the expired-key guard.
+    pub const EXPIRED_KEY_GUARD: f64 = 0.5;
 }
 
-/// The config seed `seed` runs under: every fault of [`Faults`], the store's `lock_ms` and
-/// both error policies drawn from [`ranges`], from a stream of their own (so the draw does not
+/// The config seed `seed` runs under: every fault of [`Faults`], the store's `lock_ms`, both
+/// error policies and the expired-key guard on or off drawn from [`ranges`], from a stream of their own (so the draw does not
 /// shift the world's stream). The struct literal names every field: a fault added to
 /// [`Faults`] does not compile here until the swarm draws it.
 pub fn swarm_config(seed: u64, orders: u32, bugs: &[Bug]) -> SimConfig {
@@ -95,6 +97,8 @@ pub fn swarm_config(seed: u64, orders: u32, bugs: &[Bug]) -> SimConfig {
     } else {
         ErrorPolicy::ReleaseClaim
     };
+    // Drawn after the others, so each seed's earlier draws are what they were before it.
+    config.server.expired_key_guard = r.chance(ranges::EXPIRED_KEY_GUARD);
     config.workload.orders = orders;
     config.workload.strategy = Strategy::SameKey;
     config

@@ -55,6 +55,10 @@ pub enum Effect {
     Deduped,
     /// Whether a client saw a wrong or differing answer.
     WrongAnswer(bool),
+    /// The expired-key guard refused a request (412).
+    KeyExpired,
+    /// A page gave up with an unknown outcome.
+    Unknown,
 }
 
 fn wrong_answer(world: &World) -> bool {
@@ -103,6 +107,8 @@ impl Effect {
             Effect::Fenced => c.fenced > 0,
             Effect::Deduped => c.deduped > 0,
             Effect::WrongAnswer(b) => wrong_answer(world) == b,
+            Effect::KeyExpired => c.key_expired > 0,
+            Effect::Unknown => c.unknown > 0,
         }
     }
 }

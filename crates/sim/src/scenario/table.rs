@@ -50,6 +50,11 @@ fn short_retention(c: &mut SimConfig) {
     c.server.retention_ms = 500;
 }
 
+fn short_retention_guarded(c: &mut SimConfig) {
+    short_retention(c);
+    c.server.expired_key_guard = true;
+}
+
 fn long_retention(c: &mut SimConfig) {
     c.server.retention_ms = crate::config::ServerConfig::default().retention_ms;
 }
@@ -362,6 +367,25 @@ pub static SCENARIOS: [Scenario; 16] = [
             setup: no_bugs,
             pause: Pause::Deduped,
             expect: &[Effect::Charges(1), Effect::Deduped, Effect::DoubleCharged(false)],
+        }),
+    },
+    Scenario {
+        id: "expired-key-guard",
+        title: "Expired key, guarded",
+        caption: "Retention is 500 ms again and the answer is lost, but now every attempt says when it was first sent. First without the server's expired-key guard: watch the retry arrive after the record was pruned.",
+        after_pause: "Charged twice: the pruned key looked new. The page did send its first-sent time; this server did not read it.",
+        seed: 1,
+        setup: short_retention,
+        script: &[at(0, Command::DropNextResponse), at(0, PAY)],
+        pause: Pause::DoubleCharge,
+        expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
+        fix: Some(Fix {
+            script: None,
+            caption: "Same seed, retention still 500 ms, the server's expired-key guard on.",
+            after_pause: "412, not run again: no record was left, and the retry was first sent longer ago than retention. The page reports an honest unknown (reconcile before paying again). One charge.",
+            setup: short_retention_guarded,
+            pause: Pause::Settled,
+            expect: &[Effect::Charges(1), Effect::KeyExpired, Effect::Unknown],
         }),
     },
 ];

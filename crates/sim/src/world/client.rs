@@ -78,6 +78,14 @@ pub fn body_for(c: CheckoutId, amount: u32) -> Vec<u8> {
     request_for(c, amount).canonical()
 }
 
+/// What one attempt carries besides its body: the headers the server reads, and its number.
+#[derive(Clone, Copy)]
+struct Sent {
+    key: Option<Uuid>,
+    first_sent: Option<u64>,
+    n: u32,
+}
+
 impl World {
     pub(super) fn begin_checkout(
         &mut self,
@@ -182,7 +190,16 @@ impl World {
         match op.poll(self.now, journal, self.rng.core()) {
             Action::Send(attempt) => {
                 let amount = cl.amount;
-                self.send(c, attempt.key, amount, attempt.body, attempt.number);
+                // The header as the wire carries it, read back as a server reads it.
+                let first_sent = attempt
+                    .first_sent_header()
+                    .and_then(|value| idem_store::first_sent::parse(&value).ok());
+                let sent = Sent {
+                    key: attempt.key,
+                    first_sent,
+                    n: attempt.number,
+                };
+                self.send(c, sent, amount, attempt.body);
                 self.arm_timer(c, attempt.deadline);
             }
             Action::WaitUntil(at) => self.arm_timer(c, at),
@@ -204,7 +221,8 @@ impl World {
     }
 
     /// Put one attempt on the wire.
-    fn send(&mut self, c: CheckoutId, key: Option<Uuid>, amount: u32, body: Vec<u8>, n: u32) {
+    fn send(&mut self, c: CheckoutId, sent: Sent, amount: u32, body: Vec<u8>) {
+        let Sent { key, first_sent, n } = sent;
         let cl = &mut self.clients[c.0 as usize];
         let token = cl.next_token;
         cl.next_token += 1;
@@ -222,6 +240,7 @@ impl World {
             token,
             attempt: n,
             key,
+            first_sent,
             amount,
             message: 0,
         };
@@ -245,7 +264,13 @@ impl World {
             _ => Some(self.rng.uuid()),
         };
         let amount = cl.amount;
-        self.send(c, key, amount, body_for(c, amount), n);
+        // A naive page sends no first-sent time: the guard cannot help it.
+        let sent = Sent {
+            key,
+            first_sent: None,
+            n,
+        };
+        self.send(c, sent, amount, body_for(c, amount));
         let deadline = self.now + self.client_cfg.timeout_ms;
         self.arm_timer(c, deadline);
     }
@@ -392,6 +417,9 @@ impl World {
                 (ReplyClass::Rejected, _) => {
                     self.finish_checkout(c, CheckoutOutcome::Rejected { status })
                 }
+                // A naive page sends no first-sent time, so no server refuses it as expired;
+                // were one to, the page would not know what became of its payment.
+                (ReplyClass::KeyExpired, _) => self.finish_checkout(c, CheckoutOutcome::Unknown),
             }
             return;
         }
@@ -523,6 +551,7 @@ impl World {
             token: OTHER_CART,
             attempt: 0,
             key,
+            first_sent: None,
             amount,
             message: 0,
         };

@@ -181,6 +181,7 @@ fn store_config(s: &ServerConfig, steps: &Steps, detail: HistoryDetail) -> Store
             HistoryDetail::Full => StoreConfig::DEFAULT_EVENT_CAPACITY,
             HistoryDetail::Outcomes => 0,
         },
+        first_sent_tolerance_ms: s.expired_key_guard.then_some(0),
         ..StoreConfig::default()
     }
 }

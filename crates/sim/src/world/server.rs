@@ -173,7 +173,7 @@ impl World {
         let key = origin.key.as_ref().map(|k| key_str(k, &mut buf));
         let route = self.server.route();
         let store = &mut self.server.store;
-        let begin = store.begin_with_fingerprint(now, SCOPE, key, fingerprint, &route);
+        let begin = store.begin_first_sent(now, SCOPE, key, origin.first_sent, fingerprint, &route);
         let decision = match &begin {
             Begin::Execute {
                 lease, taken_over, ..
@@ -205,6 +205,10 @@ impl World {
                 Decision::Mismatch
             }
             Begin::Invalid(e) => Decision::Invalid { status: e.status() },
+            Begin::KeyExpired => {
+                self.counters.key_expired += 1;
+                Decision::KeyExpired
+            }
         };
         let request = origin.message;
         self.record_step(origin.checkout, StepKind::Decided { request, decision });

@@ -32,6 +32,9 @@ pub(super) struct Origin {
     pub attempt: u32,
     /// The `Idempotency-Key` sent.
     pub key: Option<Uuid>,
+    /// The `Repeatability-First-Sent` sent, as the server reads it back (ms: the header's
+    /// whole seconds); only the SDK's pages send one.
+    pub first_sent: Option<u64>,
     /// The amount in the body.
     pub amount: u32,
     /// The request's message in the history.

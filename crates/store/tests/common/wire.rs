@@ -59,6 +59,15 @@ pub const CASES: &[WireCase] = &[
         problem_type: Some("/problems/key-reused-with-different-payload"),
     },
     WireCase {
+        name: "key expired",
+        status: 412,
+        headers: &[("Content-Type", "application/problem+json")],
+        body: r#"{"type":"/problems/key-expired","title":"Key expired: reconcile before paying again","status":412,"detail":"this request was first sent longer ago than the server keeps idempotency keys, and no record of its key is left: it may have run already, so it was not run again; find out what became of it before sending it under a new key"}"#,
+        retry_after_ms: None,
+        replayed: false,
+        problem_type: Some("/problems/key-expired"),
+    },
+    WireCase {
         name: "missing key",
         status: 400,
         headers: &[("Content-Type", "application/problem+json")],

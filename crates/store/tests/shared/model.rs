@@ -89,6 +89,7 @@ pub fn config() -> impl Strategy<Value = StoreConfig> {
         prop::sample::select(vec![150u64, 2_000, 6_000]),
     )
         .prop_map(|(lock_ms, retention_ms)| StoreConfig {
+            first_sent_tolerance_ms: None,
             lock_ms,
             retention_ms,
             max_body_bytes: 1_024,

@@ -26,6 +26,7 @@ pub const RETENTION_MS: u64 = 60_000;
 
 pub fn config() -> StoreConfig {
     StoreConfig {
+        first_sent_tolerance_ms: None,
         lock_ms: LOCK_MS,
         retention_ms: RETENTION_MS,
         max_body_bytes: 1_024,

@@ -25,6 +25,14 @@ pub struct OpsArgs {
     /// ms, for routes that declare no retention of their own.
     #[arg(long, default_value_t = idem_store::StoreConfig::DEFAULT_RETENTION_MS)]
     retention_ms: u64,
+    /// The expired-key guard: a request under a key with no row, whose
+    /// Repeatability-First-Sent is older than its route's retention plus this many ms (the
+    /// tolerance for client clocks running behind), is refused with 412 instead of run.
+    #[arg(long, default_value_t = idem_store::first_sent::DEFAULT_TOLERANCE_MS)]
+    first_sent_tolerance_ms: u64,
+    /// Turn the expired-key guard off: a request under an expired key runs again.
+    #[arg(long)]
+    no_expired_key_guard: bool,
 }
 
 impl OpsArgs {
@@ -37,6 +45,8 @@ impl OpsArgs {
                 batch: self.prune_batch.max(1),
             },
             retention_ms: self.retention_ms,
+            first_sent_tolerance_ms: (!self.no_expired_key_guard)
+                .then_some(self.first_sent_tolerance_ms),
             ..OpsConfig::default()
         }
     }

@@ -124,9 +124,27 @@ fn faults_from(text: &str) -> Result<Faults, TextError> {
 }
 
 fn server_config_from(text: &str) -> Result<ServerConfig, TextError> {
-    let [lock, retention, order, charge, save, slow_extra, claim_gap, on_error] = nums::<8>(text)?;
+    // Eight numbers before the expired-key guard existed (so older links still open, guard
+    // off), nine since.
+    let [lock, retention, order, charge, save, slow_extra, claim_gap, on_error, guard] =
+        match nums::<9>(text) {
+            Ok(all) => all,
+            Err(_) => {
+                let [a, b, c, d, e, f, g, h] = nums::<8>(text)?;
+                [a, b, c, d, e, f, g, h, 0]
+            }
+        };
     lock_and_retention(lock, retention)?;
     Ok(ServerConfig {
+        expired_key_guard: match guard {
+            0 => false,
+            1 => true,
+            _ => {
+                return Err(TextError(
+                    "the expired-key guard in the link is neither 0 nor 1",
+                ))
+            }
+        },
         lock_ms: lock,
         retention_ms: retention,
         order_ms: ms(order)?,

@@ -142,6 +142,7 @@ fn command_text(out: &mut String, c: &Command) {
                 slow_extra_ms,
                 claim_gap_ms,
                 on_error,
+                expired_key_guard,
             } = s;
             let save = u64::from(on_error == ErrorPolicy::SaveResponse);
             join_x(
@@ -155,6 +156,7 @@ fn command_text(out: &mut String, c: &Command) {
                     slow_extra_ms,
                     claim_gap_ms,
                     save,
+                    u64::from(expired_key_guard),
                 ],
             );
         }

@@ -1,9 +1,11 @@
-//! HTTP-dates (RFC 9110 §5.6.7), read without a clock: `Retry-After` may carry one.
+//! HTTP-dates (RFC 9110 §5.6.7), read and written without a clock: a client's `Retry-After`
+//! may carry one, and the expired-key guard's `Repeatability-First-Sent` ([`crate::first_sent`])
+//! is one. Here once, so the SDK that writes the header and the server that reads it agree.
 //!
 //! Why not the `httpdate` crate: it is the reference the tests below compare with, but in the
-//! browser package it cost 4.9 KB gzip of the 60 KB budget (its conversions go through
-//! `SystemTime` and panic messages, which pull in `core::fmt`). This reads the same three forms
-//! with the same rules in integer arithmetic, and never panics.
+//! browser package it cost 4.9 KB gzip (its conversions go through `SystemTime` and panic
+//! messages, which pull in `core::fmt`). This reads the same three forms with the same rules
+//! in integer arithmetic, writes the IMF-fixdate without `format!`, and never panics.
 
 /// An HTTP-date as milliseconds since the Unix epoch, or `None` if `value` is not one.
 ///
@@ -12,12 +14,75 @@
 /// (two-digit years below 70 are 20xx, as `httpdate` reads them) and asctime
 /// `Sun Nov  6 08:49:37 1994` forms. The day name must be the date's; years 1970 to 9999; no
 /// leap second.
-pub(crate) fn parse_http_date_ms(value: &str) -> Option<u64> {
+pub fn parse_ms(value: &str) -> Option<u64> {
     let b = value.as_bytes();
     let date = imf_fixdate(b)
         .or_else(|| rfc850(b))
         .or_else(|| asctime(b))?;
     date.millis()
+}
+
+/// The latest instant an HTTP-date can name: 9999-12-31 23:59:59 (ms since the epoch).
+pub const MAX_MS: u64 = 253_402_300_799_000;
+
+/// `ms` (since the Unix epoch) as an IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`: the form
+/// senders must use. The milliseconds are dropped (an HTTP-date has seconds); an instant past
+/// [`MAX_MS`] is written as `MAX_MS`.
+pub fn format_ms(ms: u64) -> String {
+    let secs = ms.min(MAX_MS) / 1_000;
+    let days = secs / 86_400;
+    let (year, month, day) = civil_from_days(days);
+    let of_day = secs % 86_400;
+    let mut out = String::with_capacity(29);
+    // 1970-01-01 was a Thursday (3 when Monday is 0).
+    push_ascii(&mut out, DAYS[((days + 3) % 7) as usize]);
+    out.push_str(", ");
+    push_digits(&mut out, day, 2);
+    out.push(' ');
+    push_ascii(&mut out, MONTHS[(month - 1) as usize]);
+    out.push(' ');
+    push_digits(&mut out, year, 4);
+    out.push(' ');
+    push_digits(&mut out, of_day / 3_600, 2);
+    out.push(':');
+    push_digits(&mut out, of_day / 60 % 60, 2);
+    out.push(':');
+    push_digits(&mut out, of_day % 60, 2);
+    out.push_str(" GMT");
+    out
+}
+
+fn push_ascii(out: &mut String, name: &[u8]) {
+    out.extend(name.iter().map(|&b| char::from(b)));
+}
+
+/// `n` in decimal, zero-padded to `width` digits (`n` has at most `width` digits).
+fn push_digits(out: &mut String, n: u64, width: u32) {
+    for place in (0..width).rev() {
+        let digit = (n / 10u64.pow(place) % 10) as u8;
+        out.push(char::from(b'0' + digit));
+    }
+}
+
+/// The (year, month 1..=12, day 1..=31) of the day `days` after 1970-01-01: the inverse of
+/// [`days_since_epoch`], walking whole years and then months (at most 8,030 years, so a
+/// few thousand steps for the dates a request carries; the tests check it against `httpdate`).
+fn civil_from_days(mut days: u64) -> (u64, u64, u64) {
+    let mut year = 1970;
+    loop {
+        let in_year = if is_leap(year) { 366 } else { 365 };
+        if days < in_year {
+            break;
+        }
+        days -= in_year;
+        year += 1;
+    }
+    let mut month = 1;
+    while days >= days_in_month(year, month) {
+        days -= days_in_month(year, month);
+        month += 1;
+    }
+    (year, month, days + 1)
 }
 
 const DAYS: [&[u8]; 7] = [b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun"];
@@ -226,7 +291,7 @@ mod tests {
             ("Thu, 29 Feb 2024 12:00:00 GMT", 1_709_208_000),
             ("Fri, 31 Dec 9999 23:59:59 GMT", 253_402_300_799),
         ] {
-            assert_eq!(parse_http_date_ms(text), Some(secs * 1000), "{text}");
+            assert_eq!(parse_ms(text), Some(secs * 1000), "{text}");
         }
     }
 
@@ -244,8 +309,8 @@ mod tests {
                 if two_digit_year && !("1970".."2070").contains(&year) {
                     continue;
                 }
-                assert_eq!(parse_http_date_ms(&text), Some(secs * 1000), "{text}");
-                assert_eq!(parse_http_date_ms(&text), reference(&text), "{text}");
+                assert_eq!(parse_ms(&text), Some(secs * 1000), "{text}");
+                assert_eq!(parse_ms(&text), reference(&text), "{text}");
                 checked += 1;
             }
             secs += 9_876_543;
@@ -267,7 +332,7 @@ mod tests {
                     for c in ["0", "1", "3", "9", " ", ",", ":", "-", "A", "x", "é"] {
                         let mut changed = text.clone();
                         changed.replace_range(i..i + 1, c);
-                        let ours = parse_http_date_ms(changed.trim());
+                        let ours = parse_ms(changed.trim());
                         if Some(i) == unchecked_by_httpdate && c != " " {
                             assert_eq!(ours, None, "{changed:?}");
                             continue;
@@ -279,6 +344,28 @@ mod tests {
             }
         }
         assert!(seen_none > 1_000);
+    }
+
+    #[test]
+    fn writes_the_imf_fixdate_httpdate_writes_and_reads_it_back() {
+        // The same odd-step walk through 1970..2400, plus the edges; milliseconds dropped.
+        let mut secs = 0u64;
+        let mut checked = 0;
+        while secs < 13_569_465_600 {
+            for ms in [secs * 1_000, secs * 1_000 + 999] {
+                let ours = format_ms(ms);
+                let theirs = httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(secs));
+                assert_eq!(ours, theirs, "{ms}");
+                assert_eq!(parse_ms(&ours), Some(secs * 1_000), "{ours}");
+            }
+            checked += 1;
+            secs += 9_876_543;
+        }
+        assert!(checked > 1_000, "{checked}");
+        assert_eq!(format_ms(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+        assert_eq!(format_ms(784_111_777_123), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(format_ms(MAX_MS), "Fri, 31 Dec 9999 23:59:59 GMT");
+        assert_eq!(format_ms(u64::MAX), "Fri, 31 Dec 9999 23:59:59 GMT");
     }
 
     #[test]
@@ -296,7 +383,7 @@ mod tests {
             "",
             "0",
         ] {
-            assert_eq!(parse_http_date_ms(text), None, "{text}");
+            assert_eq!(parse_ms(text), None, "{text}");
             assert_eq!(reference(text), None, "{text}");
         }
     }
