@@ -90,7 +90,7 @@ const CONCURRENT_DUPLICATE: Case = Case {
 const CORS_EXPOSES: Case = Case {
     id: "cors-exposes",
     basis: Basis::NeededBySdk,
-    title: "CORS allows Idempotency-Key and exposes Retry-After and Idempotent-Replayed",
+    title: "CORS allows Idempotency-Key and Repeatability-First-Sent, exposes Retry-After and Idempotent-Replayed",
 };
 const ERRORS_ARE_PROBLEMS: Case = Case {
     id: "errors-are-problems",

@@ -339,6 +339,10 @@ impl Client {
                         let value = self.target.key_header(&key.hyphenated().to_string());
                         sent.headers.push((name, value));
                     }
+                    // What the SDK's fetch driver sends with the key.
+                    if let Some(first_sent) = attempt.first_sent_header() {
+                        sent.set_header(idem_client::FIRST_SENT_HEADER, first_sent);
+                    }
                     let timeout = Duration::from_millis(attempt.deadline.saturating_sub(now()));
                     let answer =
                         send_with(&self.http, &sent, timeout.max(Duration::from_millis(1))).await;

@@ -163,6 +163,10 @@ fn excerpt(bytes: &[u8]) -> String {
 pub struct Target {
     config: Config,
     http: reqwest::Client,
+    /// `Repeatability-First-Sent` for every keyed request of the run: when it started, so
+    /// never later than an operation's first send (as the SDK sends it; a server with the
+    /// expired-key guard reads it, others ignore it, and the CORS case asks for it).
+    first_sent: String,
 }
 
 /// One attempt's timeout in the conformance phase.
@@ -177,7 +181,15 @@ impl Target {
             .pool_max_idle_per_host(0)
             .build()
             .map_err(|e| format!("http client: {e}"))?;
-        Ok(Target { config, http })
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let first_sent = idem_store::first_sent::header_value(started);
+        Ok(Target {
+            config,
+            http,
+            first_sent,
+        })
     }
 
     /// The configuration.
@@ -225,6 +237,7 @@ impl Target {
         }
         if let Some(key) = key {
             sent.set_header(&self.config.key.name, key.to_owned());
+            sent.set_header(idem_store::first_sent::HEADER, self.first_sent.clone());
         }
         sent
     }

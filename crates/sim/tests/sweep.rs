@@ -6,7 +6,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use idem_sim::lab::sweep::{run_seed, swarm_config, sweep};
-use idem_sim::{Bug, ErrorPolicy, Faults};
+use idem_sim::{Bug, ErrorPolicy, Faults, World};
 
 #[test]
 fn thousand_seeds_are_clean_for_the_correct_store() {
@@ -151,4 +151,63 @@ fn every_classic_bug_is_caught_by_the_property_it_breaks_within_200_seeds() {
         );
         assert!(v.reproduce.contains(&format!("--first-seed {}", v.seed)));
     }
+}
+
+/// The expired-key guard against the short-retention bug (records kept 500 ms, retries for
+/// seconds): with the guard off in every seed the bug is caught by `one-charge` (the mutation
+/// check: the swarm's guard draw must not hide it), and with it on in every seed no order is
+/// charged twice by the SDK's own retries; the retries it refuses are reported unknown instead.
+#[test]
+fn the_expired_key_guard_turns_short_retention_double_charges_into_unknowns() {
+    let run = |seed: u64, guard: bool| {
+        let mut config = swarm_config(seed, 100, &[Bug::ShortRetention]);
+        config.server.expired_key_guard = guard;
+        // The buggy page that reuses a checkout's key for another cart sends no first-sent
+        // time (it is not the SDK), so no guard can refuse it: once the key is pruned its other
+        // cart runs and is charged under the checkout (seed 161 shows it). Left out here; the
+        // guard protects the requests that say when they were first sent.
+        config.faults.reuse_key_other_cart = 0.0;
+        let mut world = World::new(config);
+        let verdict = world.finish();
+        (verdict, world.counters())
+    };
+    let caught = (1..=200).find(|&seed| {
+        run(seed, false)
+            .0
+            .violations
+            .iter()
+            .any(|v| v.property() == Some("one-charge"))
+    });
+    assert!(
+        caught.is_some(),
+        "short-retention not caught with the guard off"
+    );
+    let (mut refused, mut unknown) = (0, 0);
+    for seed in 1..=200 {
+        let (verdict, counters) = run(seed, true);
+        let twice: Vec<_> = verdict
+            .violations
+            .iter()
+            .filter(|v| v.property() == Some("one-charge"))
+            .collect();
+        assert!(twice.is_empty(), "seed {seed} with the guard: {twice:?}");
+        refused += counters.key_expired;
+        unknown += verdict.unknown.len();
+    }
+    assert!(
+        refused > 0 && unknown > 0,
+        "the guard never refused ({refused}, {unknown})"
+    );
+}
+
+/// The swarm runs the expired-key guard in some seeds and not in others.
+#[test]
+fn the_swarm_draws_the_expired_key_guard_both_ways() {
+    let on = (1..=1_000)
+        .filter(|&s| swarm_config(s, 100, &[]).server.expired_key_guard)
+        .count();
+    assert!(
+        (300..700).contains(&on),
+        "the guard on in {on} of 1000 seeds"
+    );
 }

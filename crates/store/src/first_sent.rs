@@ -58,9 +58,11 @@ pub struct FirstSent {
 
 impl FirstSent {
     /// Whether a request under a key with no row (or a row past retention) must be refused at
-    /// `now`: first sent longer ago than retention plus the tolerance.
+    /// `now`: first sent at least retention plus the tolerance ago (the instant a row written
+    /// at the first send stops counting, [`Record::is_expired`](crate::Record::is_expired)'s
+    /// `expires_at <= now`, with the tolerance on top).
     pub fn refuses(&self, now: u64) -> bool {
-        now > self
+        now >= self
             .at_ms
             .saturating_add(self.retention_ms)
             .saturating_add(self.tolerance_ms)
@@ -87,12 +89,12 @@ mod tests {
         let limit = first + 24 * HOUR + DEFAULT_TOLERANCE_MS;
         assert!(!sent(first).refuses(first));
         assert!(!sent(first).refuses(first + 24 * HOUR));
-        assert!(!sent(first).refuses(limit));
-        assert!(sent(first).refuses(limit + 1));
+        assert!(!sent(first).refuses(limit - 1));
+        assert!(sent(first).refuses(limit));
         assert!(sent(first).refuses(first + 48 * HOUR));
         // A date in the future (a clock ahead) refuses nothing; no overflow near the top.
         assert!(!sent(first + HOUR).refuses(first));
-        assert!(!sent(u64::MAX).refuses(u64::MAX));
+        assert!(!sent(u64::MAX).refuses(u64::MAX - 1));
     }
 
     #[test]

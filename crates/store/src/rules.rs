@@ -499,9 +499,9 @@ mod tests {
         let unguarded = Deciding::new(fp(1), LOCK_MS);
         let expired = Step::Answer(Answer::KeyExpired);
         // No row: claimed up to retention + tolerance after the first send, refused after.
-        assert_eq!(guarded.decide(None, 1_100), Step::Write(Write::Claim));
-        assert_eq!(guarded.decide(None, 1_101), expired);
-        assert_eq!(unguarded.decide(None, 1_101), Step::Write(Write::Claim));
+        assert_eq!(guarded.decide(None, 1_099), Step::Write(Write::Claim));
+        assert_eq!(guarded.decide(None, 1_100), expired);
+        assert_eq!(unguarded.decide(None, 1_100), Step::Write(Write::Claim));
         // A row past retention counts as none.
         let gone = in_flight(0, 1_000);
         assert_eq!(guarded.decide(Some(&gone), 5_000), expired);

@@ -117,25 +117,27 @@ async function readEvents(response: Response, quietMs = 400, maxMs = 5_000): Pro
     .map((line) => JSON.parse(line.slice('data: '.length)));
 }
 
-/** PayCo and idem-server (demo faults on, `lockMs` leases, CORS for `corsOrigins`) on free ports
- * of 127.0.0.1, each on a fresh SQLite file in `dir`; `running` gets both, to stop. */
-export async function startIdem(dir: string, lockMs: number, corsOrigins: string[], running: Running[]): Promise<Running> {
+/** PayCo and idem-server (demo faults on, `lockMs` leases, CORS for `corsOrigins`, then `extra`
+ * arguments) on free ports of 127.0.0.1, each on a fresh SQLite file in `dir`; `running` gets
+ * both, to stop. */
+export async function startIdem(dir: string, lockMs: number, corsOrigins: string[], running: Running[], extra: string[] = []): Promise<Running> {
   const payco = await start(SERVER_BIN, ['payco', '--listen', '127.0.0.1:0', '--database', `sqlite:${join(dir, 'payco.db')}`], 'payco');
   running.push(payco);
-  const api = await startCheckout(dir, lockMs, corsOrigins, payco.url, '127.0.0.1:0');
+  const api = await startCheckout(dir, lockMs, corsOrigins, payco.url, '127.0.0.1:0', extra);
   running.push(api);
   return api;
 }
 
 /** idem-server's checkout on `listen`, its SQLite file in `dir` (the same file again after a
- * restart), against PayCo at `payco`. */
-export function startCheckout(dir: string, lockMs: number, corsOrigins: string[], payco: string, listen: string): Promise<Running> {
+ * restart), against PayCo at `payco`, with `extra` arguments. */
+export function startCheckout(dir: string, lockMs: number, corsOrigins: string[], payco: string, listen: string, extra: string[] = []): Promise<Running> {
   return start(
     SERVER_BIN,
     [
       'serve', '--listen', listen, '--database', `sqlite:${join(dir, 'checkout.db')}`,
       '--payco', payco, '--demo-faults', '--lock-ms', String(lockMs),
       ...corsOrigins.flatMap((origin) => ['--cors-origin', origin]),
+      ...extra,
     ],
     'idem-server',
   );
@@ -168,18 +170,20 @@ export function tenantViews(api: string, token: string) {
   };
 }
 
-/** The options a project sets (`use: { crossOrigin: true }`). */
-export type RealServerOptions = { crossOrigin: boolean; lockMs: number };
+/** The options a project sets (`use: { crossOrigin: true }`), or a spec (`test.use({ serverArgs })`:
+ * more arguments for idem-server's `serve`). */
+export type RealServerOptions = { crossOrigin: boolean; lockMs: number; serverArgs: string[] };
 
 export const test = base.extend<RealServerOptions & { idem: RealServer }>({
   crossOrigin: [false, { option: true }],
   // A claim's lease: short, so a crashed worker's claim goes stale within the test.
   lockMs: [3_000, { option: true }],
-  idem: async ({ crossOrigin, lockMs }, use) => {
+  serverArgs: [[], { option: true }],
+  idem: async ({ crossOrigin, lockMs, serverArgs }, use) => {
     const dir = mkdtempSync(join(tmpdir(), 'idem-e2e-'));
     const running: Running[] = [];
     try {
-      const serve = (cors: string[]) => startIdem(dir, lockMs, cors, running);
+      const serve = (cors: string[]) => startIdem(dir, lockMs, cors, running, serverArgs);
       const pages = (extra: string[]) =>
         start('node', ['tests/e2e/serve.mjs', '0', '/pkg=target/sdk-pkg', '/examples/checkout/idem-client=target/sdk-pkg', '/examples=examples', '/=tests/e2e/pages', ...extra], 'page server');
       let api: Running;

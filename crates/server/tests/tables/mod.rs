@@ -192,17 +192,19 @@ pub async fn count(db: &Db) -> usize {
     usize::try_from(n).expect("a count")
 }
 
-impl Claims for SqlClaims {
-    fn begin(
+impl SqlClaims {
+    /// A request through [`Db::begin`], its claim's transaction committed at once.
+    fn begin_sent(
         &mut self,
         now: u64,
         scope: &str,
         key: Option<&str>,
+        first_sent: Option<u64>,
         body: &[u8],
         route: &RouteConfig,
     ) -> Begin {
         let request = Request {
-            first_sent: None,
+            first_sent,
             scope,
             key,
             body,
@@ -234,6 +236,31 @@ impl Claims for SqlClaims {
             Ok(Err(answer)) => answer,
             Err(e) => panic!("database error: {e}"),
         }
+    }
+}
+
+impl Claims for SqlClaims {
+    fn begin(
+        &mut self,
+        now: u64,
+        scope: &str,
+        key: Option<&str>,
+        body: &[u8],
+        route: &RouteConfig,
+    ) -> Begin {
+        self.begin_sent(now, scope, key, None, body, route)
+    }
+
+    fn begin_first_sent(
+        &mut self,
+        now: u64,
+        scope: &str,
+        key: &str,
+        first_sent: u64,
+        body: &[u8],
+        route: &RouteConfig,
+    ) -> Begin {
+        self.begin_sent(now, scope, Some(key), Some(first_sent), body, route)
     }
 
     fn commit_response(

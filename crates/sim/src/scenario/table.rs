@@ -93,7 +93,7 @@ fn save_unknown_outcome(c: &mut SimConfig) {
 const FIX_BUG: &str = "Same seed, same faults, the bug switched off.";
 
 /// Every scenario, in menu order.
-pub static SCENARIOS: [Scenario; 16] = [
+pub static SCENARIOS: [Scenario; 17] = [
     Scenario {
         id: "lost-response",
         title: "Lost response",

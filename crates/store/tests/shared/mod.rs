@@ -29,6 +29,17 @@ pub trait Claims {
         body: &[u8],
         route: &RouteConfig,
     ) -> Begin;
+    /// [`Store::begin_first_sent`] for a keyed request with a JSON `body` that says when it
+    /// was first sent (the expired-key guard's input).
+    fn begin_first_sent(
+        &mut self,
+        now: u64,
+        scope: &str,
+        key: &str,
+        first_sent: u64,
+        body: &[u8],
+        route: &RouteConfig,
+    ) -> Begin;
     /// The one-step write: save `response` under the lease (with no business change).
     fn commit_response(
         &mut self,
@@ -101,6 +112,19 @@ impl<T: Table> Claims for Store<T> {
         route: &RouteConfig,
     ) -> Begin {
         Store::begin(self, now, scope, key, body, route)
+    }
+
+    fn begin_first_sent(
+        &mut self,
+        now: u64,
+        scope: &str,
+        key: &str,
+        first_sent: u64,
+        body: &[u8],
+        route: &RouteConfig,
+    ) -> Begin {
+        let fp = idem_store::fingerprint(&route.operation, body).expect("a JSON body");
+        Store::begin_first_sent(self, now, scope, Some(key), Some(first_sent), fp, route)
     }
 
     fn commit_response(

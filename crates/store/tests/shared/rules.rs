@@ -105,6 +105,7 @@ macro_rules! rule_tests {
             invalid_json_is_400_and_records_nothing
             no_record_claims_and_the_commit_saves
             record_past_retention_counts_as_absent
+            the_expired_key_guard_refuses_only_a_request_whose_key_is_gone_and_first_send_too_old
             different_fingerprint_is_422_never_runs_never_replays
             done_with_same_fingerprint_replays_byte_for_byte
             in_flight_with_live_lease_is_409_with_time_left
@@ -289,6 +290,71 @@ pub fn record_past_retention_counts_as_absent<T: Claims>(make: impl Fn(StoreConf
     assert_eq!(row.created_at, at);
     let _ = id;
     assert!(s.kinds().contains(&EventKind::Pruned));
+}
+
+/// The expired-key guard (idem_store::first_sent): no row, and first sent at least retention
+/// plus the tolerance ago → 412, nothing recorded, logged; a moment less → claimed; a row
+/// still kept decides (replay) however old the first send; a row past retention counts as
+/// none; a route's own retention is the one compared.
+pub fn the_expired_key_guard_refuses_only_a_request_whose_key_is_gone_and_first_send_too_old<
+    T: Claims,
+>(
+    make: impl Fn(StoreConfig) -> T,
+) {
+    const TOLERANCE: u64 = 1_000;
+    let mut s = make(StoreConfig {
+        first_sent_tolerance_ms: Some(TOLERANCE),
+        ..config()
+    });
+    let now = 1_000_000;
+    let limit = RETENTION_MS + TOLERANCE;
+    assert_eq!(
+        s.begin_first_sent(now, "t", "old", now - limit, BODY, &REQUIRED),
+        Begin::KeyExpired
+    );
+    assert!(
+        s.row_of(now, "t", "old").is_none(),
+        "a refusal records nothing"
+    );
+    assert!(s.kinds().contains(&EventKind::Rejected {
+        status: 412,
+        reason: Rejection::KeyExpired
+    }));
+    assert!(matches!(
+        s.begin_first_sent(now, "t", "fresh", now - limit + 1, BODY, &REQUIRED),
+        Begin::Execute { .. }
+    ));
+    // A row still kept: its replay, whatever the first-sent time says.
+    let (id, lease) = claim(&mut s, now, "t", "kept");
+    s.commit_response(now, &id, &lease, created(1)).unwrap();
+    assert!(matches!(
+        s.begin_first_sent(now + 10, "t", "kept", 0, BODY, &REQUIRED),
+        Begin::Replay(_)
+    ));
+    // Past its retention the row counts as none: refused then too.
+    let later = now + RETENTION_MS;
+    assert!(matches!(
+        s.begin_first_sent(later, "t", "kept", now - TOLERANCE, BODY, &REQUIRED),
+        Begin::KeyExpired
+    ));
+    // The route's own retention (5 s here) is the one the first send is compared with.
+    assert_eq!(
+        s.begin_first_sent(
+            now,
+            "t",
+            "short",
+            now - SHORT_RETENTION_MS - TOLERANCE,
+            BODY,
+            &SHORT_LIVED
+        ),
+        Begin::KeyExpired
+    );
+    // With the guard off, the oldest first send claims.
+    let mut off = make(config());
+    assert!(matches!(
+        off.begin_first_sent(now, "t", "old", 0, BODY, &REQUIRED),
+        Begin::Execute { .. }
+    ));
 }
 
 pub fn different_fingerprint_is_422_never_runs_never_replays<T: Claims>(
