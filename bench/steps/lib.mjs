@@ -17,15 +17,13 @@ export function say(step, text) {
 /**
  * A table row. `ratio` is what the target applies to; `better` says which way is good
  * ('lower' or 'higher'); `limit` is the target on the ratio. `pass` is null for rows without
- * a target (context only).
+ * a target (context only). `also`: a further condition the target states (false fails it).
  */
-export function figure({ id, name, value, target, ratio, limit, better = 'lower', note = '' }) {
+export function figure({ id, name, value, target, ratio, limit, better = 'lower', note = '', also = true }) {
   const pass =
     limit === undefined || limit === null || ratio === null || ratio === undefined
       ? null
-      : better === 'lower'
-        ? ratio <= limit
-        : ratio >= limit;
+      : (better === 'lower' ? ratio <= limit : ratio >= limit) && also;
   return { id, name, value, target: target ?? '—', ratio: ratio ?? null, limit: limit ?? null, better, pass, note };
 }
 

@@ -4,8 +4,11 @@
 // (counted from sqlx's query log), beside the database's own limit for the same statements:
 // SQLite, the statements one keyed first request sent, run directly through the driver (sqlx,
 // no idem_server::db, no HTTP) in a loop; PostgreSQL, the same statements as a pgbench custom
-// script. Target: keyed first requests >= 0.5x that limit. The limit and the keyed first
-// requests alternate three times in one run; the figure is the round with the median ratio.
+// script. Each backend runs twice: unpinned, and pinned (see below), the targets on the pinned
+// run: keyed first requests >= 0.7x (PostgreSQL) / 0.85x (SQLite) that limit, every round above
+// 0.6. The limit and the keyed first requests alternate three times in one run; the figure is the
+// round with the median ratio. Replays and 409s: one statement per request. Wait mode: a burst
+// figure per backend.
 // Built with the server profile into target/bench.
 import { figure, fmt, run, save, say } from './lib.mjs';
 
@@ -20,40 +23,77 @@ run('cargo', ['build', '--locked', '--profile', 'server', '-p', 'idem-bench-serv
 
 const figures = [];
 const details = [];
+// The server's share of the database, measured two ways (issue 30): as the machine runs it
+// (everything on both cores), and pinned (this process on CPU 0; PostgreSQL on CPU 1, so the
+// server and pgbench each meet the database on a core of its own; SQLite runs inside the
+// process, so pinned means the server, its load and SQLite on one core, and its limit, the
+// driver loop, on that same core).
+const PINNED_TARGET = { sqlite: 0.85, postgres: 0.7 };
+const ROUND_FLOOR = 0.6;
 for (const backend of ['sqlite', 'postgres']) {
-  say(STEP, `${backend}: ${N} requests per phase, ${C} concurrent`);
-  // The checkout prints its listening line first; the result is the last line.
-  const r = JSON.parse(run(BIN, [backend, String(N), String(C)]).trim().split('\n').pop());
-  const { sent, ...shown } = r;
-  if (shown.pgbench) delete shown.pgbench.script;
-  say(STEP, JSON.stringify(shown));
-  const lat = (p) => `p50 ${fmt(p.p50_ms)} ms, p99 ${fmt(p.p99_ms)} ms`;
+  const measured = {};
+  for (const pinned of [false, true]) {
+    say(STEP, `${backend}${pinned ? ' (pinned)' : ''}: ${N} requests per phase, ${C} concurrent`);
+    const out = pinned
+      ? run('taskset', ['-c', '0', BIN, backend, String(N), String(C)], { env: { ...process.env, IDEM_BENCH_DB_CPUS: '1' } })
+      : run(BIN, [backend, String(N), String(C)]);
+    // The checkout prints its listening line first; the result is the last line.
+    const r = JSON.parse(out.trim().split('\n').pop());
+    const { sent, ...shown } = r;
+    if (shown.pgbench) delete shown.pgbench.script;
+    say(STEP, JSON.stringify(shown));
+    if (backend === 'postgres' && !r.pgbench?.tps) throw new Error('pgbench gave no tps (see its output above)');
+    measured[pinned ? 'pinned' : 'shared'] = r;
+  }
+  const r = measured.shared;
+  const p = measured.pinned;
+  const lat = (x) => `p50 ${fmt(x.p50_ms)} ms, p99 ${fmt(x.p99_ms)} ms`;
   const pg = backend === 'postgres';
-  if (pg && !r.pgbench?.tps) throw new Error('pgbench gave no tps (see its output above)');
-  const limit = pg ? r.pgbench.tps : r.raw.rps;
+  const limitOf = (x) => (pg ? x.pgbench.tps : x.raw.rps);
   const limitName = pg
     ? 'pgbench, custom script of the same statements'
     : 'the same statements through the driver (sqlx) in a loop';
+  const rounds = (x) => x.first.ratios.map((v) => v.toFixed(2)).join(', ');
+  const firstValue = (x) =>
+    `${fmt(x.first.rps)}/s (${lat(x.first)}; ${fmt(x.first.statements_per_request)} statements/request logged, ${x.raw.statements_per_request} with BEGIN/COMMIT) vs ${fmt(limitOf(x))}/s; ` +
+    `the median of ${x.first.ratios.length} alternating rounds, whose ratios were ${rounds(x)}`;
   figures.push(
     figure({
-      id: `server.${backend}.first`,
-      name: `Server (${backend}), keyed first requests/s vs the database's limit (${limitName})`,
-      value: `${fmt(r.first.rps)}/s (${lat(r.first)}; ${fmt(r.first.statements_per_request)} statements/request logged, ${r.raw.statements_per_request} with BEGIN/COMMIT) vs ${fmt(limit)}/s; ` +
-        `the median of ${r.first.ratios.length} alternating rounds, whose ratios were ${r.first.ratios.map((x) => x.toFixed(2)).join(', ')}`,
-      target: '≥ 0.5×',
-      ratio: r.first.rps / limit,
-      limit: 0.5,
+      id: `server.${backend}.first.pinned`,
+      name: `Server (${backend}), keyed first requests/s vs the database's limit (${limitName}), **pinned**: ${pg ? 'PostgreSQL on CPU 1, the server with its load (and pgbench) on CPU 0' : 'the whole process (server, load, SQLite) and the limit\'s loop on CPU 0'}`,
+      value: firstValue(p),
+      target: `≥ ${PINNED_TARGET[backend]}×, every round > ${ROUND_FLOOR}`,
+      ratio: p.first.rps / limitOf(p),
+      limit: PINNED_TARGET[backend],
       better: 'higher',
+      also: p.first.ratios.every((v) => v > ROUND_FLOOR),
+    }),
+    figure({
+      id: `server.${backend}.first`,
+      name: `Server (${backend}), keyed first requests/s vs the database's limit (${limitName}), unpinned: both cores shared by everything`,
+      value: firstValue(r),
+      ratio: r.first.rps / limitOf(r),
     }),
     figure({
       id: `server.${backend}.replay`,
       name: `Server (${backend}), replays/s`,
       value: `${fmt(r.replay.rps)}/s (${lat(r.replay)}; ${fmt(r.replay.statements_per_request)} statements/request)`,
+      target: '1 statement/request',
+      ratio: r.replay.statements_per_request,
+      limit: 1,
     }),
     figure({
       id: `server.${backend}.conflict`,
       name: `Server (${backend}), 409s/s on a key in flight`,
       value: `${fmt(r.conflict.rps)}/s (${lat(r.conflict)}; ${fmt(r.conflict.statements_per_request)} statements/request)`,
+      target: '1 statement/request',
+      ratio: r.conflict.statements_per_request,
+      limit: 1,
+    }),
+    figure({
+      id: `server.${backend}.wait`,
+      name: `Server (${backend}), wait mode: bursts of ${r.wait_burst.duplicates} duplicates of one key in flight (its PayCo call held ${r.wait_burst.first_held_ms} ms), answered its replay instead of a 409`,
+      value: `${fmt(r.wait_burst.answers_per_s)} answers/s over ${r.wait_burst.bursts} bursts (p50 ${fmt(r.wait_burst.p50_ms)} ms, p99 ${fmt(r.wait_burst.p99_ms)} ms; ${Object.entries(r.wait_burst.statuses).map(([k, v]) => `${v} × ${k}`).join(', ')})`,
     }),
     figure({
       id: `server.${backend}.unkeyed`,
@@ -70,7 +110,7 @@ for (const backend of ['sqlite', 'postgres']) {
   details.push(
     `**${backend}**, as the server sent them (recorded from sqlx's query log; the database's ` +
       `limit runs exactly these, \`BEGIN\`/\`COMMIT\` around the claim's and, on SQLite, the commit's):\n\n` +
-      sent.map((s, i) => `${i + 1}. \`${s.replace(/\s+/g, ' ')}\``).join('\n'),
+      r.sent.map((s, i) => `${i + 1}. \`${s.replace(/\s+/g, ' ')}\``).join('\n'),
   );
 }
 save(STEP, {

@@ -14,7 +14,13 @@
 //!   tasks in a loop, no HTTP, no `idem_server::db` (`raw.rs`); the limit on SQLite;
 //! - `direct`: the same request's storage calls through `idem_server::db` in a loop
 //!   (informational: what idem's storage layer adds to the driver);
-//! - on PostgreSQL, `pgbench`: the same statements as a pgbench custom script, the limit there.
+//! - on PostgreSQL, `pgbench`: the same statements as a pgbench custom script, the limit there;
+//! - `wait_burst`: a second checkout on the same database in wait mode, and bursts of 50
+//!   duplicates of one key in flight ([`burst`]): answers/s and p50/p99.
+//!
+//! `make bench` runs it twice per backend: as it is, and pinned (`taskset -c 0` on this process;
+//! on PostgreSQL the cluster on CPU 1 through `IDEM_BENCH_DB_CPUS`, so pgbench and the server
+//! meet the same database core).
 //!
 //! The limit and the keyed first requests alternate three times (each limit right before its
 //! requests); `first` and the limit are the pair with the median ratio, and `first.ratios`
@@ -32,6 +38,7 @@
 #[path = "../../../crates/server/tests/support/postgres.rs"]
 mod postgres;
 
+mod burst;
 mod load;
 mod raw;
 mod statements;
@@ -146,6 +153,8 @@ async fn main() {
 /// The checkout, PayCo's stub and the database, in this process.
 struct Stack {
     url: String,
+    /// The same checkout in wait mode, on the same database and stub.
+    wait_url: String,
     db: Db,
     payco: String,
     /// The throwaway cluster (stopped when dropped) on PostgreSQL.
@@ -162,10 +171,9 @@ impl Stack {
             None => format!("sqlite:{}", dir.path().join("bench.db").display()),
         };
         let payco = stub::serve().await;
-        let listen = free_port();
-        let service = ServiceConfig {
+        let service = |listen| ServiceConfig {
             listen,
-            database,
+            database: database.clone(),
             lock_ms: LOCK_MS,
             body: BodyLimits {
                 max_bytes: idem_store::StoreConfig::DEFAULT_MAX_BODY_BYTES,
@@ -175,36 +183,51 @@ impl Stack {
             cors_origins: vec![],
             ops: OpsConfig::default(),
         };
+        let (listen, wait_listen) = (free_port(), free_port());
         // A handle of its own on the same database and options, for the held claim and the
         // loops without HTTP.
-        let db = service.open_db(&checkout::SCHEMA).await.expect("open");
-        let config = CheckoutConfig {
-            service,
-            payco_url: payco.clone(),
-            payco_token: "merchant-token".into(),
-            payco_timeout: Duration::from_secs(5),
-            tenants: BearerTenants::new().with(TOKEN, TENANT),
-            on_error: ErrorPolicy::ReleaseClaim,
-            wait: None,
-            failpoints: None,
-            completer: None,
-        };
-        tokio::spawn(async move {
-            if let Err(e) = checkout::run(config).await {
-                eprintln!("checkout: {e}");
-                std::process::exit(1);
-            }
-        });
-        let url = format!("http://{listen}");
-        load::wait_ready(&load::client(1), &url).await;
+        let db = service(listen)
+            .open_db(&checkout::SCHEMA)
+            .await
+            .expect("open");
+        let url = spawn_checkout(service(listen), &payco, None).await;
+        let wait = Some(Duration::from_secs(5));
+        let wait_url = spawn_checkout(service(wait_listen), &payco, wait).await;
         Stack {
             url,
+            wait_url,
             db,
             payco,
             pg,
             _dir: dir,
         }
     }
+}
+
+/// The example checkout served by `service` against PayCo's stub at `payco`, with `wait` mode;
+/// its URL once ready.
+async fn spawn_checkout(service: ServiceConfig, payco: &str, wait: Option<Duration>) -> String {
+    let listen = service.listen;
+    let config = CheckoutConfig {
+        service,
+        payco_url: payco.to_owned(),
+        payco_token: "merchant-token".into(),
+        payco_timeout: Duration::from_secs(5),
+        tenants: BearerTenants::new().with(TOKEN, TENANT),
+        on_error: ErrorPolicy::ReleaseClaim,
+        wait,
+        failpoints: None,
+        completer: None,
+    };
+    tokio::spawn(async move {
+        if let Err(e) = checkout::run(config).await {
+            eprintln!("checkout: {e}");
+            std::process::exit(1);
+        }
+    });
+    let url = format!("http://{listen}");
+    load::wait_ready(&load::client(1), &url).await;
+    url
 }
 
 /// Every phase, in one run; the result as JSON.
@@ -334,10 +357,12 @@ async fn measure(
         }))
         .await;
     unkeyed["statements_per_request"] = json!(per_request(s));
+    let wait_burst = burst::run(&stack.wait_url).await;
     json!({
         "backend": backend, "requests": n, "concurrency": c,
         "first": first, "replay": replay, "conflict": conflict,
         "unkeyed": unkeyed, "direct": direct, "raw": raw, "pgbench": pgbench,
+        "wait_burst": wait_burst,
         "sent": sent,
     })
 }

@@ -77,6 +77,11 @@ const KEY_MISSING_REFUSED: Case = Case {
     basis: Basis::Required,
     title: "a request without a key is refused with 400",
 };
+const EXPIRED_FIRST_SENT_REFUSED: Case = Case {
+    id: "expired-first-sent-refused",
+    basis: Basis::Advisory,
+    title: "a new key first sent long ago (Repeatability-First-Sent in 1970) is refused with 412, not run",
+};
 const TENANTS_ISOLATED: Case = Case {
     id: "tenants-isolated",
     basis: Basis::Required,
@@ -213,6 +218,7 @@ impl<'t> Conformance<'t> {
         self.reordered_json().await;
         self.key_limits().await;
         self.missing_key().await;
+        self.expired_first_sent().await;
         self.tenants().await;
         self.concurrent_duplicate().await;
         self.cors().await;
@@ -384,6 +390,20 @@ impl<'t> Conformance<'t> {
         let refused = self.send(self.target.keyed(&op, None)).await;
         let outcome = expect_status(&refused, 400, &[&refused]);
         self.record(&KEY_MISSING_REFUSED, outcome);
+    }
+
+    /// The expired-key guard: a key never seen, on a request that says it was first sent at
+    /// the epoch (longer ago than any retention), is refused with 412 instead of run; a server
+    /// without the guard runs it (and would run a retry that outlived its retention again).
+    async fn expired_first_sent(&mut self) {
+        let op = self.op();
+        let key = self.key();
+        let mut sent = self.target.keyed(&op, Some(&key));
+        let long_ago = idem_store::first_sent::header_value(0);
+        sent.set_header(idem_store::first_sent::HEADER, long_ago);
+        let refused = self.send(sent).await;
+        let outcome = expect_status(&refused, 412, &[&refused]);
+        self.record(&EXPIRED_FIRST_SENT_REFUSED, outcome);
     }
 
     /// Two tenants, one key: two operations; the second is not the first's replay.

@@ -86,6 +86,7 @@ async fn express_idempotency_measured() {
         ("key-256-refused", "fail"),
         ("key-malformed-refused", "fail"),
         ("key-missing-refused", "fail"),
+        ("expired-first-sent-refused", "fail"),
         ("tenants-isolated", "fail"),
         ("concurrent-duplicate", "fail"),
         ("cors-exposes", "fail"),

@@ -121,6 +121,7 @@ async fn a_server_that_ignores_keys_fails_the_replay_and_effect_cases() {
         "repeat-no-effect",
         "other-body-422",
         "key-missing-refused",
+        "expired-first-sent-refused",
         "concurrent-duplicate",
         "cors-exposes",
         "chaos-at-most-once",

@@ -139,7 +139,24 @@ impl Cluster {
         );
         let log = self.dir.join("log");
         let log = log.to_string_lossy().into_owned();
-        self.pg_ctl(&["-o", &options, "-l", &log, "-w", "start"], "pg_ctl start");
+        let args = ["-o", &options, "-l", &log, "-w", "start"];
+        // `make bench`'s pinned measure (bench/steps/server.mjs): the server and every backend
+        // it forks on the CPUs IDEM_BENCH_DB_CPUS names, its clients on the others.
+        match std::env::var("IDEM_BENCH_DB_CPUS") {
+            Ok(cpus) => {
+                let mut cmd = Command::new("taskset");
+                cmd.args(["-c", &cpus]);
+                if is_root() {
+                    cmd.args(["runuser", "-u", "postgres", "--"]);
+                }
+                cmd.arg(self.bin.join("pg_ctl"))
+                    .arg("-D")
+                    .arg(self.dir.join("data"))
+                    .args(args);
+                run(&mut cmd, "pg_ctl start (pinned)");
+            }
+            Err(_) => self.pg_ctl(&args, "pg_ctl start"),
+        }
     }
 
     /// A detached shell that waits for this test process to end, then stops the server and
