@@ -1,11 +1,11 @@
 //! The payload fingerprint: SHA-256, lowercase hex. A leaf module: the payload computes it, the
 //! journal's codec checks stored records against it.
 
-use sha2::{Digest, Sha256};
-
-/// SHA-256 of `bytes`, lowercase hex (64 characters).
+/// SHA-256 of `bytes`, lowercase hex (64 characters), through idem-store's one SHA-256
+/// ([`idem_store::sha256`], which the server's request fingerprint the SDK checks key-state
+/// answers against uses too: one copy of sha2's finalisation in the package).
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    hex::encode(idem_store::sha256(&[bytes]))
 }
 
 #[cfg(test)]

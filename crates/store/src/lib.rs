@@ -97,7 +97,7 @@ mod view;
 pub use config::{ErrorPolicy, KeyRequirement, RouteConfig, StoreConfig};
 pub use error::{Fenced, RequestError};
 pub use event::{Event, EventKind, EventLog, Rejection};
-pub use fingerprint::{fingerprint, Fingerprint};
+pub use fingerprint::{fingerprint, sha256, Fingerprint};
 pub use key::{validate_scope, IdRef, IdempotencyKey, RecordId, MAX_KEY_LEN, MAX_SCOPE_LEN};
 pub use lease::Lease;
 pub use record::{Record, SavedResponse, Status};
