@@ -331,32 +331,43 @@ async fn measure(
     let mut conflict = load::run(&client, url, n, c, |_| ("held".to_owned(), body(0))).await;
     let mut unkeyed = load::run(&client, &plain, n, c, |i| (String::new(), body(i))).await;
 
-    // Counted passes, log on: statements per request of each kind.
+    // Counted passes, log on: statements per request of each kind on the request's path, and
+    // apart from them the pool's release probes (PostgreSQL: one per connection going back,
+    // after the answer is on its way).
     let per_request = |sent: usize| sent as f64 / COUNTED as f64;
-    let (_, s, _) = log
+    let probes = |text: &[String]| {
+        text.iter()
+            .filter(|t| t.trim() == raw::RELEASE_PROBE)
+            .count()
+    };
+    let (_, s, text) = log
         .counted(load::run(&client, url, COUNTED, c, |i| {
             (format!("s-{i}"), body(i))
         }))
         .await;
-    first["statements_per_request"] = json!(per_request(s));
-    let (_, s, _) = log
+    first["statements_per_request"] = json!(per_request(s - probes(&text)));
+    first["release_probes_per_request"] = json!(per_request(probes(&text)));
+    let (_, s, text) = log
         .counted(load::run(&client, url, COUNTED, c, |i| {
             (format!("s-{i}"), body(i))
         }))
         .await;
-    replay["statements_per_request"] = json!(per_request(s));
-    let (_, s, _) = log
+    replay["statements_per_request"] = json!(per_request(s - probes(&text)));
+    replay["release_probes_per_request"] = json!(per_request(probes(&text)));
+    let (_, s, text) = log
         .counted(load::run(&client, url, COUNTED, c, |_| {
             ("held".to_owned(), body(0))
         }))
         .await;
-    conflict["statements_per_request"] = json!(per_request(s));
-    let (_, s, _) = log
+    conflict["statements_per_request"] = json!(per_request(s - probes(&text)));
+    conflict["release_probes_per_request"] = json!(per_request(probes(&text)));
+    let (_, s, text) = log
         .counted(load::run(&client, &plain, COUNTED, c, |i| {
             (String::new(), body(i))
         }))
         .await;
-    unkeyed["statements_per_request"] = json!(per_request(s));
+    unkeyed["statements_per_request"] = json!(per_request(s - probes(&text)));
+    unkeyed["release_probes_per_request"] = json!(per_request(probes(&text)));
     let wait_burst = burst::run(&stack.wait_url).await;
     json!({
         "backend": backend, "requests": n, "concurrency": c,

@@ -71,7 +71,7 @@ pub struct Plan {
 
 const RETENTION_MS: i64 = 86_400_000;
 /// The text of idem-axum's release probe (`crates/axum/src/db/pool.rs`).
-const RELEASE_PROBE: &str = "SELECT transaction_timestamp() < statement_timestamp()";
+pub const RELEASE_PROBE: &str = "SELECT transaction_timestamp() < statement_timestamp()";
 pub const SCOPE: &str = "tenant-a";
 
 impl Plan {

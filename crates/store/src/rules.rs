@@ -36,8 +36,9 @@
 //! worker resumes was written with the claim, to the same span, so the row never outlives it.
 
 use crate::{
-    fingerprint, first_sent::FirstSent, key, ErrorPolicy, Fingerprint, KeyRequirement, Lease,
-    Record, RequestError, RequestTarget, RouteConfig, SavedResponse, Status, StoreConfig,
+    fingerprint, first_sent::FirstSent, key, Begin, ErrorPolicy, EventKind, Fingerprint,
+    KeyRequirement, Lease, Record, Rejection, RequestError, RequestTarget, RouteConfig,
+    SavedResponse, Status, StoreConfig,
 };
 
 /// Reads of one request before it gives up and answers 409 ([`contended`]).
@@ -72,6 +73,43 @@ pub enum Answer<'r> {
     /// No row (or one past retention), and the request says it was first sent longer ago than
     /// retention: 412, the expired-key guard ([`guard`]). Nothing is written.
     KeyExpired,
+}
+
+impl Answer<'_> {
+    /// What the answer is for the caller and for the event log: the [`Begin`] to act on (the
+    /// saved response cloned out of the row) and the event that records it. Every table, in
+    /// memory or SQL, logs and answers through here.
+    pub fn decided(self) -> (EventKind, Begin) {
+        match self {
+            Answer::Replay(response) => (
+                EventKind::Replayed {
+                    status: response.status,
+                },
+                Begin::Replay(response.clone()),
+            ),
+            Answer::InFlight { retry_after_ms } => (
+                EventKind::Rejected {
+                    status: 409,
+                    reason: Rejection::InFlight { retry_after_ms },
+                },
+                Begin::InFlight { retry_after_ms },
+            ),
+            Answer::Mismatch => (
+                EventKind::Rejected {
+                    status: 422,
+                    reason: Rejection::Mismatch,
+                },
+                Begin::Mismatch,
+            ),
+            Answer::KeyExpired => (
+                EventKind::Rejected {
+                    status: 412,
+                    reason: Rejection::KeyExpired,
+                },
+                Begin::KeyExpired,
+            ),
+        }
+    }
 }
 
 /// The conditional writes a request can need before its work runs.

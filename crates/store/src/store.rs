@@ -4,7 +4,7 @@ use crate::{
     event::{EventLog, Rejection},
     first_sent::FirstSent,
     key::ScopeCache,
-    rules::{self, Answer, Finish, Step, Write},
+    rules::{self, Finish, Step, Write},
     Event, EventKind, Fenced, Fingerprint, IdRef, Lease, MemoryTable, RecordId, RequestError,
     RouteConfig, RowView, SavedResponse, Status, StoreConfig, Table,
 };
@@ -373,35 +373,10 @@ impl<T: Table> Store<T> {
             // An answer is logged and returned; a write is performed below, outside the
             // read's borrow of the table.
             let write = match step {
-                Step::Answer(Answer::Replay(response)) => {
-                    let response = response.clone();
-                    let status = response.status;
-                    self.log_seen(now, id, stored, EventKind::Replayed { status });
-                    return Begin::Replay(response);
-                }
-                Step::Answer(Answer::InFlight { retry_after_ms }) => {
-                    let kind = EventKind::Rejected {
-                        status: 409,
-                        reason: Rejection::InFlight { retry_after_ms },
-                    };
+                Step::Answer(answer) => {
+                    let (kind, begin) = answer.decided();
                     self.log_seen(now, id, stored, kind);
-                    return Begin::InFlight { retry_after_ms };
-                }
-                Step::Answer(Answer::Mismatch) => {
-                    let kind = EventKind::Rejected {
-                        status: 422,
-                        reason: Rejection::Mismatch,
-                    };
-                    self.log_seen(now, id, stored, kind);
-                    return Begin::Mismatch;
-                }
-                Step::Answer(Answer::KeyExpired) => {
-                    let kind = EventKind::Rejected {
-                        status: 412,
-                        reason: Rejection::KeyExpired,
-                    };
-                    self.log_seen(now, id, stored, kind);
-                    return Begin::KeyExpired;
+                    return begin;
                 }
                 Step::Write(write) => write,
             };

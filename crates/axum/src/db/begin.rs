@@ -278,35 +278,7 @@ impl Db {
     }
 
     fn answer(&self, now: u64, id: IdRef<'_>, answer: Answer<'_>) -> idem_store::Begin {
-        let (kind, begin) = match answer {
-            Answer::Replay(response) => (
-                EventKind::Replayed {
-                    status: response.status,
-                },
-                idem_store::Begin::Replay(response.clone()),
-            ),
-            Answer::InFlight { retry_after_ms } => (
-                EventKind::Rejected {
-                    status: 409,
-                    reason: Rejection::InFlight { retry_after_ms },
-                },
-                idem_store::Begin::InFlight { retry_after_ms },
-            ),
-            Answer::Mismatch => (
-                EventKind::Rejected {
-                    status: 422,
-                    reason: Rejection::Mismatch,
-                },
-                idem_store::Begin::Mismatch,
-            ),
-            Answer::KeyExpired => (
-                EventKind::Rejected {
-                    status: 412,
-                    reason: Rejection::KeyExpired,
-                },
-                idem_store::Begin::KeyExpired,
-            ),
-        };
+        let (kind, begin) = answer.decided();
         self.log(now, id.scope, Some(id.key), kind);
         begin
     }

@@ -19,6 +19,9 @@ const PAY: Command = Command::StartCheckout {
     host_journal: true,
 };
 
+/// Pay, and the first answer is lost on its way back.
+const LOST_ANSWER: &[Step] = &[at(0, Command::DropNextResponse), at(0, PAY)];
+
 /// Pay for the cart without a key (the page's first strategy in the lesson).
 const PAY_NO_KEY: Command = Command::StartCheckout {
     strategy: Strategy::NoKey,
@@ -101,7 +104,7 @@ pub static SCENARIOS: [Scenario; 17] = [
         after_pause: "Replayed: the retry got the saved 201. PayCo charged once.",
         seed: 1,
         setup: quiet,
-        script: &[at(0, Command::DropNextResponse), at(0, PAY)],
+        script: LOST_ANSWER,
         pause: Pause::FirstReplay,
         expect: &[Effect::Charges(1), Effect::Replayed, Effect::DoubleCharged(false)],
         fix: None,
@@ -183,7 +186,7 @@ pub static SCENARIOS: [Scenario; 17] = [
         after_pause: "Charged twice: the pruned key looked new, so the retry ran the work again.",
         seed: 1,
         setup: short_retention,
-        script: &[at(0, Command::DropNextResponse), at(0, PAY)],
+        script: LOST_ANSWER,
         pause: Pause::DoubleCharge,
         expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
         fix: Some(Fix {
@@ -202,7 +205,7 @@ pub static SCENARIOS: [Scenario; 17] = [
         after_pause: "Charged twice: each key was new to the store, so both attempts ran.",
         seed: 1,
         setup: new_key_per_attempt,
-        script: &[at(0, Command::DropNextResponse), at(0, PAY)],
+        script: LOST_ANSWER,
         pause: Pause::DoubleCharge,
         expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
         fix: Some(Fix {
@@ -376,7 +379,7 @@ pub static SCENARIOS: [Scenario; 17] = [
         after_pause: "Charged twice: the pruned key looked new. The page did send its first-sent time; this server did not read it.",
         seed: 1,
         setup: short_retention,
-        script: &[at(0, Command::DropNextResponse), at(0, PAY)],
+        script: LOST_ANSWER,
         pause: Pause::DoubleCharge,
         expect: &[Effect::DoubleCharged(true), Effect::Charges(2)],
         fix: Some(Fix {
