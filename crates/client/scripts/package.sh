@@ -18,6 +18,8 @@ cargo build -p idem-client --release --target wasm32-unknown-unknown --lib --fea
 rm -rf "$OUT"
 wasm-bindgen --target web --out-dir "$OUT" \
   "$TARGET_DIR/wasm32-unknown-unknown/release/idem_client.wasm"
+# Short import names in the wasm and its glue, the glue minified by terser (see the script).
+node "$CRATE/scripts/shrink-glue.mjs" "$OUT/idem_client_bg.wasm" "$OUT/idem_client.js"
 if [ -x "$WASM_OPT" ]; then
   "$WASM_OPT" -Oz --converge --strip-debug --strip-producers --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
