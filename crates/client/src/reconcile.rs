@@ -10,6 +10,7 @@
 
 use idem_store::Fingerprint;
 
+use crate::digest::request_fingerprint;
 use crate::json::Json;
 use crate::payload::CanonicalPayload;
 
@@ -71,7 +72,7 @@ impl KeyState {
             (None, None) => {}
             (Some(Json::String(operation)), Some(Json::String(holder))) => {
                 let holder = Fingerprint::from_hex(holder)?;
-                if holder != Fingerprint::of_canonical(operation, payload.json.as_bytes()) {
+                if holder != request_fingerprint(operation, payload.json.as_bytes()) {
                     // Checked before the state is read: whatever the other request's work
                     // did, none of it is this payload's.
                     state.get("state")?.as_str()?;
