@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the npm-style SDK package of idem-client into crates/client/pkg/ (gitignored):
-# cargo --release for wasm32, wasm-bindgen --target web, wasm-opt -Oz, package.json, README.
+# cargo --release for wasm32, wasm-bindgen --target web, short import names and a minified glue
+# (shrink-glue.mjs), wasm-opt -Oz, package.json, README.
 # Prints the gzip size of the .wasm and the JS glue and FAILS (exit 1, package left in place
-# for inspection) when together they exceed the 60 KB budget (issue 4; 1 KB = 1,000 B).
+# for inspection) when together they exceed the 52 KB budget (issue 4's 60 KB, lowered to the
+# measured 50,889 B rounded up plus 1 KB for the features on their way; 1 KB = 1,000 B).
 #
 #   crates/client/scripts/package.sh [out-dir]
 set -euo pipefail
@@ -61,8 +63,8 @@ sed -e "s/@WASM_GZ@/$wasm_gz/" -e "s/@JS_GZ@/$js_gz/" -e "s/@TOTAL_GZ@/$total/" 
   "$CRATE/README.pkg.md" > "$OUT/README.md"
 
 echo "[package] $OUT"
-echo "[package] gzip -9: wasm $wasm_gz B + js $js_gz B = $total B (target ≤ 60000 B)"
-if [ "$total" -gt 60000 ]; then
-  echo "[package] ERROR: over the 60 KB budget by $((total - 60000)) B" >&2
+echo "[package] gzip -9: wasm $wasm_gz B + js $js_gz B = $total B (target ≤ 52000 B)"
+if [ "$total" -gt 52000 ]; then
+  echo "[package] ERROR: over the 52 KB budget by $((total - 52000)) B" >&2
   exit 1
 fi
