@@ -309,7 +309,8 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm32 code
+// Used by the JS package's canonicaliser (wasm32, `js-api`) and the tests.
+#[cfg_attr(not(all(target_arch = "wasm32", feature = "js-api")), allow(dead_code))]
 /// Whether `a` sorts before `b` by UTF-16 code units (RFC 8785 §3.2.3), without encoding either
 /// (`encode_utf16` and a `Vec<u16>` per member cost the package 184 B gzip). Character
 /// by character, UTF-16 order is code point order except that a supplementary character (two
@@ -318,6 +319,7 @@ pub(crate) fn utf16_less(a: &str, b: &str) -> bool {
     a.chars().map(utf16_key).lt(b.chars().map(utf16_key))
 }
 
+#[cfg_attr(not(all(target_arch = "wasm32", feature = "js-api")), allow(dead_code))]
 /// `c`'s place in UTF-16 order: below U+D800 itself, then the supplementary characters, then
 /// U+E000..=U+FFFF.
 fn utf16_key(c: char) -> u32 {
