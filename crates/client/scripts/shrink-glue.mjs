@@ -1,0 +1,138 @@
+// The package's wasm and JS glue, after wasm-bindgen and before wasm-opt (scripts/package.sh):
+// short import names in both, and the glue minified. What each saves: README.pkg.md, "Size".
+//
+//   node crates/client/scripts/shrink-glue.mjs <out-dir>/idem_client_bg.wasm <out-dir>/idem_client.js
+//
+// 1. wasm-bindgen names each import `__wbg_<method>_<16 hex digits>`, spells it in full in the
+//    wasm's import section and as a key of the glue's import object, and hex digits do not
+//    compress. Both are renamed to short names here (and the import module, which the glue names
+//    once, to a short one). The exports keep their names: they are the `InitOutput` that
+//    `idem_client.d.ts` and `idem_client_bg.wasm.d.ts` declare. binaryen's
+//    `--minify-imports-and-exports-and-modules` (which the demo's scripts/shrink-glue.mjs uses)
+//    renames both, and its `--minify-imports` renames only imports from `env`, so the import
+//    section is rewritten here, a few lines of the format's own encoding.
+// 2. terser (pinned in the root package.json) minifies the glue: no comments or indentation,
+//    short local names. `IdempotentClient`, `initSync` and the default export keep their names
+//    (`.name` is part of what a page sees); the `@ts-self-types` comment stays (Deno reads it).
+//
+// An import key the glue does not spell exactly once where expected, or a wasm this reader does
+// not understand, stops the build: a wasm-bindgen whose output this script does not know fails
+// here, not in a page. The package's Playwright specs run against this output.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { minify } from 'terser';
+
+const fail = (why) => {
+  throw new Error(`shrink-glue: ${why}`);
+};
+const [wasmPath, jsPath] = process.argv.slice(2);
+if (!wasmPath || !jsPath) fail('usage: shrink-glue.mjs <wasm> <glue.js>');
+
+// --- the wasm's import section ---------------------------------------------------------------------
+
+const wasm = readFileSync(wasmPath);
+const leb = (at) => {
+  let value = 0n;
+  let shift = 0n;
+  for (;;) {
+    const byte = wasm[at++];
+    if (byte === undefined) fail('truncated LEB128');
+    value |= BigInt(byte & 0x7f) << shift;
+    shift += 7n;
+    if (byte < 0x80) return [Number(value), at];
+  }
+};
+const encodeLeb = (n) => {
+  const out = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n) byte |= 0x80;
+    out.push(byte);
+  } while (n);
+  return Buffer.from(out);
+};
+const name = (s) => {
+  const bytes = Buffer.from(s, 'utf8');
+  return Buffer.concat([encodeLeb(bytes.length), bytes]);
+};
+
+if (wasm.readUInt32LE(0) !== 0x6d736100 || wasm.readUInt32LE(4) !== 1) fail(`${wasmPath} is not a wasm module`);
+// Short names: identifiers a, b, ..., z, A, ..., Z, aa, ab, ... (never `__proto__`, the import
+// object's one other key).
+const letters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const short = (i) => (i < letters.length ? letters[i] : short(Math.floor(i / letters.length) - 1) + letters[i % letters.length]);
+const renaming = new Map(); // long import name -> short one
+let module;
+const parts = [wasm.subarray(0, 8)];
+let at = 8;
+while (at < wasm.length) {
+  const id = wasm[at];
+  const [size, start] = leb(at + 1);
+  const end = start + size;
+  if (id !== 2) {
+    parts.push(wasm.subarray(at, end));
+    at = end;
+    continue;
+  }
+  let [count, p] = leb(start);
+  const out = [encodeLeb(count)];
+  for (let i = 0; i < count; i++) {
+    const strings = [];
+    for (let s = 0; s < 2; s++) {
+      const [len, from] = leb(p);
+      strings.push(wasm.toString('utf8', from, from + len));
+      p = from + len;
+    }
+    const descStart = p;
+    const kind = wasm[p++];
+    const limits = () => {
+      const flags = wasm[p++];
+      if (flags & ~0x07) fail(`unknown limits flags ${flags}`);
+      [, p] = leb(p);
+      if (flags & 1) [, p] = leb(p);
+    };
+    if (kind === 0x00) [, p] = leb(p); // function: type index
+    else if (kind === 0x01) (p++, limits()); // table: reference type, limits
+    else if (kind === 0x02) limits(); // memory
+    else if (kind === 0x03) p += 2; // global: value type, mutability
+    else fail(`unknown import kind ${kind}`);
+    const [from, field] = strings;
+    if (module === undefined) module = from;
+    if (from !== module) fail(`imports from ${module} and ${from}: expected one module`);
+    if (renaming.has(field)) fail(`import ${field} twice`);
+    renaming.set(field, short(renaming.size));
+    out.push(name('a'), name(renaming.get(field)), wasm.subarray(descStart, p));
+  }
+  if (p !== end) fail('the import section has bytes this reader does not know');
+  const body = Buffer.concat(out);
+  parts.push(Buffer.from([2]), encodeLeb(body.length), body);
+  at = end;
+}
+if (module === undefined) fail('no imports found');
+writeFileSync(wasmPath, Buffer.concat(parts));
+
+// --- the glue ------------------------------------------------------------------------------------
+
+let js = readFileSync(jsPath, 'utf8');
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const replaceOnce = (re, by, what) => {
+  const hits = js.match(re)?.length ?? 0;
+  if (hits !== 1) fail(`${what} is found ${hits} times in the glue, not once`);
+  js = js.replace(re, by);
+};
+replaceOnce(new RegExp(`"${escape(module)}": import0,`, 'g'), '"a": import0,', 'the import module');
+for (const [long, to] of renaming) {
+  replaceOnce(new RegExp(`^(\\s+)${escape(long)}: `, 'gm'), (_, indent) => `${indent}${to}: `, `import ${long}`);
+}
+
+const min = await minify(js, {
+  module: true,
+  compress: { passes: 2 },
+  mangle: true,
+  keep_classnames: true,
+  keep_fnames: /^(initSync|__wbg_init)$/,
+  format: { comments: /@ts-self-types/ },
+});
+if (!min.code) fail('terser produced nothing');
+writeFileSync(jsPath, min.code);
+console.log(`[package] shrink-glue: ${renaming.size} imports renamed; glue minified to ${Buffer.byteLength(min.code)} B`);

@@ -1,0 +1,2 @@
+// Nothing: the baseline module of tests/bench/sdk-pages/empty.html.
+export {};
