@@ -53,3 +53,19 @@ test('a retry past the server’s retention is refused, not charged again, and r
   expect(reconciled).toMatchObject({ reconciled: 'keyExpired', kind: 'unknown', key: outcome.key });
   expect(Object.values(await idem.chargesPerOrder())).toEqual([1]);
 });
+
+test('sendFirstSent: false leaves the header out, and the guard with it: the late retry runs again', async ({ page, idem }) => {
+  await idem.open(page, { policy: LATE_RETRY, sendFirstSent: false });
+  const headers: string[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && request.url().endsWith('/api/checkout')) {
+      headers.push(request.headers()['repeatability-first-sent'] ?? '(none)');
+    }
+  });
+  await idem.arm([{ fault: 'hold-response', hold_ms: 8_000 }]);
+  const outcome = await submit(page, NAME, PAYLOAD);
+  expect(headers).toEqual(['(none)', '(none)']);
+  // What the guard is for: without the header the pruned key looks new, and the work runs twice.
+  expect(outcome).toMatchObject({ kind: 'succeeded', attempts: 2 });
+  expect(Object.values(await idem.chargesPerOrder())).toEqual([1, 1]);
+});

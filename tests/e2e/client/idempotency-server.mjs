@@ -30,7 +30,7 @@ let retryAt = new Map(); // key -> attempts seen by /api/retry-at
 const CORS = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'POST, PATCH, PUT, DELETE, GET',
-  'access-control-allow-headers': 'content-type, idempotency-key, authorization',
+  'access-control-allow-headers': 'content-type, idempotency-key, repeatability-first-sent, authorization',
   // Not CORS-safelisted: the SDK can only read them if they are exposed.
   'access-control-expose-headers': 'retry-after, idempotent-replayed',
   'access-control-max-age': '600',

@@ -53,6 +53,8 @@ mod imp {
         let endpoint = fetch::Endpoint {
             url: url.to_owned(),
             headers: headers.to_vec(),
+            // idem-server, whose CORS allows it.
+            first_sent: true,
         };
         fetch::run_with(op, &endpoint, journal, observe).await
     }

@@ -18,6 +18,10 @@ pub struct Endpoint {
     pub url: String,
     /// Extra request headers (e.g. authorization), sent on every attempt.
     pub headers: Vec<(String, String)>,
+    /// Whether keyed attempts carry `Repeatability-First-Sent` (the server's expired-key guard
+    /// reads it). Off only for a cross-origin server whose CORS does not allow the header: its
+    /// preflight would refuse every attempt.
+    pub first_sent: bool,
 }
 
 /// How one attempt ended without a reply.
@@ -103,7 +107,7 @@ async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
                 key.hyphenated().encode_lower(&mut buf),
             )?;
         }
-        if let Some(first_sent) = attempt.first_sent_header() {
+        if let Some(first_sent) = attempt.first_sent_header().filter(|_| endpoint.first_sent) {
             headers.set(FIRST_SENT_HEADER, &first_sent)?;
         }
         if attempt.method.has_body() {

@@ -108,6 +108,7 @@ pub(super) fn read_options(options: &JsValue) -> Result<Config, String> {
     let always_key = boolean(options, "alwaysKey", "options.alwaysKey")?.unwrap_or(false);
     let allow_memory_only =
         boolean(options, "allowMemoryOnly", "options.allowMemoryOnly")?.unwrap_or(false);
+    let first_sent = boolean(options, "sendFirstSent", "options.sendFirstSent")?.unwrap_or(true);
     let prefix = match member(options, "storagePrefix").filter(|v| !v.is_null()) {
         None => DEFAULT_PREFIX.to_owned(),
         Some(v) => v
@@ -170,6 +171,7 @@ pub(super) fn read_options(options: &JsValue) -> Result<Config, String> {
         endpoint: Endpoint {
             url: endpoint,
             headers,
+            first_sent,
         },
         method,
         key_use: if always_key {

@@ -22,6 +22,13 @@ export interface ClientOptions {
   /** Extra headers sent on every attempt. */
   headers?: Record<string, string>;
   /**
+   * Send `Repeatability-First-Sent` (when the operation was first sent, an HTTP-date) with every
+   * keyed attempt, for the server's expired-key guard (default true). Turn it off only for a
+   * cross-origin server whose CORS does not allow that header: its preflight refuses every
+   * attempt that carries it.
+   */
+  sendFirstSent?: boolean;
+  /**
    * Where the Web Locks API is missing: how long a new operation waits after writing its key,
    * before reading it back and sending, so that two tabs starting it at the same instant end
    * up with one key (default 250 ms; 0 skips the wait). Where Web Locks exist, how long a
