@@ -385,7 +385,7 @@ async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json:
                     now,
                     &claim,
                     Finish::Commit(SavedResponse::json(201, b"{}".to_vec())),
-                    &settled,
+                    &[settled.into()],
                 )
                 .await
                 .expect("commit");

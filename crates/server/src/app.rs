@@ -94,6 +94,7 @@ impl ServiceConfig {
                 ..self.ops
             },
             completer,
+            periodic: Vec::new(),
         };
         crate::ops::serve_service(listener, service).await;
         Ok(())

@@ -111,7 +111,7 @@ async fn keyed_first(db: &Db, key: &str) -> (BeginWith, Option<Claim>) {
     let claim = claim.clone();
     let settled = orders::settlement(*id, "paid", Some("ch_1"));
     let saved = SavedResponse::json(201, b"{}".to_vec());
-    db.finish_with(1, &claim, Finish::Commit(saved), &settled)
+    db.finish_with(1, &claim, Finish::Commit(saved), &[settled.into()])
         .await
         .unwrap();
     (begun, Some(claim))
@@ -131,7 +131,7 @@ async fn count_steps(db: &Db, count: &AtomicUsize) -> Counted {
     let saved = SavedResponse::json(201, b"{}".to_vec());
     let (done, commit) = statements_of(
         count,
-        db.finish_with(1, &claim, Finish::Commit(saved), &settled),
+        db.finish_with(1, &claim, Finish::Commit(saved), &[settled.into()]),
     )
     .await;
     done.expect("fenced commit");

@@ -270,7 +270,11 @@ async fn settle_fenced(app: &Checkout, claim: &Claim, settle: Settle) -> Result<
         Ending::Failure => claim.failed(saved),
     };
     let update = orders::settlement(order, status.name(), status.charge());
-    match app.db.finish_with(now_ms(), claim, finish, &update).await {
+    match app
+        .db
+        .finish_with(now_ms(), claim, finish, &[update.into()])
+        .await
+    {
         Ok(()) => Ok(Settled::Committed),
         Err(DbError::Fenced) => Ok(Settled::Fenced),
         Err(e) => Err(e),
