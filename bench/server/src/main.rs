@@ -188,6 +188,8 @@ impl Stack {
             wait: None,
             failpoints: None,
             completer: None,
+            // No consumer here: the outbox fills, the benchmark measures the checkout.
+            relay: None,
         };
         tokio::spawn(async move {
             if let Err(e) = checkout::run(config).await {
