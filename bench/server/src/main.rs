@@ -218,6 +218,8 @@ async fn spawn_checkout(service: ServiceConfig, payco: &str, wait: Option<Durati
         wait,
         failpoints: None,
         completer: None,
+        // No consumer here: the outbox fills, the benchmark measures the checkout.
+        relay: None,
     };
     tokio::spawn(async move {
         if let Err(e) = checkout::run(config).await {
@@ -421,7 +423,7 @@ async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json:
                     now,
                     &claim,
                     Finish::Commit(SavedResponse::json(201, b"{}".to_vec())),
-                    &settled,
+                    &[settled.into()],
                 )
                 .await
                 .expect("commit");

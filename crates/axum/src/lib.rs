@@ -25,7 +25,7 @@ pub mod cors;
 pub mod db;
 pub mod layers;
 pub mod ops;
-mod periodic;
+pub mod periodic;
 pub mod problems;
 pub mod reconcile;
 pub mod request;

@@ -14,6 +14,17 @@ use crate::{
     StartError,
 };
 
+/// What a service runs beside its routes (nothing, by default).
+#[derive(Default)]
+pub struct Background {
+    /// A completer of abandoned work.
+    pub completer: Option<crate::completer::Completer>,
+    /// A message-id table, pruned with the claims.
+    pub consumer: Option<crate::consumer::Consumer>,
+    /// The service's own background passes (the checkout's outbox relay).
+    pub periodic: Vec<crate::periodic::Periodic>,
+}
+
 /// What every service is started with.
 #[derive(Debug, Clone)]
 pub struct ServiceConfig {
@@ -63,15 +74,15 @@ impl ServiceConfig {
 
     /// Bind, print `idem-server NAME listening on http://ADDR` (the one stdout line, which
     /// scripts and tests wait for), and serve `routes` with the common layers, the probes,
-    /// metrics, request spans, pruner and `completer` if any ([`crate::ops::serve_service`])
-    /// until SIGTERM or Ctrl-C, then drain.
+    /// metrics, request spans, pruner and the `background` work
+    /// ([`crate::ops::serve_service`]) until SIGTERM or Ctrl-C, then drain.
     pub async fn serve(
         &self,
         name: &str,
         routes: Router,
         db: Db,
         scopes: Option<crate::ops::trace::SharedScope>,
-        completer: Option<crate::completer::Completer>,
+        background: Background,
     ) -> Result<(), StartError> {
         let cors = cors_layer(&self.cors_origins)?;
         let listener = tokio::net::TcpListener::bind(self.listen)
@@ -84,7 +95,7 @@ impl ServiceConfig {
         let service = crate::ops::Service {
             routes,
             db,
-            consumer: None,
+            consumer: background.consumer,
             scopes,
             cors,
             conn: self.conn,
@@ -93,7 +104,8 @@ impl ServiceConfig {
                 problems: crate::problems::TYPES,
                 ..self.ops
             },
-            completer,
+            completer: background.completer,
+            periodic: background.periodic,
         };
         crate::ops::serve_service(listener, service).await;
         Ok(())

@@ -1,7 +1,8 @@
 //! idem-server: an application built on idem-axum's public API, and its binary.
 //!
-//! The example checkout ([`checkout`]) and PayCo, the payment provider it charges ([`payco`]),
-//! each on its own port with its own database ([`app`]: how a service starts), demo mode
+//! The example checkout ([`checkout`]), PayCo, the payment provider it charges ([`payco`]),
+//! and `receipts`, the consumer of the checkout's outbox ([`receipts`]), each on its own port
+//! with its own database ([`app`]: how a service starts), demo mode
 //! (`checkout::demo`), the checkout's checkpoints (`checkout::checkpoint`: failpoints and demo
 //! faults, one mechanism) and the `idem-server` command. Everything
 //! about idempotency they use is idem-axum's, re-exported here under the same names
@@ -16,10 +17,11 @@ pub mod app;
 pub mod checkout;
 pub mod payco;
 pub mod problems;
+pub mod receipts;
 
 pub use idem_axum::{
-    completer, consumer, cors, db, layers, ops, reconcile, request, retention, serve, sql,
-    storage_error, two_step, wire, with_pool, with_tx,
+    completer, consumer, cors, db, layers, ops, periodic, reconcile, request, retention, serve,
+    sql, storage_error, two_step, wire, with_pool, with_tx,
 };
 
 use std::net::SocketAddr;
@@ -39,6 +41,9 @@ pub enum StartError {
     /// The PayCo client could not be built.
     #[error("payco client: {0}")]
     Payco(String),
+    /// The outbox relay's HTTP client could not be built.
+    #[error("outbox relay: {0}")]
+    Relay(String),
     /// The listen address could not be bound.
     #[error("listen on {0}: {1}")]
     Bind(SocketAddr, std::io::Error),

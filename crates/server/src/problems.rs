@@ -1,5 +1,6 @@
-//! The problem types this application sends: idem-axum's (re-exported here) and the example's
-//! own business error, 402 for a declined card, served beside them at `GET /problems/{name}`
+//! The problem types this application sends: idem-axum's (re-exported here), the example's
+//! own business error, 402 for a declined card, and the receipts service's refusals of a
+//! delivery it cannot process (400, 422), served beside them at `GET /problems/{name}`
 //! (every service passes [`TYPES`] as `OpsConfig::problems`).
 
 use idem_store::http::{problem, HttpResponse};
@@ -10,14 +11,38 @@ pub use idem_axum::problems::{invalid_parameters, kind, routes, ProblemType};
 /// idem-checkout's; PayCo sends the same type).
 pub use idem_checkout::answer::PAYMENT_DECLINED;
 
+/// 400: a delivery to the receipts service that is not one (malformed JSON, a missing or
+/// mistyped field, an empty message id or one over 255 bytes).
+pub const INVALID_DELIVERY: &str = "/problems/invalid-delivery";
+
+/// 422: a delivery of a message kind the receipts service does not process.
+pub const UNKNOWN_MESSAGE_KIND: &str = "/problems/unknown-message-kind";
+
 /// The example's own problem types.
-pub const TYPES: &[ProblemType] = &[ProblemType {
-    uri: PAYMENT_DECLINED,
-    status: 402,
-    title: "Payment declined",
-    description: "The card was declined. Final for this idempotency key: a retry gets the \
-        same answer; a new attempt needs a new key.",
-}];
+pub const TYPES: &[ProblemType] = &[
+    ProblemType {
+        uri: PAYMENT_DECLINED,
+        status: 402,
+        title: "Payment declined",
+        description: "The card was declined. Final for this idempotency key: a retry gets the \
+            same answer; a new attempt needs a new key.",
+    },
+    ProblemType {
+        uri: INVALID_DELIVERY,
+        status: 400,
+        title: "Invalid delivery",
+        description: "The receipts service could not read this delivery (malformed JSON, a \
+            missing or mistyped field, an empty message id or one over 255 bytes). Nothing was \
+            recorded; sending it again as it is gets the same answer.",
+    },
+    ProblemType {
+        uri: UNKNOWN_MESSAGE_KIND,
+        status: 422,
+        title: "Unknown message kind",
+        description: "The receipts service processes order.paid messages only. Nothing was \
+            recorded; the outbox's relay leaves the message unsent and logs it.",
+    },
+];
 
 /// 402 for a declined card.
 pub fn payment_declined(detail: &str) -> HttpResponse {
@@ -48,6 +73,6 @@ mod tests {
             describe("/problems/invalid-parameters").is_some(),
             "idem-axum's too"
         );
-        assert_eq!(all().count(), idem_axum::problems::TYPES.len() + 1);
+        assert_eq!(all().count(), idem_axum::problems::TYPES.len() + 3);
     }
 }

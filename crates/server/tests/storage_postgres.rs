@@ -138,6 +138,11 @@ async fn a_version_1_database_migrates_to_version_2() {
 }
 
 #[tokio::test]
+async fn a_fenced_commit_with_writes_all_of_them_or_none() {
+    storage::a_fenced_commit_with_writes_all_of_them_or_none(Pg).await;
+}
+
+#[tokio::test]
 async fn a_fenced_commit_with_never_applies_the_routes_update() {
     storage::a_fenced_commit_with_never_applies_the_routes_update(Pg).await;
 }

@@ -28,8 +28,8 @@ use tokio::{
 };
 
 use idem_server::{
-    checkout::{self, orders, params::CheckoutRequest},
-    db::{Begin, BeginWith, Claim, Db, DbOptions, Request},
+    checkout::{self, orders, outbox, params::CheckoutRequest},
+    db::{Begin, BeginWith, Claim, Db, DbOptions, Request, RouteWrite},
 };
 use idem_store::{ErrorPolicy, RouteConfig, SavedResponse};
 use tracing_subscriber::{layer::SubscriberExt, Layer};
@@ -91,7 +91,8 @@ fn request(key: &str) -> Request<'_> {
 struct Counted {
     /// The read, and the claim with the order and its recovery point (`Db::begin_with`).
     begin_with: usize,
-    /// The fenced commit with the order's settlement (`Db::finish_with`).
+    /// The fenced commit with the order's settlement and its outbox message
+    /// (`Db::finish_with`).
     commit: usize,
     replay: usize,
     conflict: usize,
@@ -99,8 +100,16 @@ struct Counted {
     reclaim: usize,
 }
 
+/// The writes a paid checkout's fenced commit carries: the order paid and its outbox message.
+fn paid_writes(id: i64, message: &outbox::table::Message) -> [RouteWrite<'_>; 2] {
+    [
+        orders::settlement(id, "paid", Some("ch_1")).into(),
+        message.insert().into(),
+    ]
+}
+
 /// The checkout's storage sequence for one keyed first request on `key`: the claim with the
-/// order, then the fenced commit with the order paid.
+/// order, then the fenced commit with the order paid and its outbox message.
 async fn keyed_first(db: &Db, key: &str) -> (BeginWith, Option<Claim>) {
     let params = CheckoutRequest::parse(BODY).expect("parameters");
     let first = orders::insert("tenant-a", key, &params, 0);
@@ -109,7 +118,8 @@ async fn keyed_first(db: &Db, key: &str) -> (BeginWith, Option<Claim>) {
         return (begun, None);
     };
     let claim = claim.clone();
-    let settled = orders::settlement(*id, "paid", Some("ch_1"));
+    let message = outbox::table::paid("tenant-a", *id, 4200, "ch_1", 1);
+    let settled = paid_writes(*id, &message);
     let saved = SavedResponse::json(201, b"{}".to_vec());
     db.finish_with(1, &claim, Finish::Commit(saved), &settled)
         .await
@@ -127,7 +137,8 @@ async fn count_steps(db: &Db, count: &AtomicUsize) -> Counted {
     let BeginWith::Created { claim, id } = begun.unwrap() else {
         panic!("claim")
     };
-    let settled = orders::settlement(id, "paid", Some("ch_1"));
+    let message = outbox::table::paid("tenant-a", id, 4200, "ch_1", 1);
+    let settled = paid_writes(id, &message);
     let saved = SavedResponse::json(201, b"{}".to_vec());
     let (done, commit) = statements_of(
         count,
@@ -179,11 +190,11 @@ async fn statements_and_round_trips_per_request_are_pinned() {
         (
             Kind::Sqlite,
             // begin_with: read, token bump, claim (returning the recovery point), order,
-            // recovery point; commit: fenced update, order update.
+            // recovery point; commit: fenced update, order update, outbox message.
             // reclaim: read, token bump, the takeover's statement.
             Counted {
                 begin_with: 5,
-                commit: 2,
+                commit: 3,
                 replay: 1,
                 conflict: 1,
                 reclaim: 3,
@@ -192,7 +203,7 @@ async fn statements_and_round_trips_per_request_are_pinned() {
         (
             Kind::Postgres,
             // begin_with: read, then one statement (claim, order, recovery point); commit:
-            // one statement (fence + order update).
+            // one statement (fence + order update + outbox message).
             // reclaim: read, `BEGIN` (the claim's transaction on the read's connection), the
             // takeover's statement; its `COMMIT` comes with the route's writes.
             Counted {

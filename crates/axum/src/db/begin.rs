@@ -389,9 +389,12 @@ impl Db {
         let now = fresh.clock.at;
         let expires_at = rules::expires_at(now, fresh.retention_ms);
         let token = self.inner.sql.token;
-        let statement = self.inner.composed.get(first.shape("claim_creating"), || {
-            sql::claim_creating(token, first)
-        })?;
+        let statement = self
+            .inner
+            .composed
+            .get(vec![first.shape("claim_creating")], || {
+                sql::claim_creating(token, first)
+            })?;
         let query = sqlx::query_as(sqlx::AssertSqlSafe(statement));
         let written: Option<(i64, i64)> = bind_params!(query, first.params())
             .bind(id.scope)

@@ -1,5 +1,5 @@
 //! The fenced writes that end a claim: commit a response (alone, with the route's business
-//! writes in one transaction, or with one business update in one statement), release, or
+//! writes in one transaction, or with its updates and inserts in one statement), release, or
 //! fail by the route's declared policy.
 
 use idem_store::{
@@ -12,7 +12,7 @@ use crate::with_tx;
 use super::{
     error::to_i64,
     row, sql,
-    write::{bind_params, RouteUpdate},
+    write::{bind_params, RouteWrite},
     Claim, Db, DbError, FinishTx, Pool,
 };
 
@@ -92,21 +92,24 @@ impl Db {
         self.finished(fence.now, claim, finish, changed > 0)
     }
 
-    /// End `claim` with the route's one business update (say, "order paid"): both happen,
-    /// or, if `claim` was lost, neither, and the result is `Err(DbError::Fenced)`.
+    /// End `claim` with the route's business writes (say, "order paid" and a message for
+    /// the outbox, [`RouteWrite`]s): all of them happen with the fenced write, or, if `claim`
+    /// was lost, none does, and the result is `Err(DbError::Fenced)`. A write that fails
+    /// (a constraint) fails the whole call and leaves nothing, the claim included.
     ///
     /// On PostgreSQL this is **one statement** (one round trip, no `BEGIN`/`COMMIT`): a
     /// `WITH` whose first part is the fenced `UPDATE idem_claims … WHERE token = $mine
-    /// RETURNING 1` and whose second is the route's `UPDATE`, run only `WHERE EXISTS` a row
-    /// from the first. SQLite has no data-modifying `WITH`: there it is one `BEGIN
-    /// IMMEDIATE` transaction of the two updates, rolled back when the fenced one changes
-    /// nothing.
+    /// RETURNING 1` and whose next parts are the route's writes, each gated on a row from
+    /// the first (an update `… AND EXISTS (SELECT 1 FROM idem)`, an insert `… SELECT … FROM
+    /// idem`). SQLite has no data-modifying `WITH`: there it is one `BEGIN IMMEDIATE`
+    /// transaction, the fenced update first, rolled back when it changes nothing, then the
+    /// route's writes in their order.
     pub async fn finish_with(
         &self,
         now: u64,
         claim: &Claim,
         finish: Finish,
-        update: &RouteUpdate<'_>,
+        writes: &[RouteWrite<'_>],
     ) -> Result<(), DbError> {
         let fence = Fence::new(self, claim, now, &finish)?;
         let held = match &self.inner.pool {
@@ -115,30 +118,39 @@ impl Db {
                     Finish::Commit(_) => "finish_with",
                     Finish::Release => "release_with",
                 };
-                let statement = self.inner.composed.get(update.shape(which), || {
-                    let first = update.param_count() + 1;
+                let shape = writes.iter().map(|w| w.shape(which)).collect();
+                let statement = self.inner.composed.get(shape, || {
+                    let mut first = 1;
+                    let mut parts = Vec::with_capacity(writes.len());
+                    for (i, write) in writes.iter().enumerate() {
+                        parts.push(format!("route_{i} AS ({})", write.sql_from(first, true)?));
+                        first += write.param_count();
+                    }
                     let fenced = match finish {
                         Finish::Commit(_) => sql::commit_from(first),
                         Finish::Release => sql::release_from(first),
                     };
+                    let routes: String = parts.iter().map(|part| format!(", {part}")).collect();
                     Ok(format!(
-                        "WITH idem AS ({fenced}), \
-                         route AS ({} AND EXISTS (SELECT 1 FROM idem) RETURNING 1) \
-                         SELECT COUNT(*) AS held FROM idem",
-                        update.sql()?
+                        "WITH idem AS ({fenced}){routes} SELECT COUNT(*) AS held FROM idem"
                     ))
                 })?;
                 let query = sqlx::query_scalar(sqlx::AssertSqlSafe(statement));
-                let query = bind_params!(query, update.params());
+                let query = bind_params!(query, writes.iter().flat_map(RouteWrite::params));
                 let held: i64 = bind_fence!(query, fence, &finish).fetch_one(pool).await?;
                 held > 0
             }
             Pool::Sqlite(_) => {
                 // Composed (or refused) before anything is written.
-                let update_sql = self
-                    .inner
-                    .composed
-                    .get(update.shape("update"), || update.sql())?;
+                let mut texts = Vec::with_capacity(writes.len());
+                for write in writes {
+                    let shape = vec![write.shape("write")];
+                    texts.push(
+                        self.inner
+                            .composed
+                            .get(shape, || write.sql_from(1, false))?,
+                    );
+                }
                 let (mut tx, _turn) = self.write_tx().await?;
                 let statement = match finish {
                     Finish::Commit(_) => sql::COMMIT,
@@ -154,15 +166,14 @@ impl Db {
                     tx.rollback().await?;
                     false
                 } else {
-                    with_tx!(&mut tx, |conn| {
-                        bind_params!(
-                            sqlx::query(sqlx::AssertSqlSafe(update_sql)),
-                            update.params()
-                        )
-                        .execute(conn)
-                        .await
-                        .map(|_| ())
-                    })?;
+                    for (write, text) in writes.iter().zip(texts) {
+                        with_tx!(&mut tx, |conn| {
+                            bind_params!(sqlx::query(sqlx::AssertSqlSafe(text)), write.params())
+                                .execute(conn)
+                                .await
+                                .map(|_| ())
+                        })?;
+                    }
                     tx.commit().await?;
                     true
                 }
@@ -172,8 +183,8 @@ impl Db {
     }
 
     /// Open the fenced transaction that ends `claim`: do the business writes in
-    /// [`FinishTx::tx`], then [`FinishTx::finish`]. For one business `UPDATE`,
-    /// [`finish_with`](Self::finish_with) does it in fewer round trips.
+    /// [`FinishTx::tx`], then [`FinishTx::finish`]. For writes a [`RouteWrite`] can say
+    /// (updates and inserts), [`finish_with`](Self::finish_with) does it in fewer round trips.
     pub async fn finish_tx(&self, claim: &Claim) -> Result<FinishTx, DbError> {
         let (tx, turn) = self.write_tx().await?;
         Ok(FinishTx {

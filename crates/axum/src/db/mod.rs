@@ -54,7 +54,7 @@
 //!     match charged {
 //!         Ok(()) => {
 //!             let response = SavedResponse::json(201, format!(r#"{{"order":{order}}}"#).into_bytes());
-//!             match db.finish_with(now, &claim, Finish::Commit(response.clone()), &paid).await {
+//!             match db.finish_with(now, &claim, Finish::Commit(response.clone()), &[paid.into()]).await {
 //!                 Ok(()) => Ok(http::HttpResponse::original(response)),
 //!                 // Taken over meanwhile: the order update did not happen either.
 //!                 Err(DbError::Fenced) => Ok(http::lease_lost()),
@@ -161,7 +161,7 @@ pub use error::DbError;
 /// How a claim ends: its response saved, or released (idem-store's, used as it is).
 pub use idem_store::rules::Finish;
 pub use tx::{PgTx, Tx};
-pub use write::{Param, RouteInsert, RouteUpdate};
+pub use write::{Param, RouteInsert, RouteUpdate, RouteWrite};
 
 /// Which clock measures lease age and retention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -447,7 +447,7 @@ impl ClaimTx {
             .db
             .inner
             .composed
-            .get(first.shape("insert"), || first.plain_sql())?;
+            .get(vec![first.shape("insert")], || first.plain_sql())?;
         let id: i64 = with_tx!(&mut self.tx, |conn| {
             write::bind_params!(
                 sqlx::query_scalar(sqlx::AssertSqlSafe(statement)),

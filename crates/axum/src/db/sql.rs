@@ -293,17 +293,17 @@ pub(crate) const ROWS: &str = "SELECT c.scope, c.key, c.fingerprint, c.on_error,
      FROM idem_claims AS c WHERE c.scope = $1 AND c.key > $2 ORDER BY c.key LIMIT $3";
 
 /// Statements composed from a route's parts ([`claim_creating`], the fenced commit with a
-/// route's update), built once per shape and shared: every request of a route sends the
+/// route's writes), built once per shape (one per route write the statement carries) and shared: every request of a route sends the
 /// same text, and composing it again for each would be an allocation and a copy per request.
 #[derive(Debug, Default)]
-pub(crate) struct Composed(Mutex<HashMap<Shape, Arc<str>>>);
+pub(crate) struct Composed(Mutex<HashMap<Vec<Shape>, Arc<str>>>);
 
 impl Composed {
     /// The text of `shape`, built by `build` the first time (a refused build is not kept:
     /// the next call refuses it again).
     pub(crate) fn get(
         &self,
-        shape: Shape,
+        shape: Vec<Shape>,
         build: impl FnOnce() -> Result<String, DbError>,
     ) -> Result<Arc<str>, DbError> {
         // A poisoned lock only means a panic elsewhere while it was held; the map is still

@@ -1,6 +1,6 @@
 //! A route's own row writes that travel with a claim's statements: the first row created
-//! with the claim ([`RouteInsert`], [`Db::begin_with`](super::Db::begin_with)) and the one
-//! business update carried by the fenced commit ([`RouteUpdate`],
+//! with the claim ([`RouteInsert`], [`Db::begin_with`](super::Db::begin_with)) and the
+//! business writes carried by the fenced commit ([`RouteWrite`]: updates and inserts,
 //! [`Db::finish_with`](super::Db::finish_with)); on PostgreSQL each is one statement with
 //! idem's own, gated on the claim (`… SELECT … FROM idem`, `… AND EXISTS (SELECT 1 FROM
 //! idem)`), which these types add themselves so a route cannot forget it.
@@ -154,6 +154,22 @@ impl<'a> RouteInsert<'a> {
         })
     }
 
+    /// `INSERT INTO <table> (…)` and then `VALUES (…)` (`gated`: `SELECT … FROM idem`, so
+    /// the row exists only if the fenced part of the same statement wrote one), its values
+    /// bound from `$first`.
+    pub(crate) fn sql_from(&self, first: usize, gated: bool) -> Result<String, DbError> {
+        let p = self.parts()?;
+        let values = placeholders(first, self.columns.len());
+        Ok(if gated {
+            format!(
+                "INSERT INTO {} ({}) SELECT {values} FROM idem RETURNING 1",
+                p.table, p.columns
+            )
+        } else {
+            format!("INSERT INTO {} ({}) VALUES ({values})", p.table, p.columns)
+        })
+    }
+
     /// `INSERT … RETURNING <id>`, alone (in an open claim transaction).
     pub(crate) fn plain_sql(&self) -> Result<String, DbError> {
         let p = self.parts()?;
@@ -246,9 +262,9 @@ impl<'a> RouteUpdate<'a> {
         self.set_values.len() + self.filter_values.len()
     }
 
-    /// `UPDATE <table> SET … WHERE (…)`, the condition in parentheses so a caller may add
-    /// `AND <fence>` (PostgreSQL); SQLite runs it as it is.
-    pub(crate) fn sql(&self) -> Result<String, DbError> {
+    /// `UPDATE <table> SET … WHERE (…)`, its values bound from `$first`, the condition in
+    /// parentheses so a caller may add `AND <fence>` (PostgreSQL); SQLite runs it as it is.
+    pub(crate) fn sql_from(&self, first: usize) -> Result<String, DbError> {
         if self.sets.is_empty() || self.filters.is_empty() {
             return Err(DbError::InvalidWrite(format!(
                 "an update of {:?} needs at least one column set and one filter",
@@ -256,7 +272,7 @@ impl<'a> RouteUpdate<'a> {
             )));
         }
         let table = table_name(self.table)?;
-        let mut n = 0;
+        let mut n = first - 1;
         let mut assign = |name: &&'static str| -> Result<String, DbError> {
             n += 1;
             Ok(format!("{} = ${n}", identifier(name)?))
@@ -276,6 +292,81 @@ impl<'a> RouteUpdate<'a> {
             sets.join(", "),
             filters.join(" AND ")
         ))
+    }
+}
+
+/// One of a route's business writes carried by the fenced commit
+/// ([`Db::finish_with`](super::Db::finish_with)): all of them happen with the commit, or,
+/// if the claim was lost, none does. Built with `From` (or `.into()`) from a
+/// [`RouteUpdate`] or a [`RouteInsert`] (whose id column is not read here).
+///
+/// ```
+/// use idem_axum::db::{RouteInsert, RouteUpdate, RouteWrite};
+///
+/// // The order paid and a message for the outbox, with the saved answer.
+/// let writes: [RouteWrite; 2] = [
+///     RouteUpdate::new("orders").set("status", "paid").filter("id", 7).into(),
+///     RouteInsert::new("outbox").value("message_id", "order-7-paid").into(),
+/// ];
+/// # let _ = writes;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteWrite<'a> {
+    /// An update of the route's rows.
+    Update(RouteUpdate<'a>),
+    /// A row the route adds.
+    Insert(RouteInsert<'a>),
+}
+
+impl<'a> From<RouteUpdate<'a>> for RouteWrite<'a> {
+    fn from(update: RouteUpdate<'a>) -> Self {
+        Self::Update(update)
+    }
+}
+
+impl<'a> From<RouteInsert<'a>> for RouteWrite<'a> {
+    fn from(insert: RouteInsert<'a>) -> Self {
+        Self::Insert(insert)
+    }
+}
+
+impl<'a> RouteWrite<'a> {
+    /// What the statement's text depends on.
+    pub(crate) fn shape(&self, statement: &'static str) -> Shape {
+        match self {
+            Self::Update(update) => update.shape(statement),
+            Self::Insert(insert) => insert.shape(statement),
+        }
+    }
+
+    /// The values, bound in order from the write's first placeholder.
+    pub(crate) fn params(&self) -> Box<dyn Iterator<Item = &Param<'a>> + '_> {
+        match self {
+            Self::Update(update) => Box::new(update.params()),
+            Self::Insert(insert) => Box::new(insert.params().iter()),
+        }
+    }
+
+    /// How many values [`params`](Self::params) binds.
+    pub(crate) fn param_count(&self) -> usize {
+        match self {
+            Self::Update(update) => update.param_count(),
+            Self::Insert(insert) => insert.params().len(),
+        }
+    }
+
+    /// The write's statement, values bound from `$first`. `gated` (PostgreSQL, inside the
+    /// commit's `WITH`): it changes nothing unless the fenced part wrote a row, and returns
+    /// a row per row written.
+    pub(crate) fn sql_from(&self, first: usize, gated: bool) -> Result<String, DbError> {
+        match self {
+            Self::Update(update) if gated => Ok(format!(
+                "{} AND EXISTS (SELECT 1 FROM idem) RETURNING 1",
+                update.sql_from(first)?
+            )),
+            Self::Update(update) => update.sql_from(first),
+            Self::Insert(insert) => insert.sql_from(first, gated),
+        }
     }
 }
 
@@ -370,7 +461,7 @@ mod tests {
             .filter("id", 7)
             .filter("scope", "a");
         assert_eq!(
-            update.sql().unwrap(),
+            update.sql_from(1).unwrap(),
             "UPDATE orders SET status = $1, charge_id = $2 WHERE (id = $3 AND scope = $4)"
         );
         let params: Vec<_> = update.params().copied().collect();
@@ -402,7 +493,12 @@ mod tests {
                 "{table}"
             );
             assert!(
-                refused(RouteUpdate::new(table).set("a", 1).filter("b", 2).sql()),
+                refused(
+                    RouteUpdate::new(table)
+                        .set("a", 1)
+                        .filter("b", 2)
+                        .sql_from(1)
+                ),
                 "{table}"
             );
         }
@@ -416,15 +512,51 @@ mod tests {
                 .plain_sql()
         ));
         assert!(refused(
-            RouteUpdate::new("t").set("a", 1).filter("b OR 1", 2).sql()
+            RouteUpdate::new("t")
+                .set("a", 1)
+                .filter("b OR 1", 2)
+                .sql_from(1)
+        ));
+    }
+
+    #[test]
+    fn writes_number_their_values_from_where_they_start_and_gate_on_the_claim() {
+        let paid: RouteWrite = RouteUpdate::new("orders")
+            .set("status", "paid")
+            .filter("id", 7)
+            .into();
+        let message: RouteWrite = RouteInsert::new("outbox")
+            .value("message_id", "m")
+            .value("order_id", 7)
+            .into();
+        assert_eq!(
+            paid.sql_from(3, true).unwrap(),
+            "UPDATE orders SET status = $3 WHERE (id = $4) AND EXISTS (SELECT 1 FROM idem) \
+             RETURNING 1"
+        );
+        assert_eq!(
+            message.sql_from(5, true).unwrap(),
+            "INSERT INTO outbox (message_id, order_id) SELECT $5, $6 FROM idem RETURNING 1"
+        );
+        assert_eq!(
+            message.sql_from(1, false).unwrap(),
+            "INSERT INTO outbox (message_id, order_id) VALUES ($1, $2)"
+        );
+        assert_eq!((paid.param_count(), message.param_count()), (2, 2));
+        let params: Vec<_> = message.params().copied().collect();
+        assert_eq!(params, [Param::Text("m"), Param::Int(7)]);
+        let refused = RouteWrite::from(RouteInsert::new("outbox; --").value("a", 1));
+        assert!(matches!(
+            refused.sql_from(1, true),
+            Err(DbError::InvalidWrite(_))
         ));
     }
 
     #[test]
     fn an_update_of_every_row_or_of_nothing_is_refused() {
         let refused = |e: Result<String, DbError>| matches!(e, Err(DbError::InvalidWrite(_)));
-        assert!(refused(RouteUpdate::new("t").set("a", 1).sql()));
-        assert!(refused(RouteUpdate::new("t").filter("a", 1).sql()));
+        assert!(refused(RouteUpdate::new("t").set("a", 1).sql_from(1)));
+        assert!(refused(RouteUpdate::new("t").filter("a", 1).sql_from(1)));
         assert!(refused(RouteInsert::new("t").plain_sql()));
     }
 }

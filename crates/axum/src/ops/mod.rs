@@ -2,7 +2,8 @@
 //! Prometheus text format ([`metrics`]: `/metrics`, from the claim table's events), the
 //! problem types' descriptions (`/problems/{name}`, [`crate::problems`]), request logs with
 //! scope and key on every line ([`trace`]), the background pruner
-//! ([`crate::retention::pruner`]), graceful shutdown ([`shutdown`]), and handlers that run to
+//! ([`crate::retention::pruner`]) and the application's own ([`crate::periodic::Periodic`]),
+//! graceful shutdown ([`shutdown`]), and handlers that run to
 //! completion when their client goes away ([`detach`]).
 //!
 //! [`serve_service`] wires them around a service's routes; the checkout and PayCo both run
@@ -25,6 +26,7 @@ use crate::{
     consumer::Consumer,
     db::Db,
     layers::with_common_layers,
+    periodic::Periodic,
     retention::pruner::{self, PrunerConfig},
     serve::{serve_until, ConnLimits},
 };
@@ -94,6 +96,9 @@ pub struct Service {
     pub ops: OpsConfig,
     /// A completer of abandoned work, run beside the pruner (`None`: none).
     pub completer: Option<Completer>,
+    /// The application's own background passes (an outbox relay), run beside the pruner and
+    /// stopped with it.
+    pub periodic: Vec<Periodic>,
 }
 
 /// The probe and metrics routes, and the problem types' descriptions (this crate's and the
@@ -131,6 +136,7 @@ pub async fn serve_service_until(
         conn,
         ops,
         completer,
+        periodic,
     } = service;
     let metrics = Metrics::with_completer(&db, completer.as_ref().map(Completer::stats));
     let follower = metrics.spawn_follower();
@@ -146,6 +152,10 @@ pub async fn serve_service_until(
     .layer(Extension(health.draining()));
     let (stop, stopped) = watch::channel(false);
     let completing = completer.map(|c| c.spawn(stopped.clone()));
+    let passes: Vec<_> = periodic
+        .into_iter()
+        .map(|p| p.spawn(stopped.clone()))
+        .collect();
     let pruning = pruner::spawn(db.clone(), consumer, ops.pruner, stopped);
     let draining = health.clone();
     let shutdown = async move {
@@ -177,6 +187,9 @@ pub async fn serve_service_until(
     let _ = pruning.await;
     if let Some(completing) = completing {
         let _ = completing.await;
+    }
+    for pass in passes {
+        let _ = pass.await;
     }
     follower.abort();
     db.close().await;

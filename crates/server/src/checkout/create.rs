@@ -1,7 +1,7 @@
 //! `POST /api/checkout`: idem-checkout's state machine driven over SQL and HTTP. Each
 //! [`Step`] it asks for is one I/O here: the claim with the order (the recovery point), PayCo
 //! under `charge:<order>` outside any transaction, the order settled and the answer saved in
-//! one fenced write, or the claim released. What PayCo's answer means for the order, the claim
+//! one fenced write (with the outbox's `order.paid` message when paid), or the claim released. What PayCo's answer means for the order, the claim
 //! and the client is the machine's, not this file's; the checkpoints ([`super::checkpoint`])
 //! sit between the steps.
 
@@ -14,12 +14,12 @@ use idem_store::http::{internal_error, lease_lost};
 
 use super::{
     checkpoint::{dropped_connection, At, Flow, Point},
-    orders, params,
+    orders, outbox, params,
     payco_client::ChargeOutcome as PaycoAnswer,
     Checkout,
 };
 use crate::{
-    db::{BeginWith, Claim, ClaimTx, DbError, Finish, RouteInsert},
+    db::{BeginWith, Claim, ClaimTx, DbError, Finish, RouteInsert, RouteWrite},
     payco::wire::ChargeRequest,
     request::{idempotency_key, IdempotentRequest},
     sql::now_ms,
@@ -159,7 +159,7 @@ pub(super) async fn work_on(
     let step = match work.charged(outcome, now_ms()) {
         Step::Settle(settle) => {
             pass!(app, Point::BeforeCommit, driver);
-            match settle_fenced(app, &claim, settle).await {
+            match settle_fenced(app, &claim, settle, call.amount).await {
                 Ok(Settled::Committed) => {
                     let step = work.settled(Settled::Committed);
                     pass!(app, Point::AfterCommit, driver);
@@ -256,8 +256,15 @@ fn payco_note(order: i64, amount: i64, outcome: &ChargeOutcome) -> String {
 }
 
 /// Settle the order and end the claim with the answer, fenced, together (one statement on
-/// PostgreSQL). A failure's end is the route's declared policy ([`Claim::failed`]).
-async fn settle_fenced(app: &Checkout, claim: &Claim, settle: Settle) -> Result<Settled, DbError> {
+/// PostgreSQL); a paid order's `order.paid` message for the outbox goes in the same write, so
+/// a message exists exactly when its order is paid. A failure's end is the route's declared
+/// policy ([`Claim::failed`]).
+async fn settle_fenced(
+    app: &Checkout,
+    claim: &Claim,
+    settle: Settle,
+    amount: i64,
+) -> Result<Settled, DbError> {
     let Settle {
         order,
         status,
@@ -269,8 +276,15 @@ async fn settle_fenced(app: &Checkout, claim: &Claim, settle: Settle) -> Result<
         Ending::Success => Finish::Commit(saved),
         Ending::Failure => claim.failed(saved),
     };
-    let update = orders::settlement(order, status.name(), status.charge());
-    match app.db.finish_with(now_ms(), claim, finish, &update).await {
+    let now = now_ms();
+    let message = status.charge().map(|charge| {
+        let created_at = i64::try_from(now).unwrap_or(i64::MAX);
+        outbox::table::paid(claim.id().scope(), order, amount, charge, created_at)
+    });
+    let mut writes: Vec<RouteWrite> =
+        vec![orders::settlement(order, status.name(), status.charge()).into()];
+    writes.extend(message.as_ref().map(|m| m.insert().into()));
+    match app.db.finish_with(now, claim, finish, &writes).await {
         Ok(()) => Ok(Settled::Committed),
         Err(DbError::Fenced) => Ok(Settled::Fenced),
         Err(e) => Err(e),

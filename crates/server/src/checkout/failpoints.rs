@@ -1,10 +1,11 @@
 //! `GET /api/failpoints` and `PUT /api/failpoints/{point}` (body: the verdict): the
 //! process-wide [`checkpoint`](super::checkpoint)s, mounted only when the server was started
-//! with failpoints enabled (loopback only).
+//! with failpoints enabled (loopback only). The checkout and the receipts service both mount
+//! them, over their own [`Checkpoints`].
 
 use axum::{body::Bytes, extract::State, response::Response};
 
-use super::{checkpoint::Verdict, Checkout};
+use super::checkpoint::{Checkpoints, Verdict};
 use crate::{
     problems,
     request::PathParam,
@@ -12,9 +13,9 @@ use crate::{
 };
 
 /// Every point's verdict (as `step` and `action`, the names this endpoint has always used).
-pub async fn list(State(app): State<Checkout>) -> Response {
+pub async fn list<S: AsRef<Checkpoints>>(State(app): State<S>) -> Response {
     let settings: Vec<_> = app
-        .checkpoints
+        .as_ref()
         .settings()
         .into_iter()
         .map(|(point, verdict)| serde_json::json!({ "step": point, "action": verdict }))
@@ -23,16 +24,14 @@ pub async fn list(State(app): State<Checkout>) -> Response {
 }
 
 /// Set one point's verdict.
-pub async fn set(
-    State(app): State<Checkout>,
+pub async fn set<S: AsRef<Checkpoints>>(
+    State(app): State<S>,
     PathParam(point): PathParam<String>,
     body: Bytes,
 ) -> Response {
     let parsed = point.parse().and_then(|point| {
         let verdict: Verdict = String::from_utf8_lossy(&body).trim().parse()?;
-        app.checkpoints
-            .set(point, verdict)
-            .map(|()| (point, verdict))
+        app.as_ref().set(point, verdict).map(|()| (point, verdict))
     });
     to_response(match parsed {
         Ok((point, verdict)) => json(

@@ -4,15 +4,18 @@
 //! `GET /api/claims`, `GET /api/claims/{key}` (`views`), `GET /api/events` (`events`),
 //! when failpoints are enabled, `GET /api/failpoints`, `PUT /api/failpoints/{point}`, and in
 //! demo mode the routes of [`demo`]. The checkout's work itself is idem-checkout's state
-//! machine; `create` drives it, and the [`checkpoint`]s sit between its steps.
+//! machine; `create` drives it, and the [`checkpoint`]s sit between its steps. A paid
+//! order's `order.paid` message goes to the [`outbox`] in its fenced commit, and the relay,
+//! a background pass of this service, delivers it.
 
 pub mod checkpoint;
 mod completer;
 mod create;
 pub mod demo;
 mod events;
-mod failpoints;
+pub mod failpoints;
 pub mod orders;
+pub mod outbox;
 pub mod params;
 pub mod payco_client;
 mod views;
@@ -38,11 +41,17 @@ use checkpoint::{faults::FaultTable, Arming, Checkpoints, Point, Verdict};
 use demo::{Demo, DemoTenants};
 use payco_client::PaycoClient;
 
-/// The `orders` table's versioned schema, applied next to the claim table.
+/// The `orders` and `outbox` tables' versioned schema, applied next to the claim table.
 pub const SCHEMA: AppMigrations = AppMigrations {
     name: "orders",
-    sqlite: &[(1, "orders", include_str!("schema/sqlite.sql"))],
-    postgres: &[(1, "orders", include_str!("schema/postgres.sql"))],
+    sqlite: &[
+        (1, "orders", include_str!("schema/sqlite.sql")),
+        (2, "outbox", include_str!("schema/sqlite_outbox.sql")),
+    ],
+    postgres: &[
+        (1, "orders", include_str!("schema/postgres.sql")),
+        (2, "outbox", include_str!("schema/postgres_outbox.sql")),
+    ],
 };
 
 /// Everything `idem-server serve` is started with.
@@ -64,6 +73,8 @@ pub struct CheckoutConfig {
     pub wait: Option<Duration>,
     /// The completer of abandoned checkouts (`None`: off).
     pub completer: Option<crate::completer::CompleterConfig>,
+    /// The outbox's relay (`None`: off; messages wait in the outbox).
+    pub relay: Option<outbox::relay::RelayConfig>,
     /// `Some(presets)` to enable process-wide checkpoints, settable at run time
     /// (`--failpoints`, `--failpoint POINT=VERDICT`; loopback listen addresses only).
     pub failpoints: Option<Vec<(Point, Verdict)>>,
@@ -98,6 +109,13 @@ impl Deref for Checkout {
 
     fn deref(&self) -> &Inner {
         &self.0
+    }
+}
+
+/// `/api/failpoints` sets the checkout's checkpoints.
+impl AsRef<Checkpoints> for Checkout {
+    fn as_ref(&self) -> &Checkpoints {
+        &self.checkpoints
     }
 }
 
@@ -138,8 +156,8 @@ pub fn routes(app: Checkout) -> Router {
         .route("/api/events", get(events::events));
     if app.checkpoints.process_enabled() {
         router = router
-            .route("/api/failpoints", get(failpoints::list))
-            .route("/api/failpoints/{point}", put(failpoints::set));
+            .route("/api/failpoints", get(failpoints::list::<Checkout>))
+            .route("/api/failpoints/{point}", put(failpoints::set::<Checkout>));
     }
     let Some(demo) = app.demo.clone() else {
         return router.with_state(app);
@@ -200,11 +218,19 @@ pub async fn run_with(config: CheckoutConfig, mode: Mode) -> Result<(), StartErr
         demo,
     });
     let scopes: crate::ops::trace::SharedScope = tenants;
-    let completer = config
-        .completer
-        .map(|c| completer::completer(app.clone(), c));
+    let background = crate::app::Background {
+        completer: config
+            .completer
+            .map(|c| completer::completer(app.clone(), c)),
+        periodic: match config.relay {
+            Some(relay) => vec![outbox::relay::relay(app.clone(), relay)
+                .map_err(|e| StartError::Relay(e.to_string()))?],
+            None => Vec::new(),
+        },
+        consumer: None,
+    };
     config
         .service
-        .serve("checkout", routes(app), db, Some(scopes), completer)
+        .serve("checkout", routes(app), db, Some(scopes), background)
         .await
 }

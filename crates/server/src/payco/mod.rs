@@ -140,6 +140,6 @@ pub async fn run(config: PaycoConfig) -> Result<(), StartError> {
     let scopes: crate::ops::trace::SharedScope = merchants;
     config
         .service
-        .serve("payco", routes(app), db, Some(scopes), None)
+        .serve("payco", routes(app), db, Some(scopes), Default::default())
         .await
 }

@@ -1,6 +1,6 @@
 //! Every `.await` of the storage code is a place where it may stop for good: hyper drops a
 //! handler's future when its client goes away. Each storage operation here (claim, takeover,
-//! `begin_with`, `finish_with`, `finish_tx`, release, `save_recovery`, `process_once`, prune) is run again and
+//! `begin_with`, `finish_with` with an update and an insert, `finish_tx`, release, `save_recovery`, `process_once`, prune) is run again and
 //! again, its future dropped after its 1st, 2nd, … Nth poll, until a run completes; after each
 //! cut, written once for SQLite and PostgreSQL (`cancellation_sqlite.rs`,
 //! `cancellation_postgres.rs`):
@@ -31,7 +31,7 @@ use idem_server::{
     consumer::{Consumer, ConsumerConfig, Processed},
     db::{
         AppMigrations, Backend, Begin, BeginWith, Claim, Db, DbOptions, Request, RouteInsert,
-        RouteUpdate,
+        RouteUpdate, RouteWrite,
     },
     with_tx,
 };
@@ -55,16 +55,30 @@ const MAX_POLLS: u32 = 200;
 /// The route's own table: an autoincrement id on either backend.
 const ORDERS: AppMigrations = AppMigrations {
     name: "cut_orders",
-    sqlite: &[(
-        1,
-        "orders",
-        "CREATE TABLE orders (id INTEGER PRIMARY KEY AUTOINCREMENT, status TEXT NOT NULL)",
-    )],
-    postgres: &[(
-        1,
-        "orders",
-        "CREATE TABLE orders (id BIGSERIAL PRIMARY KEY, status TEXT NOT NULL)",
-    )],
+    sqlite: &[
+        (
+            1,
+            "orders",
+            "CREATE TABLE orders (id INTEGER PRIMARY KEY AUTOINCREMENT, status TEXT NOT NULL)",
+        ),
+        (
+            2,
+            "outbox",
+            "CREATE TABLE outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id INTEGER NOT NULL)",
+        ),
+    ],
+    postgres: &[
+        (
+            1,
+            "orders",
+            "CREATE TABLE orders (id BIGSERIAL PRIMARY KEY, status TEXT NOT NULL)",
+        ),
+        (
+            2,
+            "outbox",
+            "CREATE TABLE outbox (id BIGSERIAL PRIMARY KEY, order_id BIGINT NOT NULL)",
+        ),
+    ],
 };
 
 /// A message consumer's effect table.
@@ -299,6 +313,18 @@ impl Bench {
         }
     }
 
+    /// The outbox messages of order `id`.
+    async fn messages_of(&self, id: i64) -> i64 {
+        let sql = "SELECT count(*) FROM outbox WHERE order_id = $1";
+        if let Some(pool) = self.observer.sqlite_pool() {
+            sqlx::query_scalar(sql).bind(id).fetch_one(pool).await
+        } else {
+            let pool = self.observer.postgres_pool().expect("a pool");
+            sqlx::query_scalar(sql).bind(id).fetch_one(pool).await
+        }
+        .expect("outbox")
+    }
+
     async fn orders_with_status(&self, id: i64) -> Option<String> {
         let sql = "SELECT status FROM orders WHERE id = $1";
         if let Some(pool) = self.observer.sqlite_pool() {
@@ -374,6 +400,14 @@ fn paid(order: i64) -> RouteUpdate<'static> {
     RouteUpdate::new("orders")
         .set("status", "paid")
         .filter("id", order)
+}
+
+/// The order paid and its outbox message: the checkout's writes with a paid commit.
+fn paid_with_message(order: i64) -> [RouteWrite<'static>; 2] {
+    [
+        paid(order).into(),
+        RouteInsert::new("outbox").value("order_id", order).into(),
+    ]
 }
 
 fn created() -> SavedResponse {
@@ -507,8 +541,8 @@ pub async fn a_cut_begin_with_writes_all_three_rows_or_none(kind: Kind) {
     assert_eq!(orders, points, "an order without its recovery point");
 }
 
-/// `finish_with` (the fenced commit and the route's update, one statement on PostgreSQL):
-/// both or neither; the next request gets the replay or 409.
+/// `finish_with` (the fenced commit, the route's update and its outbox insert, one statement
+/// on PostgreSQL): all or none; the next request gets the replay or 409.
 pub async fn a_cut_commit_with_saves_and_updates_together_or_not_at_all(kind: Kind) {
     let mut bench = Bench::new(kind).await;
     let mut claims = Vec::new();
@@ -530,7 +564,8 @@ pub async fn a_cut_commit_with_saves_and_updates_together_or_not_at_all(kind: Ki
             "finish_with",
             async |db, n| {
                 let (claim, order) = &claims[n as usize - 1];
-                db.finish_with(1, claim, Finish::Commit(created()), &paid(*order))
+                let writes = paid_with_message(*order);
+                db.finish_with(1, claim, Finish::Commit(created()), &writes)
                     .await
                     .expect("finish_with");
             },
@@ -543,6 +578,11 @@ pub async fn a_cut_commit_with_saves_and_updates_together_or_not_at_all(kind: Ki
                     status.as_deref(),
                     Some(if done { "paid" } else { "pending" }),
                     "commit-{n}: the order's update goes with the saved answer"
+                );
+                assert_eq!(
+                    bench.messages_of(*order).await,
+                    i64::from(done),
+                    "commit-{n}: the outbox message goes with the saved answer"
                 );
                 assert!(!completed || done, "a completed commit is saved");
                 let next = bench.next_request(2, key).await;

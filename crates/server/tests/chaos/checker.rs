@@ -76,6 +76,14 @@ pub enum Violation {
     BeginInsideTransaction { log_line: String },
     /// A server's pool took back connections inside a transaction and had to clean them.
     PoolCleaned { server: String, count: u64 },
+    /// An order with a number of receipts other than one if paid, none otherwise.
+    Receipts {
+        order: i64,
+        status: String,
+        receipts: usize,
+    },
+    /// Outbox messages the relay never got acknowledged after the run.
+    OutboxNotDrained { unsent: i64 },
 }
 
 impl Violation {
@@ -95,6 +103,8 @@ impl Violation {
             Violation::IdleInTransaction { .. } => "idle in transaction",
             Violation::BeginInsideTransaction { .. } => "BEGIN inside a transaction",
             Violation::PoolCleaned { .. } => "pool cleaned a connection",
+            Violation::Receipts { .. } => "receipts",
+            Violation::OutboxNotDrained { .. } => "outbox not drained",
         }
     }
 }
@@ -185,6 +195,20 @@ impl fmt::Display for Violation {
                  to roll them back (idem_db_connections_cleaned_total): a transaction's guard \
                  missed"
             ),
+            Violation::Receipts {
+                order,
+                status,
+                receipts,
+            } => write!(
+                f,
+                "order {order} ({status}) has {receipts} receipt(s): a paid order has one \
+                 (its order.paid message processed once), any other none"
+            ),
+            Violation::OutboxNotDrained { unsent } => write!(
+                f,
+                "{unsent} outbox message(s) still unsent after the run: the relay never got \
+                 them acknowledged"
+            ),
             Violation::BeginInsideTransaction { log_line } => write!(
                 f,
                 "PostgreSQL got a BEGIN on a connection already inside a transaction (a pooled \
@@ -216,6 +240,10 @@ pub struct Truth {
     /// `idem_db_connections_cleaned_total` of each `serve` running at the end (since its
     /// last start).
     pub pool_cleaned: Vec<(String, u64)>,
+    /// order → its receipts, from the receipts service after the outbox was drained.
+    receipts: BTreeMap<i64, usize>,
+    /// Outbox messages still unsent then.
+    unsent: i64,
 }
 
 impl Truth {
@@ -246,7 +274,20 @@ impl Truth {
             idle_in_transaction: Vec::new(),
             begins_inside_transactions: Vec::new(),
             pool_cleaned: Vec::new(),
+            receipts: BTreeMap::new(),
+            unsent: 0,
         }
+    }
+
+    /// The receipts service's `GET /api/receipts` rows, and how many outbox messages were
+    /// still unsent when they were read.
+    pub fn read_receipts(&mut self, receipts: &Value, unsent: i64) {
+        for row in receipts.as_array().into_iter().flatten() {
+            if let Some(order) = row["order"].as_i64() {
+                *self.receipts.entry(order).or_insert(0) += 1;
+            }
+        }
+        self.unsent = unsent;
     }
 
     /// The charged orders of `payload`, from PayCo's rows alone (by amount: the checkout's
@@ -306,6 +347,27 @@ pub fn check(stories: &[Story], truth: &Truth, release_claim: bool) -> Vec<Viola
             found.push(Violation::PoolCleaned {
                 server: server.clone(),
                 count: *count,
+            });
+        }
+    }
+    if truth.unsent > 0 {
+        found.push(Violation::OutboxNotDrained {
+            unsent: truth.unsent,
+        });
+    }
+    // One receipt per paid order, none for any other, and none for an order that is not there.
+    let orders = truth.orders.keys().chain(truth.receipts.keys());
+    for &order in orders.collect::<std::collections::BTreeSet<_>>() {
+        let status = truth
+            .orders
+            .get(&order)
+            .map_or("not in /api/orders", |(_, _, status)| status.as_str());
+        let receipts = truth.receipts.get(&order).copied().unwrap_or(0);
+        if receipts != usize::from(status == "paid") {
+            found.push(Violation::Receipts {
+                order,
+                status: status.to_owned(),
+                receipts,
             });
         }
     }
@@ -519,7 +581,43 @@ mod tests {
             .iter()
             .map(|order| serde_json::json!({"order": order, "amount": 100, "outcome": "charged"}))
             .collect();
-        Truth::read(&orders, &ledger)
+        let mut truth = Truth::read(&orders, &ledger);
+        // The receipts service kept its promise: one receipt per paid order.
+        let receipts: Vec<Value> = orders
+            .iter()
+            .filter(|o| o["status"] == "paid")
+            .map(|o| serde_json::json!({"order": o["id"]}))
+            .collect();
+        truth.read_receipts(&Value::Array(receipts), 0);
+        truth
+    }
+
+    #[test]
+    fn receipts_other_than_one_per_paid_order_are_caught() {
+        let stories = [story(report("c00.a", "k0", "cart-00", paid(1)))];
+        let orders = [
+            (1, "k0", "cart-00", "paid"),
+            (2, "k1", "cart-01", "declined"),
+        ];
+        let mut twice = truth(&orders, &[1]);
+        twice.read_receipts(&serde_json::json!([{"order": 1}]), 0);
+        let found = check(&stories, &twice, true);
+        assert_eq!(
+            found,
+            vec![Violation::Receipts {
+                order: 1,
+                status: "paid".into(),
+                receipts: 2
+            }]
+        );
+        let mut declined = truth(&orders, &[1]);
+        declined.read_receipts(&serde_json::json!([{"order": 2}, {"order": 9}]), 3);
+        let found = check(&stories, &declined, true);
+        assert_eq!(
+            kinds(&found),
+            ["outbox not drained", "receipts", "receipts"],
+            "{found:?}"
+        );
     }
 
     fn kinds(found: &[Violation]) -> Vec<&'static str> {

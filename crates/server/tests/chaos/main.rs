@@ -4,7 +4,9 @@
 //! fault proxy (`idem_check::proxy`) between the clients and `serve`, the shared latency proxy (`support::latency`) between
 //! `serve` and PostgreSQL, and the `nemesis`. After a final SIGKILL of every `serve`,
 //! `checker` holds what each client was told against PayCo's ledger and the checkout's
-//! orders: at most one charge per checkout, and the client told the truth.
+//! orders: at most one charge per checkout, and the client told the truth; and, once the
+//! outbox is drained, the receipts service's receipts against the orders: one per paid order,
+//! none for any other.
 //!
 //! Each run is bounded (36 checkouts over 11 s, each client's retry window 8 s) and seeded:
 //! a failing run prints its seed (the fault schedule, and whether `serve` runs in wait mode:
@@ -116,6 +118,38 @@ const PG_SAVE: &[u64] = &[4, 14];
 const TWO_RELEASE: &[u64] = &[5, 15];
 const TWO_SAVE: &[u64] = &[6, 16];
 const CONTROL: &[u64] = &[7, 8];
+
+/// A checker is only as good as the faults it draws: the chosen seeds arm every checkpoint the
+/// server has (`Point::ALL`: the checkout's and the outbox's), and nothing else.
+#[test]
+fn the_nemesis_draws_every_checkpoint() {
+    use std::collections::BTreeSet;
+
+    let every: BTreeSet<&str> = idem_server::checkout::checkpoint::Point::ALL
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    assert_eq!(plan::every_step().collect::<BTreeSet<_>>(), every);
+    let mut drawn = BTreeSet::new();
+    for (servers, seeds) in [
+        (1, SQLITE_RELEASE),
+        (1, SQLITE_SAVE),
+        (1, PG_RELEASE),
+        (1, PG_SAVE),
+        (2, TWO_RELEASE),
+        (2, TWO_SAVE),
+    ] {
+        for &seed in seeds {
+            let plan = plan::Plan::draw(seed, plan::Sizes::of_run(true, servers));
+            for event in plan.nemesis {
+                if let plan::Action::Failpoint { step, .. } = event.action {
+                    drawn.insert(step);
+                }
+            }
+        }
+    }
+    assert_eq!(drawn, every, "the chosen seeds arm every checkpoint");
+}
 
 /// Wait mode is a server option, so the swarm draws it: every backend runs with it and
 /// without it, and the control must be caught both ways.

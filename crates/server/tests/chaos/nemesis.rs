@@ -1,7 +1,9 @@
-//! The `serve` processes of a run, and the nemesis that acts on them at the plan's times:
-//! SIGKILL and restart on the same port and database, SIGSTOP for longer than a lease then
-//! SIGCONT, and idem-server's own checkpoints armed process-wide for a moment at any of the
-//! checkout's points (`hang`, `crash`, `drop`, `hold:800`, `unavailable`: `plan::VERDICTS`).
+//! The `serve` processes of a run and its receipts service (the outbox's consumer), and the
+//! nemesis that acts on them at the plan's times: SIGKILL and restart on the same port and
+//! database, SIGSTOP for longer than a lease then SIGCONT, and idem-server's own checkpoints
+//! armed process-wide for a moment at any of the checkout's points or the outbox's
+//! (`relay-after-send` on a `serve`, `consumer-after-effect` on the receipts service; `hang`,
+//! `crash`, `drop`, `hold:800`, `unavailable`: `plan::VERDICTS`).
 //! The verdict `panic` is left out: it answers a 500 by design, and the checker holds every
 //! run to "no 500".
 
@@ -21,25 +23,44 @@ use crate::{
 /// The least time between the end of one event and the start of the next, in ms.
 const GAP_MS: u64 = 1_000;
 
-/// One `serve`: its command, its port, and the process while it runs.
+/// One process (a `serve`, or the receipts service): its command, its port, and the
+/// process while it runs.
 struct Slot {
     args: Vec<String>,
-    /// `127.0.0.1:PORT`, the same across restarts (the fault proxies keep pointing at it).
+    /// `127.0.0.1:PORT`, the same across restarts (the fault proxies and the relays keep
+    /// pointing at it).
     listen: String,
     running: Option<Service>,
+    /// `serve0`, …, or `receipts`: how the log names it.
+    name: String,
 }
 
-/// The run's `serve` processes.
+/// The run's `serve` processes, and its receipts service.
 #[derive(Clone)]
 pub struct Servers {
     slots: Arc<Mutex<Vec<Slot>>>,
+    /// The receipts service every `serve`'s relay delivers to.
+    consumer: Arc<Mutex<Slot>>,
     log: Log,
 }
 
 impl Servers {
-    /// Start one `serve` per entry of `commands` (one after the other: the first creates the
+    /// Take `consumer` (the running receipts service, started with `consumer_args`) and start
+    /// one `serve` per entry of `commands` (one after the other: the first creates the
     /// schema).
-    pub async fn start(commands: Vec<Vec<String>>, log: Log) -> Servers {
+    pub async fn start(
+        consumer: Service,
+        consumer_args: Vec<String>,
+        commands: Vec<Vec<String>>,
+        log: Log,
+    ) -> Servers {
+        let mut consumer_slot = Slot {
+            args: consumer_args,
+            listen: consumer.addr().to_owned(),
+            running: None,
+            name: "receipts".to_owned(),
+        };
+        consumer_slot.run(consumer, &log);
         let mut slots = Vec::new();
         for (i, args) in commands.into_iter().enumerate() {
             let service = Service::start(&args).await;
@@ -48,12 +69,14 @@ impl Servers {
                 args,
                 listen,
                 running: None,
+                name: format!("serve{i}"),
             };
-            slot.run(service, i, &log);
+            slot.run(service, &log);
             slots.push(slot);
         }
         Servers {
             slots: Arc::new(Mutex::new(slots)),
+            consumer: Arc::new(Mutex::new(consumer_slot)),
             log,
         }
     }
@@ -85,7 +108,7 @@ impl Servers {
                 self.log
                     .line(format!("serve{i} had exited (a late failpoint crash)"));
                 slot.running = None;
-                slot.restart(i, &self.log).await;
+                slot.restart(&self.log).await;
             }
         }
         let mut values = Vec::new();
@@ -127,12 +150,51 @@ impl Servers {
     pub async fn restart(&self, i: usize) -> String {
         let mut slots = self.slots.lock().await;
         let slot = &mut slots[i];
-        slot.restart(i, &self.log).await;
+        slot.restart(&self.log).await;
         format!("http://{}", slot.listen)
+    }
+
+    /// The receipts service's URL, started again first if it is not running (a late failpoint
+    /// crash) or `fresh` (no failpoint left armed).
+    pub async fn consumer(&self, fresh: bool) -> String {
+        let mut slot = self.consumer.lock().await;
+        let exited = slot.running.as_mut().is_none_or(|s| s.has_exited());
+        if exited || fresh {
+            if let Some(service) = slot.running.take() {
+                service.kill().await;
+            }
+            self.log.line(format!(
+                "receipts {}; starting it again",
+                if exited { "had exited" } else { "stopped" }
+            ));
+            slot.restart(&self.log).await;
+        }
+        format!("http://{}", slot.listen)
+    }
+
+    /// SIGKILL the receipts service.
+    pub async fn kill_consumer(&self) {
+        if let Some(service) = self.consumer.lock().await.running.take() {
+            service.kill().await;
+            self.log.line("final: SIGKILL receipts");
+        }
     }
 
     /// Carry out one event; a restart, if any, is done before this returns.
     async fn act(&self, event: Event, http: &reqwest::Client) {
+        // The consumer's point is armed on the receipts service, every other on a `serve`.
+        if let Action::Failpoint {
+            step: "consumer-after-effect",
+            action,
+            ms,
+        } = event.action
+        {
+            let mut consumer = self.consumer.lock().await;
+            consumer
+                .arm("consumer-after-effect", action, ms, http, &self.log)
+                .await;
+            return;
+        }
         let mut slots = self.slots.lock().await;
         let i = event.server;
         let Some(slot) = slots.get_mut(i) else {
@@ -146,7 +208,7 @@ impl Servers {
                 }
                 log.line(format!("nemesis: SIGKILL serve{i}"));
                 tokio::time::sleep(Duration::from_millis(restart_after_ms)).await;
-                slot.restart(i, log).await;
+                slot.restart(log).await;
             }
             Action::Pause { ms } => {
                 let Some(service) = slot.running.as_ref() else {
@@ -159,26 +221,7 @@ impl Servers {
                 log.line(format!("nemesis: SIGCONT serve{i}"));
             }
             Action::Failpoint { step, action, ms } => {
-                let url = format!("http://{}/api/failpoints/{step}", slot.listen);
-                let set = |action: &'static str| http.put(&url).body(action).send();
-                match set(action).await {
-                    Ok(r) => log.line(format!("nemesis: serve{i} {step}={action}: {}", r.status())),
-                    Err(e) => log.line(format!("nemesis: serve{i} {step}={action} not set: {e}")),
-                }
-                let armed_until = tokio::time::Instant::now() + Duration::from_millis(ms);
-                while tokio::time::Instant::now() < armed_until {
-                    if slot.running.as_mut().is_some_and(|s| s.has_exited()) {
-                        log.line(format!("nemesis: serve{i} crashed at {step}; restarting"));
-                        slot.running = None;
-                        slot.restart(i, log).await;
-                        return;
-                    }
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                match set("off").await {
-                    Ok(r) => log.line(format!("nemesis: serve{i} {step}=off: {}", r.status())),
-                    Err(e) => log.line(format!("nemesis: serve{i} {step}=off not set: {e}")),
-                }
+                slot.arm(step, action, ms, http, log).await;
             }
         }
     }
@@ -186,17 +229,50 @@ impl Servers {
 
 impl Slot {
     /// Keep `service` as the running process, its stderr going to the log.
-    fn run(&mut self, mut service: Service, i: usize, log: &Log) {
-        let log = log.clone();
-        service.forward_stderr(move |line| log.line(format!("serve{i} stderr: {line}")));
+    fn run(&mut self, mut service: Service, log: &Log) {
+        let (log, name) = (log.clone(), self.name.clone());
+        service.forward_stderr(move |line| log.line(format!("{name} stderr: {line}")));
         self.running = Some(service);
     }
 
     /// The same command on the same port; the process that ran there must be gone.
-    async fn restart(&mut self, i: usize, log: &Log) {
+    async fn restart(&mut self, log: &Log) {
         let service = Service::start_on(&self.listen, &self.args).await;
-        log.line(format!("serve{i} restarted on {}", self.listen));
-        self.run(service, i, log);
+        log.line(format!("{} restarted on {}", self.name, self.listen));
+        self.run(service, log);
+    }
+
+    /// Arm `step` with `action` for `ms`, then turn it off; a process that crashed meanwhile
+    /// is restarted (which turns it off too).
+    async fn arm(
+        &mut self,
+        step: &'static str,
+        action: &'static str,
+        ms: u64,
+        http: &reqwest::Client,
+        log: &Log,
+    ) {
+        let name = self.name.clone();
+        let url = format!("http://{}/api/failpoints/{step}", self.listen);
+        let set = |action: &'static str| http.put(&url).body(action).send();
+        match set(action).await {
+            Ok(r) => log.line(format!("nemesis: {name} {step}={action}: {}", r.status())),
+            Err(e) => log.line(format!("nemesis: {name} {step}={action} not set: {e}")),
+        }
+        let armed_until = tokio::time::Instant::now() + Duration::from_millis(ms);
+        while tokio::time::Instant::now() < armed_until {
+            if self.running.as_mut().is_some_and(|s| s.has_exited()) {
+                log.line(format!("nemesis: {name} crashed at {step}; restarting"));
+                self.running = None;
+                self.restart(log).await;
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        match set("off").await {
+            Ok(r) => log.line(format!("nemesis: {name} {step}=off: {}", r.status())),
+            Err(e) => log.line(format!("nemesis: {name} {step}=off not set: {e}")),
+        }
     }
 }
 

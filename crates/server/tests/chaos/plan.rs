@@ -116,8 +116,10 @@ pub enum Action {
     Kill { restart_after_ms: u64 },
     /// SIGSTOP for `ms` (longer than a lease), then SIGCONT.
     Pause { ms: u64 },
-    /// Arm the checkpoint `step` process-wide with the verdict `action` for `ms`: `hang` (a
-    /// request stops there holding its claim until its client gives up), `crash` (the process
+    /// Arm the checkpoint `step` process-wide with the verdict `action` for `ms`, on the
+    /// `serve` (the checkout's points and `relay-after-send`) or on the receipts service
+    /// (`consumer-after-effect`): `hang` (a request stops there holding its claim until its
+    /// client gives up; the relay's pass stops there), `crash` (the process
     /// aborts; it is restarted), `drop` (the work stops there and the connection closes
     /// unanswered), `hold:MS` (it waits, then carries on) or `unavailable` (a 503 there; after
     /// the claim, the claim is left in flight).
@@ -156,6 +158,17 @@ const STEPS: [&str; 5] = [
     "before-commit",
     "after-commit",
 ];
+
+/// The checkpoints of the outbox's delivery: the relay's (on a `serve`) and the consumer's
+/// (on the receipts service). A failpoint event picks one of them instead of a checkout's
+/// point 2 times in 7, as if all seven were drawn alike.
+pub const DELIVERY_STEPS: [&str; 2] = ["relay-after-send", "consumer-after-effect"];
+
+/// Every point the nemesis may arm (the test `the_nemesis_draws_every_checkpoint` holds this
+/// to `checkout::checkpoint::Point::ALL`).
+pub fn every_step() -> impl Iterator<Item = &'static str> {
+    STEPS.into_iter().chain(DELIVERY_STEPS)
+}
 
 /// What a failpoint event may arm, with its share of those events: every verdict of the
 /// checkpoints but `panic` (a 500 by design; see `nemesis.rs`).
@@ -226,6 +239,8 @@ impl Plan {
         // The verdicts come from a stream of their own, so the seed's other draws (its
         // checkouts, its nemesis times and servers, its wait mode) stay what they were.
         let mut verdicts = ChaCha8Rng::seed_from_u64(seed ^ 0x7e7d_1c75);
+        // And the outbox's points from another, for the same reason.
+        let mut delivery = ChaCha8Rng::seed_from_u64(seed ^ 0x0b0c_5e1d);
         let mut at_ms = 800;
         while sizes.nemesis && at_ms < sizes.spread_ms + RETRY_WINDOW_MS / 2 {
             let action = match rng.random_range(0..100) {
@@ -233,11 +248,19 @@ impl Plan {
                     restart_after_ms: rng.random_range(50..=400),
                 },
                 30..55 => Action::Pause { ms: PAUSE_MS },
-                _ => Action::Failpoint {
-                    step: STEPS[rng.random_range(0..STEPS.len())],
-                    action: verdict(verdicts.random_range(0..100)),
-                    ms: 1_200,
-                },
+                _ => {
+                    let checkout_step = STEPS[rng.random_range(0..STEPS.len())];
+                    let step = if delivery.random_ratio(2, 7) {
+                        DELIVERY_STEPS[delivery.random_range(0..DELIVERY_STEPS.len())]
+                    } else {
+                        checkout_step
+                    };
+                    Action::Failpoint {
+                        step,
+                        action: verdict(verdicts.random_range(0..100)),
+                        ms: 1_200,
+                    }
+                }
             };
             nemesis.push(Event {
                 at_ms,

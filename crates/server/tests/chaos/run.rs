@@ -1,7 +1,9 @@
-//! One chaos run, start to verdict: PayCo, the checkout's database (SQLite, or PostgreSQL
-//! behind the latency proxy), the `serve` processes, a fault proxy per checkout, the nemesis
-//! and the clients; then a final SIGKILL of every `serve`, a restart on the same database to
-//! read from, every unknown outcome reconciled, and the checker.
+//! One chaos run, start to verdict: PayCo, the receipts service (the outbox's consumer, on the
+//! same backend), the checkout's database (SQLite, or PostgreSQL behind the latency proxy),
+//! the `serve` processes (their relays delivering to the receipts service), a fault proxy per
+//! checkout, the nemesis and the clients; then a final SIGKILL of every `serve`, a restart on
+//! the same database to read from, every unknown outcome reconciled, the outbox drained, and
+//! the checker.
 
 use std::{path::PathBuf, time::Duration};
 
@@ -20,8 +22,12 @@ use crate::{
         client,
         latency::LatencyProxy,
         postgres::Postgres,
-        process::{checkout_args, Service, TENANT_A},
+        process::{checkout_args, receipts_args, Service, TENANT_A},
     },
+};
+use idem_server::{
+    checkout::outbox::table,
+    db::{Db, DbOptions},
 };
 
 /// Where the checkout keeps its claims and orders.
@@ -147,12 +153,13 @@ async fn run(config: Config, seed: u64) -> Verdict {
     let payco_log = log.clone();
     payco.forward_stderr(move |line| payco_log.line(format!("payco stderr: {line}")));
     // The database `serve` uses, the latency proxy it goes through, and (PostgreSQL) the
-    // cluster with the database's own URL, bypassing the proxy.
-    let (database, _latency, direct) = match config.backend {
+    // cluster with the database's own URL, bypassing the proxy; and the receipts service's.
+    let (database, _latency, direct, receipts_db) = match config.backend {
         Backend::Sqlite => (
             format!("sqlite:{}", dir.path().join("checkout.db").display()),
             None,
             None,
+            format!("sqlite:{}", dir.path().join("receipts.db").display()),
         ),
         Backend::Postgres | Backend::TwoServersOnPostgres => {
             // A cluster of its own, so its log is this run's alone.
@@ -165,9 +172,18 @@ async fn run(config: Config, seed: u64) -> Verdict {
                 .expect("postgres://user@127.0.0.1:PORT/db");
             // 2 to 5 ms on every answer, as a database across a network.
             let latency = LatencyProxy::start_drawn(cluster, 2..=5, seed).await;
-            (latency.url_through(&url), Some(latency), Some((pg, url)))
+            let receipts_db = pg.fresh_database("chaos_receipts").await;
+            (
+                latency.url_through(&url),
+                Some(latency),
+                Some((pg, url)),
+                receipts_db,
+            )
         }
     };
+    let consumer_args = receipts_args(&receipts_db, &["--failpoints"]);
+    let consumer = Service::start(&consumer_args).await;
+    let relay_to = consumer.url.clone();
     let lock_ms = LOCK_MS.to_string();
     let wait_ms = plan.wait_ms.unwrap_or(0).to_string();
     let extra = [
@@ -178,11 +194,17 @@ async fn run(config: Config, seed: u64) -> Verdict {
         "--wait-ms",
         &wait_ms,
         "--failpoints",
+        "--relay-to",
+        &relay_to,
+        "--relay-interval-ms",
+        "200",
+        "--relay-timeout-ms",
+        "1000",
     ];
     let commands = (0..config.backend.servers())
         .map(|_| checkout_args(&database, &payco, &extra))
         .collect();
-    let servers = Servers::start(commands, log.clone()).await;
+    let servers = Servers::start(consumer, consumer_args, commands, log.clone()).await;
     let upstreams = servers.addrs().await;
     // The plan's times count from here, once everything is up.
     let t0 = clock.now_ms();
@@ -263,10 +285,19 @@ async fn run(config: Config, seed: u64) -> Verdict {
         "PayCo's ledger after the run: {}",
         Value::Array(ledger.clone())
     ));
+    // The relay of the restarted `serve` delivers what is left to a receipts service with no
+    // failpoint armed.
+    let consumer = servers.consumer(true).await;
+    let outbox_db = direct.as_ref().map_or(&database, |(_, url)| url);
+    let unsent = outbox_drained(outbox_db, &log).await;
+    let receipts = client::get_json(&http, &format!("{consumer}/api/receipts"), TENANT_A.0).await;
+    log.line(format!("receipts after the run: {receipts}"));
     servers.kill_all().await;
+    servers.kill_consumer().await;
     payco.kill().await;
 
     let mut truth = Truth::read(&orders, &ledger);
+    truth.read_receipts(&receipts, unsent);
     truth.idle_in_transaction = idle_in_transaction;
     truth.pool_cleaned = pool_cleaned;
     if let Some(log) = direct.as_ref().and_then(|(pg, _)| pg.log()) {
@@ -284,6 +315,30 @@ async fn run(config: Config, seed: u64) -> Verdict {
         violations,
         log,
         summary,
+    }
+}
+
+/// How long the relay has to deliver the outbox after the run.
+const DRAIN_LIMIT: Duration = Duration::from_secs(20);
+
+/// Wait until the checkout's outbox (on `database`, read directly) has no unsent message, or
+/// [`DRAIN_LIMIT`] passed; how many are left.
+async fn outbox_drained(database: &str, log: &Log) -> i64 {
+    let db = Db::open(database, DbOptions::default())
+        .await
+        .expect("open the checkout's database");
+    let started = std::time::Instant::now();
+    loop {
+        let unsent = table::count_unsent(&db).await.expect("read the outbox");
+        if unsent == 0 || started.elapsed() > DRAIN_LIMIT {
+            log.line(format!(
+                "outbox: {unsent} unsent after {:?}",
+                started.elapsed()
+            ));
+            db.close().await;
+            return unsent;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

@@ -20,6 +20,7 @@ mod example;
 mod expired_key;
 mod failpoints;
 mod head_limits;
+mod outbox;
 mod path_params;
 mod payco;
 mod postgres_restart;

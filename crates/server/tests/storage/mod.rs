@@ -34,16 +34,30 @@ pub const LOCK_MS: u64 = 1_000;
 /// A test route's own table, through [`Db::migrate`]: the same DDL on both backends.
 const ORDERS: AppMigrations = AppMigrations {
     name: "test_orders",
-    sqlite: &[(
-        1,
-        "orders",
-        "CREATE TABLE orders (id BIGINT PRIMARY KEY, status TEXT NOT NULL)",
-    )],
-    postgres: &[(
-        1,
-        "orders",
-        "CREATE TABLE orders (id BIGINT PRIMARY KEY, status TEXT NOT NULL)",
-    )],
+    sqlite: &[
+        (
+            1,
+            "orders",
+            "CREATE TABLE orders (id BIGINT PRIMARY KEY, status TEXT NOT NULL)",
+        ),
+        (
+            2,
+            "messages",
+            "CREATE TABLE messages (order_id BIGINT PRIMARY KEY, note TEXT NOT NULL)",
+        ),
+    ],
+    postgres: &[
+        (
+            1,
+            "orders",
+            "CREATE TABLE orders (id BIGINT PRIMARY KEY, status TEXT NOT NULL)",
+        ),
+        (
+            2,
+            "messages",
+            "CREATE TABLE messages (order_id BIGINT PRIMARY KEY, note TEXT NOT NULL)",
+        ),
+    ],
 };
 
 pub fn options() -> DbOptions {
@@ -219,10 +233,14 @@ pub async fn a_fenced_commit_rolls_the_handlers_writes_back(kind: Kind) {
 /// (`Db::finish_with`, one statement on PostgreSQL): a zombie's update is never applied,
 /// whether it commits or fails (release or save); the holder's is, with its response.
 pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
-    use idem_server::db::RouteUpdate;
+    use idem_server::db::{RouteUpdate, RouteWrite};
 
     let db = table(kind).await;
-    let status = |s: &'static str| RouteUpdate::new("orders").set("status", s).filter("id", 7);
+    let status = |s: &'static str| {
+        [RouteWrite::from(
+            RouteUpdate::new("orders").set("status", s).filter("id", 7),
+        )]
+    };
     for route in [&CHECKOUT, &SAVING] {
         raw(&db, "DELETE FROM orders").await;
         tables::wipe(&db).await;
@@ -302,6 +320,96 @@ pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
     }
 }
 
+/// Several route writes with the fenced commit (`Db::finish_with` with an update and an
+/// insert, the checkout's order paid and its outbox message; one statement on PostgreSQL):
+/// a zombie's writes never land, the holder's all do with its answer, and a write that fails
+/// (a duplicate key) fails the whole call: nothing written, the claim still in flight.
+pub async fn a_fenced_commit_with_writes_all_of_them_or_none(kind: Kind) {
+    use idem_server::db::{RouteInsert, RouteUpdate, RouteWrite};
+
+    let db = table(kind).await;
+    let writes = |order: i64, note: &'static str| -> [RouteWrite<'static>; 2] {
+        [
+            RouteUpdate::new("orders")
+                .set("status", "paid")
+                .filter("id", order)
+                .into(),
+            RouteInsert::new("messages")
+                .value("order_id", order)
+                .value("note", note)
+                .into(),
+        ]
+    };
+    let messages = async |db: &Db| -> Vec<(i64, String)> {
+        let sql = "SELECT order_id, note FROM messages ORDER BY order_id";
+        match (db.sqlite_pool(), db.postgres_pool()) {
+            (Some(pool), _) => sqlx::query_as(sql).fetch_all(pool).await,
+            (None, Some(pool)) => sqlx::query_as(sql).fetch_all(pool).await,
+            (None, None) => unreachable!(),
+        }
+        .expect("messages")
+    };
+    let mut first = execute(&db, 0, "k", BODY, &CHECKOUT).await;
+    insert_order(&mut first, 7).await;
+    let zombie = first.commit().await.unwrap();
+    let winner = execute(&db, LOCK_MS, "k", BODY, &CHECKOUT)
+        .await
+        .commit()
+        .await
+        .unwrap();
+    let late = db
+        .finish_with(
+            LOCK_MS + 1,
+            &zombie,
+            Finish::Commit(created(7)),
+            &writes(7, "zombie"),
+        )
+        .await;
+    assert!(late.unwrap_err().is_fenced());
+    assert_eq!(orders(&db).await, vec![(7, "pending".into())]);
+    assert_eq!(
+        messages(&db).await,
+        vec![],
+        "a fenced commit writes no message"
+    );
+    db.finish_with(
+        LOCK_MS + 2,
+        &winner,
+        Finish::Commit(created(7)),
+        &writes(7, "winner"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(orders(&db).await, vec![(7, "paid".into())]);
+    assert_eq!(messages(&db).await, vec![(7, "winner".into())]);
+
+    // A write that fails: order 8's message is there already.
+    let mut claim = execute(&db, 0, "k8", BODY, &CHECKOUT).await;
+    insert_order(&mut claim, 8).await;
+    let claim = claim.commit().await.unwrap();
+    raw(
+        &db,
+        "INSERT INTO messages (order_id, note) VALUES (8, 'before')",
+    )
+    .await;
+    let failed = db
+        .finish_with(1, &claim, Finish::Commit(created(8)), &writes(8, "again"))
+        .await;
+    assert!(matches!(failed, Err(ref e) if !e.is_fenced()), "{failed:?}");
+    assert_eq!(
+        orders(&db).await,
+        vec![(7, "paid".into()), (8, "pending".into())],
+        "the update went with the failed insert"
+    );
+    assert!(
+        matches!(
+            answer(&db, 2, "k8", BODY).await,
+            StoreBegin::InFlight { .. }
+        ),
+        "nothing saved: the claim is still in flight"
+    );
+}
+
 /// A failure under a releasing route, with the route's own write, in one fenced
 /// transaction; the row stays, released, and the next worker with the same request claims
 /// it again and resumes the same order; another payload under the released key is 422.
@@ -378,7 +486,7 @@ pub async fn a_route_write_that_names_no_plain_column_is_refused_and_writes_noth
     };
     let everything = idem_server::db::RouteUpdate::new("orders").set("status", "paid");
     let refused = db
-        .finish_with(2, &claim, Finish::Commit(created(id)), &everything)
+        .finish_with(2, &claim, Finish::Commit(created(id)), &[everything.into()])
         .await;
     assert!(
         matches!(refused, Err(DbError::InvalidWrite(_))),

@@ -81,6 +81,12 @@ impl Service {
         .await
     }
 
+    /// The receipts service (the outbox's consumer) on `database`, with the tests' tenants and
+    /// the relay's default token; `extra` after (`--failpoint consumer-after-effect=crash`).
+    pub async fn receipts(database: &str, extra: &[&str]) -> Service {
+        Self::start(&receipts_args(database, extra)).await
+    }
+
     /// `host:port` of [`url`](Self::url).
     pub fn addr(&self) -> &str {
         self.url.trim_start_matches("http://")
@@ -190,6 +196,23 @@ pub fn checkout_args(database: &str, payco: &Service, extra: &[&str]) -> Vec<Str
         &payco.url,
         "--payco-token",
         MERCHANT.0,
+        "--tenant",
+        &format!("{}={}", TENANT_A.0, TENANT_A.1),
+        "--tenant",
+        &format!("{}={}", TENANT_B.0, TENANT_B.1),
+    ]);
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+/// The receipts service's arguments (see [`Service::receipts`]).
+pub fn receipts_args(database: &str, extra: &[&str]) -> Vec<String> {
+    let mut v = args(&[
+        "receipts",
+        "--database",
+        database,
+        "--sender",
+        "relay-token=checkout",
         "--tenant",
         &format!("{}={}", TENANT_A.0, TENANT_A.1),
         "--tenant",

@@ -1,5 +1,6 @@
-//! `idem-server`: the example checkout (`serve`) and the PayCo payment service (`payco`),
-//! each on its own port with its own database. See the crate README for the one-command start.
+//! `idem-server`: the example checkout (`serve`), the PayCo payment service (`payco`) and
+//! the consumer of the checkout's outbox (`receipts`), each on its own port with its own
+//! database. See the crate README for the one-command start.
 
 use std::{net::SocketAddr, process::ExitCode, time::Duration};
 
@@ -9,10 +10,12 @@ use idem_server::{
     checkout::{
         self,
         checkpoint::{self, Point, Verdict},
+        outbox::relay::RelayConfig,
         CheckoutConfig,
     },
     completer::CompleterConfig,
     payco::{self, PaycoConfig},
+    receipts::{self, ReceiptsConfig},
     request::{BearerTenants, BodyLimits},
     serve::ConnLimits,
 };
@@ -33,6 +36,9 @@ enum Command {
     Serve(ServeArgs),
     /// PayCo, the payment provider the checkout charges: POST /charges, GET /ledger.
     Payco(PaycoArgs),
+    /// The consumer of the checkout's outbox: POST /deliveries (from the relay), one receipt
+    /// per order.paid message; GET /api/receipts.
+    Receipts(ReceiptsArgs),
     /// Operator commands on a database (see the README's "Data and retention").
     #[command(subcommand)]
     Admin(admin::AdminCommand),
@@ -96,8 +102,8 @@ struct ServeArgs {
     #[arg(long)]
     failpoints: bool,
     /// Preset a failpoint as POINT=VERDICT (arrival, after-claim, after-charge,
-    /// before-commit, after-commit; off, hang, crash, panic, drop, unavailable, hold:MS).
-    /// Repeatable; implies --failpoints.
+    /// before-commit, after-commit, relay-after-send; off, hang, crash, panic, drop,
+    /// unavailable, hold:MS). Repeatable; implies --failpoints.
     #[arg(long = "failpoint", value_parser = checkpoint::parse_setting)]
     failpoint_presets: Vec<(Point, Verdict)>,
     /// The completer: a checkout in flight whose lease was taken this many ms ago and whose
@@ -111,6 +117,22 @@ struct ServeArgs {
     /// Abandoned checkouts the completer takes per pass.
     #[arg(long, default_value_t = 100)]
     completer_batch: u32,
+    /// The outbox's consumer: the relay posts each unsent message to URL/deliveries.
+    #[arg(long, default_value = "http://127.0.0.1:9191")]
+    relay_to: String,
+    /// The relay's bearer token at the consumer.
+    #[arg(long, default_value = "relay-token")]
+    relay_token: String,
+    /// Time between the relay's passes, in ms. 0: the relay is off (messages wait in the
+    /// outbox).
+    #[arg(long, default_value_t = 1_000)]
+    relay_interval_ms: u64,
+    /// Unsent messages the relay reads per pass.
+    #[arg(long, default_value_t = 100)]
+    relay_batch: u32,
+    /// Time allowed for one delivery, in ms.
+    #[arg(long, default_value_t = 5_000)]
+    relay_timeout_ms: u64,
     /// Demo mode (loopback listen addresses only): the bearer token demo-<uuid> is a tenant
     /// of its own, and each tenant arms faults for its own checkouts (PUT /api/demo/faults).
     /// See the README's "Demo mode".
@@ -125,6 +147,28 @@ struct PaycoArgs {
     /// A merchant as TOKEN=MERCHANT. Repeatable. Default: merchant-token=shop (demo only).
     #[arg(long = "merchant", value_parser = parse_pair)]
     merchants: Vec<(String, String)>,
+}
+
+#[derive(Args)]
+struct ReceiptsArgs {
+    #[command(flatten)]
+    common: Common,
+    /// A sender as TOKEN=NAME, allowed to POST /deliveries. Repeatable. Default:
+    /// relay-token=checkout (demo only).
+    #[arg(long = "sender", value_parser = parse_pair)]
+    senders: Vec<(String, String)>,
+    /// A tenant as TOKEN=TENANT, for GET /api/receipts. Repeatable. Default:
+    /// token-a=tenant-a and token-b=tenant-b (demo only).
+    #[arg(long = "tenant", value_parser = parse_pair)]
+    tenants: Vec<(String, String)>,
+    /// Enable failpoints, settable at run time with PUT /api/failpoints/{point} (loopback
+    /// listen addresses only).
+    #[arg(long)]
+    failpoints: bool,
+    /// Preset a failpoint as POINT=VERDICT (consumer-after-effect; the checkout's points
+    /// never fire here). Repeatable; implies --failpoints.
+    #[arg(long = "failpoint", value_parser = checkpoint::parse_setting)]
+    failpoint_presets: Vec<(Point, Verdict)>,
 }
 
 /// `TOKEN=NAME`, where NAME is a valid scope (the store would refuse every request of a
@@ -217,6 +261,13 @@ async fn main() -> ExitCode {
                     abandoned_after: Duration::from_millis(args.complete_after_ms),
                     batch: args.completer_batch.max(1),
                 }),
+                relay: (args.relay_interval_ms > 0).then(|| RelayConfig {
+                    url: args.relay_to.clone(),
+                    token: args.relay_token.clone(),
+                    interval: Duration::from_millis(args.relay_interval_ms),
+                    batch: args.relay_batch.max(1),
+                    timeout: Duration::from_millis(args.relay_timeout_ms.max(1)),
+                }),
             };
             let mode = if args.demo_faults {
                 checkout::Mode::DemoFaults
@@ -239,6 +290,25 @@ async fn main() -> ExitCode {
                 merchants: tenants(&args.merchants, &[("merchant-token", "shop")]),
             };
             payco::run(config).await.map_err(|e| e.to_string())
+        }
+        Command::Receipts(args) => {
+            // Never DATABASE_URL: that names the checkout's database.
+            let database = args
+                .common
+                .database
+                .clone()
+                .unwrap_or_else(|| "sqlite:idem-receipts.db".to_owned());
+            let config = ReceiptsConfig {
+                service: args.common.service(9191, database),
+                senders: tenants(&args.senders, &[("relay-token", "checkout")]),
+                tenants: tenants(
+                    &args.tenants,
+                    &[("token-a", "tenant-a"), ("token-b", "tenant-b")],
+                ),
+                failpoints: (args.failpoints || !args.failpoint_presets.is_empty())
+                    .then(|| args.failpoint_presets.clone()),
+            };
+            receipts::run(config).await.map_err(|e| e.to_string())
         }
         Command::Admin(command) => command.run().await,
     };

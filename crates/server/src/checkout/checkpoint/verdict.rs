@@ -1,10 +1,12 @@
-//! The checkout's named points and what a checkpoint can do there.
+//! The named points of a checkout, and of its outbox's delivery, and what a checkpoint can
+//! do there.
 
 use std::{fmt, net::SocketAddr, str::FromStr, time::Duration};
 
 use serde::{Deserialize, Serialize};
 
-/// Where in a checkout a checkpoint sits, in checkout order.
+/// Where a checkpoint sits: in a checkout, in checkout order, then in the delivery of its
+/// outbox message (the relay in `serve`, the consumer in `receipts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Point {
@@ -18,16 +20,24 @@ pub enum Point {
     BeforeCommit,
     /// The settlement committed; the answer is about to be sent.
     AfterCommit,
+    /// The relay's delivery of an outbox message was acknowledged by the consumer; the
+    /// message is not marked sent yet (`crash` there: the relay resends it after a restart).
+    RelayAfterSend,
+    /// The consumer's effect (the receipt) committed with the message id; the
+    /// acknowledgement is not sent yet (`crash` or `drop` there: the relay resends).
+    ConsumerAfterEffect,
 }
 
 impl Point {
     /// Every point, in checkout order.
-    pub const ALL: [Point; 5] = [
+    pub const ALL: [Point; 7] = [
         Point::Arrival,
         Point::AfterClaim,
         Point::AfterCharge,
         Point::BeforeCommit,
         Point::AfterCommit,
+        Point::RelayAfterSend,
+        Point::ConsumerAfterEffect,
     ];
 
     /// The kebab-case name used on the command line and in URLs.
@@ -38,6 +48,8 @@ impl Point {
             Point::AfterCharge => "after-charge",
             Point::BeforeCommit => "before-commit",
             Point::AfterCommit => "after-commit",
+            Point::RelayAfterSend => "relay-after-send",
+            Point::ConsumerAfterEffect => "consumer-after-effect",
         }
     }
 }
@@ -140,7 +152,7 @@ pub enum CheckpointError {
     /// Not one of [`Point::ALL`].
     #[error(
         "unknown checkpoint {0:?} (known: arrival, after-claim, after-charge, before-commit, \
-         after-commit)"
+         after-commit, relay-after-send, consumer-after-effect)"
     )]
     UnknownPoint(String),
     /// Not a verdict.
@@ -200,6 +212,14 @@ mod tests {
             parse_setting("after-charge"),
             Err(CheckpointError::Malformed(_))
         ));
+        assert_eq!(
+            parse_setting("relay-after-send=crash"),
+            Ok((Point::RelayAfterSend, Verdict::Crash))
+        );
+        assert_eq!(
+            parse_setting("consumer-after-effect=drop"),
+            Ok((Point::ConsumerAfterEffect, Verdict::Drop))
+        );
         assert!(matches!(
             parse_setting("later=hang"),
             Err(CheckpointError::UnknownPoint(_))
