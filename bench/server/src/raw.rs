@@ -125,6 +125,14 @@ impl Plan {
             Bind::OptionalText(Some("ch_1")),
             Bind::OrderId,
         ];
+        // The `order.paid` message, in the same fenced commit (its id unique per request).
+        let outbox = vec![
+            Bind::Text(SCOPE),
+            Bind::Key,
+            Bind::Text("order.paid"),
+            Bind::Text(r#"{"amount":1000,"charge":"ch_1","order":1}"#),
+            Bind::Now,
+        ];
         let fence = vec![
             Bind::Text(SCOPE),
             Bind::Key,
@@ -155,6 +163,7 @@ impl Plan {
                 let mut claim_with_order = order;
                 claim_with_order.extend(claim);
                 let mut commit = settle;
+                commit.extend(outbox);
                 commit.extend(fence);
                 vec![
                     Group::Alone(st(0, read(false), Returns::Nothing)?),
@@ -163,9 +172,9 @@ impl Plan {
                 ]
             }
             // read; BEGIN IMMEDIATE, token bump, claim, order, recovery point, COMMIT;
-            // BEGIN IMMEDIATE, fenced commit, settlement, COMMIT.
+            // BEGIN IMMEDIATE, fenced commit, settlement, the outbox's message, COMMIT.
             "sqlite" => {
-                if sent.len() != 7 {
+                if sent.len() != 8 {
                     return Err(format!("unexpected statements on SQLite: {sent:#?}"));
                 }
                 vec![
@@ -179,6 +188,7 @@ impl Plan {
                     Group::Transaction(vec![
                         st(5, fence, Returns::Nothing)?,
                         st(6, settle, Returns::Nothing)?,
+                        st(7, outbox, Returns::Nothing)?,
                     ]),
                 ]
             }
