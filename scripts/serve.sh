@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# `make serve`: the demo page and the real server its real-server mode talks to, PayCo and
-# idem-server's checkout, all on 127.0.0.1, until Ctrl-C stops all three.
+# `make serve`: the demo page and the real server its real-server mode talks to, PayCo,
+# idem-server's checkout and the receipts service its outbox relay delivers to, all on
+# 127.0.0.1, until Ctrl-C stops them all.
 #
 #   http://127.0.0.1:8080   the demo: dist/ (trunk build --release), served as files
 #   http://127.0.0.1:8000   idem-server serve: demo faults on, CORS for the demo's origin, as
 #                           http://127.0.0.1:8080 or http://localhost:8080 (both open the page)
 #   http://127.0.0.1:9090   PayCo
+#   http://127.0.0.1:9191   receipts (the consumer of the checkout's order.paid messages)
 #
 # The page is built only when one of its inputs changed since the last build (dist/.built, which
 # `make build` writes too), so a second run with nothing changed serves it in seconds; then
@@ -19,7 +21,8 @@
 # proxy answers a connection its upstream closed with an error response of its own, which would
 # turn the lost response the demo shows into a 5xx.
 #
-# Ports: IDEM_DEMO_PORT (8080), IDEM_CHECKOUT_PORT (8000), IDEM_PAYCO_PORT (9090).
+# Ports: IDEM_DEMO_PORT (8080), IDEM_CHECKOUT_PORT (8000), IDEM_PAYCO_PORT (9090),
+# IDEM_RECEIPTS_PORT (9191).
 # IDEM_SERVER_BIN runs that idem-server binary instead of building the server profile's,
 # IDEM_SERVE_DATA keeps the SQLite files elsewhere, IDEM_SERVE_DIST serves (and builds into)
 # another folder than dist/ (tests/e2e/demo/serve.spec.ts uses all three).
@@ -29,6 +32,7 @@ cd "$(dirname "$0")/.."
 DEMO_PORT=${IDEM_DEMO_PORT:-8080}
 CHECKOUT_PORT=${IDEM_CHECKOUT_PORT:-8000}
 PAYCO_PORT=${IDEM_PAYCO_PORT:-9090}
+RECEIPTS_PORT=${IDEM_RECEIPTS_PORT:-9191}
 DATA=${IDEM_SERVE_DATA:-target/serve}
 DIST=${IDEM_SERVE_DIST:-dist}
 CHECKOUT_URL="http://127.0.0.1:$CHECKOUT_PORT"
@@ -75,8 +79,10 @@ trap 'exit 130' INT TERM
 
 "$BIN" payco --listen "127.0.0.1:$PAYCO_PORT" --database "sqlite:$DATA/payco.db" &
 pids+=($!)
+"$BIN" receipts --listen "127.0.0.1:$RECEIPTS_PORT" --database "sqlite:$DATA/receipts.db" &
+pids+=($!)
 "$BIN" serve --listen "127.0.0.1:$CHECKOUT_PORT" --database "sqlite:$DATA/checkout.db" \
-  --payco "http://127.0.0.1:$PAYCO_PORT" --demo-faults \
+  --payco "http://127.0.0.1:$PAYCO_PORT" --relay-to "http://127.0.0.1:$RECEIPTS_PORT" --demo-faults \
   --cors-origin "http://127.0.0.1:$DEMO_PORT" --cors-origin "http://localhost:$DEMO_PORT" &
 pids+=($!)
 node tests/e2e/serve.mjs "$DEMO_PORT" "/=$DIST" &
@@ -87,7 +93,8 @@ pids+=($!)
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 ready=
 for _ in $(seq 1 300); do
-  if listening "$DEMO_PORT" && listening "$CHECKOUT_PORT" && listening "$PAYCO_PORT"; then
+  if listening "$DEMO_PORT" && listening "$CHECKOUT_PORT" && listening "$PAYCO_PORT" &&
+    listening "$RECEIPTS_PORT"; then
     ready=1
     break
   fi
@@ -95,9 +102,9 @@ for _ in $(seq 1 300); do
   sleep 0.2
 done
 if [ -n "$ready" ]; then
-  say "demo on http://127.0.0.1:$DEMO_PORT (idem-server on :$CHECKOUT_PORT, PayCo on :$PAYCO_PORT); Ctrl-C stops all"
+  say "demo on http://127.0.0.1:$DEMO_PORT (idem-server on :$CHECKOUT_PORT, PayCo on :$PAYCO_PORT, receipts on :$RECEIPTS_PORT); Ctrl-C stops all"
 else
-  say "still not answering after 60 s on :$DEMO_PORT, :$CHECKOUT_PORT or :$PAYCO_PORT"
+  say "still not answering after 60 s on :$DEMO_PORT, :$CHECKOUT_PORT, :$PAYCO_PORT or :$RECEIPTS_PORT"
 fi
 # Until one of them exits (or Ctrl-C): then the trap stops the others.
 wait -n "${pids[@]}"

@@ -19,13 +19,14 @@ test('make serve on other ports: the URL is printed once it answers, and the pag
   cpSync('dist', dist, { recursive: true });
   // Newer than every input: the script serves this build as it is.
   writeFileSync(join(dist, '.built'), '');
-  const [demo, checkout, payco] = [await deadPort(), await deadPort(), await deadPort()];
+  const [demo, checkout, payco, receipts] = [await deadPort(), await deadPort(), await deadPort(), await deadPort()];
   const serve = spawn('bash', ['scripts/serve.sh'], {
     env: {
       ...process.env,
       IDEM_DEMO_PORT: String(demo),
       IDEM_CHECKOUT_PORT: String(checkout),
       IDEM_PAYCO_PORT: String(payco),
+      IDEM_RECEIPTS_PORT: String(receipts),
       IDEM_SERVER_BIN: SERVER_BIN,
       IDEM_SERVE_DATA: join(dir, 'data'),
       IDEM_SERVE_DIST: dist,
