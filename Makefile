@@ -33,7 +33,7 @@ TOOLS ?= tools
 .PHONY: serve test tools tools-test tools-bench build sdk server build-native test-native build-wasm \
 	test-wasm test-e2e bench lint vite-app
 
-## The demo (dist/, built when its inputs changed) and idem-server + PayCo (demo faults on, SQLite in target/serve/, CORS
+## The demo (dist/, built when its inputs changed) and idem-server + PayCo + receipts (demo faults on, SQLite in target/serve/, CORS
 ## for the demo's origin), until Ctrl-C stops all of them.
 serve: tools
 	scripts/serve.sh

@@ -78,6 +78,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod begin;
 mod config;
 mod error;
 mod event;
@@ -94,6 +95,7 @@ mod table;
 mod target;
 mod view;
 
+pub use begin::Begin;
 pub use config::{ErrorPolicy, KeyRequirement, RouteConfig, StoreConfig};
 pub use error::{Fenced, RequestError};
 pub use event::{Event, EventKind, EventLog, Rejection};
@@ -101,7 +103,7 @@ pub use fingerprint::{fingerprint, sha256, Fingerprint};
 pub use key::{validate_scope, IdRef, IdempotencyKey, RecordId, MAX_KEY_LEN, MAX_SCOPE_LEN};
 pub use lease::Lease;
 pub use record::{Record, SavedResponse, Status};
-pub use store::{Begin, Store};
+pub use store::Store;
 pub use table::{MemoryTable, Table};
 pub use target::{BodyFields, BodyForm, RequestTarget};
 pub use view::{RowState, RowView};

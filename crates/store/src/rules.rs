@@ -36,7 +36,7 @@
 //! worker resumes was written with the claim, to the same span, so the row never outlives it.
 
 use crate::{
-    fingerprint, first_sent::FirstSent, key, Begin, ErrorPolicy, EventKind, Fingerprint,
+    begin::Begin, fingerprint, first_sent::FirstSent, key, ErrorPolicy, EventKind, Fingerprint,
     KeyRequirement, Lease, Record, Rejection, RequestError, RequestTarget, RouteConfig,
     SavedResponse, Status, StoreConfig,
 };

@@ -1,6 +1,6 @@
 //! `receipts`: the consumer of the checkout's outbox, a service of its own (its own port, its
 //! own database), as a team's downstream service would be. It receives each `order.paid`
-//! message from the checkout's relay (`POST /deliveries`, [`deliver`]), sends the receipt
+//! message from the checkout's relay (`POST /deliveries`, `deliver`), sends the receipt
 //! (a row of `receipts`, [`table`]) through `consumer::Consumer::process_once` keyed by the
 //! message id, in one transaction with the record that the message was processed, and then
 //! acknowledges: so a message delivered twice (the relay's resend after a crash, two relays,
