@@ -2,16 +2,14 @@
 //! without it. Its own module so that the rules, which produce it, and the store, which
 //! returns it, both depend on it and not on each other.
 
-#[cfg(doc)]
-use crate::Store;
 use crate::{Lease, RecordId, RequestError, SavedResponse};
 
-/// What to do with a request, decided by [`Store::begin`] (and a SQL table driving the same rules).
+/// What to do with a request, decided by [`Store::begin`](crate::Store::begin) (and a SQL table driving the same rules).
 #[must_use]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Begin {
-    /// The key is ours: run the work, then [`Store::commit`] (or [`Store::save`] /
-    /// [`Store::fail`]) under `lease`.
+    /// The key is ours: run the work, then [`Store::commit`](crate::Store::commit) (or [`Store::save`](crate::Store::save) /
+    /// [`Store::fail`](crate::Store::fail)) under `lease`.
     Execute {
         /// The record's identity, for the fenced writes.
         id: RecordId,
