@@ -6,7 +6,9 @@
 mod common;
 
 use idem_client::journal::local_storage::LocalStorageJournal;
-use idem_client::journal::{self, encode, Entry, RecordState, SETTLED_FORMAT_VERSION};
+use idem_client::journal::{
+    self, encode, Entry, RecordState, KEY_EXPIRED_FORMAT_VERSION, SETTLED_FORMAT_VERSION,
+};
 use idem_client::{
     Action, CanonicalPayload, Durability, Journal, JournalError, Operation, OperationSpec,
     Persistence, RetryPolicy, StartError,
@@ -230,7 +232,7 @@ fn an_old_version_is_migrated_and_a_newer_one_reported() {
 
     let mut newer = journal.load(NAME).unwrap().unwrap();
     assert_eq!(newer.state, RecordState::Pending);
-    newer.version = SETTLED_FORMAT_VERSION + 1;
+    newer.version = KEY_EXPIRED_FORMAT_VERSION + 1;
     storage()
         .set_item(&format!("test-version:{NAME}"), &encode(&newer))
         .unwrap();
@@ -245,7 +247,7 @@ fn an_old_version_is_migrated_and_a_newer_one_reported() {
         matches!(
             result,
             Err(StartError::Unreadable(JournalError::UnsupportedVersion {
-                found: 3,
+                found: 4,
                 ..
             }))
         ),
