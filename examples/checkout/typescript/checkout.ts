@@ -55,6 +55,8 @@ function explain(reconciled: Reconciliation): string {
       return 'released: nothing was saved; resume sends it again under the same key';
     case 'notFound':
       return 'never reached the server';
+    case 'keyExpired':
+      return 'the server no longer remembers this key and refused to run it again: check the order before paying again';
     case 'anotherRequest':
       return `another cart holds this key: this one never ran (${describe(reconciled)})`;
   }
