@@ -11,6 +11,8 @@ export const MINIMAL_PORT = 4374;
 
 export default defineConfig({
   testDir: '.',
+  // The SDK's load figure has a config of its own (sdk.config.ts, its own page server).
+  testMatch: /ui\.spec\.ts$/,
   outputDir: '../../target/bench/test-results',
   fullyParallel: false,
   workers: 1,
