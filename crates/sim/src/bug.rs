@@ -47,11 +47,14 @@ pub enum Bug {
     /// says the outcome is unknown (502) is saved, every retry replays it, and the checkout
     /// can never learn that PayCo charged. idem-server releases the claim instead.
     SaveUnknownOutcome,
+    /// The outbox's consumer applies every delivery (no `process_once`): the relay delivers at
+    /// least once, so a redelivered `order.paid` sends the customer a second receipt.
+    ConsumerWithoutDedupe,
 }
 
 impl Bug {
     /// Every bug, for listings and mutation tests.
-    pub const ALL: [Bug; 11] = [
+    pub const ALL: [Bug; 12] = [
         Bug::NewKeyPerAttempt,
         Bug::SelectThenInsert,
         Bug::UnfencedWrites,
@@ -63,6 +66,7 @@ impl Bug {
         Bug::FreshOrderAfterRelease,
         Bug::ReleaseForgetsTheKey,
         Bug::SaveUnknownOutcome,
+        Bug::ConsumerWithoutDedupe,
     ];
 
     /// The command-line name.
@@ -79,6 +83,7 @@ impl Bug {
             Bug::FreshOrderAfterRelease => "fresh-order-after-release",
             Bug::ReleaseForgetsTheKey => "release-forgets-the-key",
             Bug::SaveUnknownOutcome => "save-unknown-outcome",
+            Bug::ConsumerWithoutDedupe => "consumer-without-dedupe",
         }
     }
 
@@ -98,6 +103,7 @@ impl Bug {
                 "a release deletes the record: another payload takes the key"
             }
             Bug::SaveUnknownOutcome => "a PayCo timeout's 502 is saved and replayed for good",
+            Bug::ConsumerWithoutDedupe => "the outbox's consumer sends a receipt per delivery",
         }
     }
 }

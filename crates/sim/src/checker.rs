@@ -15,7 +15,10 @@
 //! - a 422 ("key reused with different payload") means that payload never ran under that key:
 //!   the answer tells the client nothing happened, so the work it refuses must not have started
 //!   for that key and payload (checked when the 422 reaches the page, and at the end against
-//!   every run of the whole history).
+//!   every run of the whole history);
+//! - one receipt per paid order, none for an unpaid one: the outbox's consumer sends a receipt
+//!   once per `order.paid` however often the relay delivers it (checked at each receipt, and
+//!   at the end, once the relay drained, for a paid order with none).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::history::CheckoutOutcome;
-use crate::ids::CheckoutId;
+use crate::ids::{CheckoutId, OrderId};
 use crate::payco::PayCo;
 use crate::receipt::Receipt;
 
@@ -104,6 +107,17 @@ pub enum Violation {
         /// The payload's amount (with the checkout, the payload).
         amount: u32,
     },
+    /// An order's receipts are not one per paid order: a second receipt (a redelivered
+    /// `order.paid` applied again), none for a paid order once the relay drained, or one for
+    /// an order never paid.
+    ReceiptCount {
+        /// The order.
+        order: OrderId,
+        /// Receipts the consumer sent for it.
+        receipts: u32,
+        /// Whether its save settled it paid.
+        paid: bool,
+    },
 }
 
 impl Violation {
@@ -119,6 +133,7 @@ impl Violation {
             Violation::SavedUnknownOutcome { .. } => "saved-unknown-outcome",
             Violation::Unreported { .. } => "unreported",
             Violation::MismatchButRan { .. } => "mismatch-but-ran",
+            Violation::ReceiptCount { .. } => "receipt-count",
         }
     }
 
@@ -135,6 +150,7 @@ impl Violation {
                 Some("agrees-with-payco")
             }
             Violation::MismatchButRan { .. } => Some("mismatch-never-ran"),
+            Violation::ReceiptCount { .. } => Some("one-receipt"),
             Violation::Unreported { .. } => None,
         }
     }

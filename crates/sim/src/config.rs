@@ -54,6 +54,8 @@ pub enum HistoryDetail {
 /// - `crash_after_charge`: 0.0, `slow_worker`: 0.0
 /// - `tab_reload`: 0.0, `reuse_key_other_cart`: 0.0
 /// - `decline`: 0.0, `payco_timeout`: 0.0
+/// - `relay_crash_after_send`: 0.0, `consumer_crash_after_effect`: 0.0,
+///   `duplicate_delivery`: 0.0, `reorder_delivery`: 0.0 (the outbox's relay and consumer)
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Faults {
@@ -85,6 +87,17 @@ pub struct Faults {
     /// charged (half of these calls reached PayCo, which decided and saved its answer; half
     /// were lost on the way). The work fails with a 504 and `on_error` decides the claim.
     pub payco_timeout: f64,
+    /// Probability the outbox's relay dies after the consumer acknowledged a message and
+    /// before it marked it sent: its next pass sends the message again.
+    pub relay_crash_after_send: f64,
+    /// Probability the receipts consumer dies after its effect (the receipt, and with the
+    /// dedupe the message id), before its acknowledgement: the relay sends the message again.
+    pub consumer_crash_after_effect: f64,
+    /// Probability a relay delivery reaches the consumer twice.
+    pub duplicate_delivery: f64,
+    /// Probability a relay delivery is held back for up to two relay passes, so later
+    /// messages (and the same message's resend) overtake it.
+    pub reorder_delivery: f64,
 }
 
 impl Default for Faults {
@@ -101,6 +114,10 @@ impl Default for Faults {
             reuse_key_other_cart: 0.0,
             decline: 0.0,
             payco_timeout: 0.0,
+            relay_crash_after_send: 0.0,
+            consumer_crash_after_effect: 0.0,
+            duplicate_delivery: 0.0,
+            reorder_delivery: 0.0,
         }
     }
 }
@@ -121,6 +138,10 @@ impl Faults {
             reuse_key_other_cart,
             decline,
             payco_timeout,
+            relay_crash_after_send,
+            consumer_crash_after_effect,
+            duplicate_delivery,
+            reorder_delivery,
         } = self;
         probabilities(&[
             ("faults.drop_request", drop_request),
@@ -132,6 +153,13 @@ impl Faults {
             ("faults.reuse_key_other_cart", reuse_key_other_cart),
             ("faults.decline", decline),
             ("faults.payco_timeout", payco_timeout),
+            ("faults.relay_crash_after_send", relay_crash_after_send),
+            (
+                "faults.consumer_crash_after_effect",
+                consumer_crash_after_effect,
+            ),
+            ("faults.duplicate_delivery", duplicate_delivery),
+            ("faults.reorder_delivery", reorder_delivery),
         ])?;
         durations(&[
             ("faults.latency_ms", latency_ms),

@@ -53,6 +53,21 @@ pub struct Counters {
     /// Attempts whose page timed out waiting for an answer.
     #[serde(default)]
     pub timeouts: u64,
+    /// Receipts the outbox's consumer sent.
+    #[serde(default)]
+    pub receipts: u64,
+    /// Times the relay died between the consumer's acknowledgement and its mark.
+    #[serde(default)]
+    pub relay_crashes: u64,
+    /// Times the consumer died between its effect and its acknowledgement.
+    #[serde(default)]
+    pub consumer_crashes: u64,
+    /// Relay deliveries that reached the consumer twice.
+    #[serde(default)]
+    pub deliveries_duplicated: u64,
+    /// Relay deliveries held back (overtaken by later ones).
+    #[serde(default)]
+    pub deliveries_reordered: u64,
 }
 
 impl Counters {
@@ -79,6 +94,11 @@ impl Counters {
             deduped,
             payco_timeouts,
             timeouts,
+            receipts,
+            relay_crashes,
+            consumer_crashes,
+            deliveries_duplicated,
+            deliveries_reordered,
         } = *other;
         self.checkouts += checkouts;
         self.attempts += attempts;
@@ -100,5 +120,10 @@ impl Counters {
         self.deduped += deduped;
         self.payco_timeouts += payco_timeouts;
         self.timeouts += timeouts;
+        self.receipts += receipts;
+        self.relay_crashes += relay_crashes;
+        self.consumer_crashes += consumer_crashes;
+        self.deliveries_duplicated += deliveries_duplicated;
+        self.deliveries_reordered += deliveries_reordered;
     }
 }

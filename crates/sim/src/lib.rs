@@ -36,6 +36,7 @@ pub mod history;
 pub mod ids;
 pub mod lab;
 pub mod network;
+pub mod outbox;
 pub mod payco;
 pub mod presets;
 pub mod properties;

@@ -29,6 +29,10 @@ const CALM: Faults = Faults {
     reuse_key_other_cart: 0.0,
     decline: 0.0,
     payco_timeout: 0.0,
+    relay_crash_after_send: 0.0,
+    consumer_crash_after_effect: 0.0,
+    duplicate_delivery: 0.0,
+    reorder_delivery: 0.0,
 };
 
 /// Every preset, in the order `idem-lab --help` lists them; `lesson` is the default.
@@ -82,7 +86,7 @@ pub static PRESETS: [Preset; 6] = [
     },
     Preset {
         name: "chaos",
-        about: "everything at once, including buggy pages that reuse a key for another cart",
+        about: "everything at once, including buggy pages that reuse a key for another cart and an outbox relay and consumer that crash, duplicate and reorder",
         faults: Faults {
             drop_request: 0.20,
             drop_response: 0.20,
@@ -92,6 +96,10 @@ pub static PRESETS: [Preset; 6] = [
             slow_worker: 0.10,
             tab_reload: 0.10,
             reuse_key_other_cart: 0.05,
+            relay_crash_after_send: 0.10,
+            consumer_crash_after_effect: 0.10,
+            duplicate_delivery: 0.20,
+            reorder_delivery: 0.20,
             ..CALM
         },
     },

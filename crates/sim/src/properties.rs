@@ -1,4 +1,4 @@
-//! Live properties: the checker's invariants as five badges, each remembering the moment it
+//! Live properties: the checker's invariants as six badges, each remembering the moment it
 //! first broke. Tracked incrementally: O(1) per event for charges and answers (only the
 //! checker's new violations are looked at); "stuck in flight" is one pass over the claim table,
 //! done when asked ([`crate::World::properties`]), not per event.
@@ -32,7 +32,7 @@ impl Property {
     }
 }
 
-/// The five live badges.
+/// The six live badges.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Properties {
     /// At most one charge per order.
@@ -49,26 +49,32 @@ pub struct Properties {
     /// payload, released or not, so the payload that ran is never refused).
     #[serde(default)]
     pub mismatch_never_ran: Property,
+    /// One receipt per paid order, none for an unpaid one: the outbox's consumer sends one
+    /// however often the relay delivers `order.paid`.
+    #[serde(default)]
+    pub one_receipt: Property,
 }
 
 impl Properties {
     /// Names used by the demo's test hooks (`property-<name>`), in badge order.
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 6] = [
         "one-charge",
         "replays-identical",
         "none-stuck",
         "agrees-with-payco",
         "mismatch-never-ran",
+        "one-receipt",
     ];
 
     /// The properties in [`Properties::NAMES`] order.
-    pub fn all(&self) -> [&Property; 5] {
+    pub fn all(&self) -> [&Property; 6] {
         [
             &self.one_charge,
             &self.replays_identical,
             &self.none_stuck,
             &self.agrees_with_payco,
             &self.mismatch_never_ran,
+            &self.one_receipt,
         ]
     }
 
@@ -87,6 +93,7 @@ pub(crate) struct Tracker {
     pub stuck: Option<Breach>,
     pub disagrees: Option<Breach>,
     pub mismatch_ran: Option<Breach>,
+    pub receipts: Option<Breach>,
     /// Checker violations already looked at.
     pub seen: usize,
 }
@@ -105,6 +112,7 @@ impl Tracker {
                 Some("none-stuck") => &mut self.stuck,
                 Some("agrees-with-payco") => &mut self.disagrees,
                 Some("mismatch-never-ran") => &mut self.mismatch_ran,
+                Some("one-receipt") => &mut self.receipts,
                 _ => continue,
             };
             if slot.is_none() {

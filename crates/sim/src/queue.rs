@@ -63,6 +63,11 @@ impl<E> EventQueue<E> {
         self.heap.peek().map(|e| e.at)
     }
 
+    /// The earliest event and when it is due, without removing it.
+    pub fn peek(&self) -> Option<(u64, &E)> {
+        self.heap.peek().map(|e| (e.at, &e.event))
+    }
+
     /// Remove and return the earliest event.
     pub fn pop(&mut self) -> Option<(u64, E)> {
         self.heap.pop().map(|e| (e.at, e.event))

@@ -1,5 +1,5 @@
 //! The gate: 1,000 seeds × 100 orders with swarm-drawn faults (every fault of `Faults`, short
-//! leases, both error policies, other carts on released keys), zero violations of all five
+//! leases, both error policies, other carts on released keys), zero violations of all six
 //! properties for the correct store;
 //! the swarm draws every fault field; and each classic bug is caught, within 200 seeds, by the
 //! property it breaks (a checker that cannot fail is not a checker).
@@ -48,6 +48,14 @@ fn thousand_seeds_are_clean_for_the_correct_store() {
         ("declines", t.declines),
         ("PayCo timeouts", t.payco_timeouts),
         ("PayCo dedupes", t.deduped),
+        ("outbox receipts", t.receipts),
+        ("relay crashes between send and mark", t.relay_crashes),
+        (
+            "consumer crashes between effect and ack",
+            t.consumer_crashes,
+        ),
+        ("duplicated deliveries", t.deliveries_duplicated),
+        ("reordered deliveries", t.deliveries_reordered),
     ] {
         assert!(n > 0, "the sweep never had {what}");
     }
@@ -63,7 +71,7 @@ fn thousand_seeds_are_clean_for_the_correct_store() {
 /// Every field of `f` by name, as a number, and whether the swarm may leave it out. The
 /// destructuring names every field (no `..`), so a field added to `Faults` does not compile
 /// here until it is listed, and then fails the test below until the swarm draws it.
-fn fields(f: &Faults) -> [(&'static str, f64, bool); 11] {
+fn fields(f: &Faults) -> [(&'static str, f64, bool); 15] {
     let &Faults {
         drop_request,
         drop_response,
@@ -76,6 +84,10 @@ fn fields(f: &Faults) -> [(&'static str, f64, bool); 11] {
         reuse_key_other_cart,
         decline,
         payco_timeout,
+        relay_crash_after_send,
+        consumer_crash_after_effect,
+        duplicate_delivery,
+        reorder_delivery,
     } = f;
     [
         ("drop_request", drop_request, true),
@@ -89,6 +101,14 @@ fn fields(f: &Faults) -> [(&'static str, f64, bool); 11] {
         ("reuse_key_other_cart", reuse_key_other_cart, true),
         ("decline", decline, true),
         ("payco_timeout", payco_timeout, true),
+        ("relay_crash_after_send", relay_crash_after_send, true),
+        (
+            "consumer_crash_after_effect",
+            consumer_crash_after_effect,
+            true,
+        ),
+        ("duplicate_delivery", duplicate_delivery, true),
+        ("reorder_delivery", reorder_delivery, true),
     ]
 }
 
@@ -131,6 +151,7 @@ fn breaks(bug: Bug) -> &'static str {
         Bug::UnfencedWrites | Bug::NoFingerprintCheck => "replays-identical",
         Bug::DeclineBeforeLookup | Bug::SaveUnknownOutcome => "agrees-with-payco",
         Bug::ReleaseForgetsTheKey => "mismatch-never-ran",
+        Bug::ConsumerWithoutDedupe => "one-receipt",
     }
 }
 

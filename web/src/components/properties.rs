@@ -10,12 +10,13 @@ use crate::model::clock::{Clock, ClockAction};
 use crate::session::Session;
 
 /// One label per badge, in `Properties::NAMES` order.
-const LABELS: [&str; 5] = [
+const LABELS: [&str; 6] = [
     "≤ 1 charge per order",
     "every replay identical",
     "no record stuck in flight",
     "answers agree with PayCo",
     "a 422 never ran",
+    "1 receipt per paid order",
 ];
 
 /// What broke, in words (string pieces, not `format!`: the bundle stays lean).
@@ -47,13 +48,23 @@ fn what(v: &Violation) -> String {
             checkout.to_string(),
             "'s \"outcome unknown\" answer saved for every retry, though PayCo knows",
         ),
+        Violation::ReceiptCount {
+            order, receipts, ..
+        } => (
+            order.to_string(),
+            if *receipts == 0 {
+                " paid, but no receipt was sent"
+            } else {
+                " got a second receipt"
+            },
+        ),
         other => (String::new(), other.name()),
     };
     who + text
 }
 
-/// The five badges; a click on a broken one pauses `clock` and seeks `session` to the moment
-/// it broke. A function, not a component (see `help`): five buttons cost less to rebuild with
+/// The six badges; a click on a broken one pauses `clock` and seeks `session` to the moment
+/// it broke. A function, not a component (see `help`): six buttons cost less to rebuild with
 /// the ledger than a component type costs the bundle.
 pub fn property_badges(
     props: &Properties,

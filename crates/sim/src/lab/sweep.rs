@@ -38,6 +38,14 @@ pub mod ranges {
     pub const DECLINE: (f64, f64) = (0.0, 0.2);
     /// PayCo call timing out for the worker.
     pub const PAYCO_TIMEOUT: (f64, f64) = (0.0, 0.1);
+    /// The outbox's relay dying between the consumer's acknowledgement and its mark.
+    pub const RELAY_CRASH_AFTER_SEND: (f64, f64) = (0.0, 0.3);
+    /// The receipts consumer dying between its effect and its acknowledgement.
+    pub const CONSUMER_CRASH_AFTER_EFFECT: (f64, f64) = (0.0, 0.3);
+    /// A relay delivery reaching the consumer twice.
+    pub const DUPLICATE_DELIVERY: (f64, f64) = (0.0, 0.3);
+    /// A relay delivery held back, overtaken by later ones.
+    pub const REORDER_DELIVERY: (f64, f64) = (0.0, 0.3);
     /// Probability a fault probability is switched on at all in a seed.
     pub const FAULT_ON: f64 = 0.75;
     /// The store's `lock_ms`: short enough that crashed and slow workers' claims go stale
@@ -72,6 +80,12 @@ pub fn swarm_config(seed: u64, orders: u32, bugs: &[Bug]) -> SimConfig {
     let decline = p(ranges::DECLINE);
     let payco_timeout = p(ranges::PAYCO_TIMEOUT);
     let faults = Faults {
+        // Placeholders, drawn below after the others (so each seed's earlier draws are what
+        // they were before the outbox existed).
+        relay_crash_after_send: 0.0,
+        consumer_crash_after_effect: 0.0,
+        duplicate_delivery: 0.0,
+        reorder_delivery: 0.0,
         drop_request,
         drop_response,
         duplicate,
@@ -99,6 +113,18 @@ pub fn swarm_config(seed: u64, orders: u32, bugs: &[Bug]) -> SimConfig {
     };
     // Drawn after the others, so each seed's earlier draws are what they were before it.
     config.server.expired_key_guard = r.chance(ranges::EXPIRED_KEY_GUARD);
+    // The outbox's faults, drawn last for the same reason.
+    let mut p = |(lo, hi): (f64, f64)| {
+        if r.chance(ranges::FAULT_ON) {
+            r.fraction(lo, hi)
+        } else {
+            0.0
+        }
+    };
+    config.faults.relay_crash_after_send = p(ranges::RELAY_CRASH_AFTER_SEND);
+    config.faults.consumer_crash_after_effect = p(ranges::CONSUMER_CRASH_AFTER_EFFECT);
+    config.faults.duplicate_delivery = p(ranges::DUPLICATE_DELIVERY);
+    config.faults.reorder_delivery = p(ranges::REORDER_DELIVERY);
     config.workload.orders = orders;
     config.workload.strategy = Strategy::SameKey;
     config

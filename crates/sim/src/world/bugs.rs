@@ -17,12 +17,14 @@
 //! | `fresh-order-after-release` | the recovery point | [`Recovery::OnTakeover`] |
 //! | `release-forgets-the-key` | the end of a failed work's claim, and the release of an unknown outcome | [`release_forgetting_the_key`], [`unknown_forgetting_the_key`] |
 //! | `save-unknown-outcome` | the release of an unknown outcome | [`save_unknown_by_policy`] |
+//! | `consumer-without-dedupe` | the outbox consumer's handling of a delivery | [`consume_without_dedupe`] |
 
 use idem_store::{
     ErrorPolicy, Fenced, Fingerprint, IdRef, IdempotencyKey, Lease, Record, RecordId,
     SavedResponse, Status, Table,
 };
 
+use super::outbox::process_once;
 use super::server::{canonical_fingerprint, key_str, Claim, Job, Phase};
 use super::wire::Origin;
 use super::{Ev, OneShots, World, SCOPE, SHORT_RETENTION_MS};
@@ -30,6 +32,7 @@ use crate::bug::Bug;
 use crate::config::Strategy;
 use crate::history::{Decision, StepKind};
 use crate::ids::OrderId;
+use crate::outbox::Handled;
 use crate::payco::ChargeKey;
 use crate::rng::SimRng;
 
@@ -91,6 +94,8 @@ pub(super) struct Steps {
     pub unknown: fn(&mut World, &RecordId, &Lease, SavedResponse) -> Result<bool, Fenced>,
     /// The store's retention for the configured one.
     pub retention: fn(u64) -> u64,
+    /// The outbox consumer's handling of one delivery of a message.
+    pub consume: fn(&mut World, u32) -> Handled,
 }
 
 impl Steps {
@@ -108,6 +113,7 @@ impl Steps {
             fail: fail_by_policy,
             unknown: release_fenced,
             retention: as_configured,
+            consume: process_once,
         };
         let (mut recovery_on_takeover, mut two_step, mut unfenced) = (false, false, false);
         for bug in bugs {
@@ -132,6 +138,7 @@ impl Steps {
                     steps.unknown = unknown_forgetting_the_key;
                 }
                 Bug::SaveUnknownOutcome => steps.unknown = save_unknown_by_policy,
+                Bug::ConsumerWithoutDedupe => steps.consume = consume_without_dedupe,
             }
         }
         if recovery_on_takeover {
@@ -458,6 +465,14 @@ impl World {
             Ev::Work(job, Phase::Order),
         );
     }
+}
+
+/// consumer-without-dedupe: the consumer sends a receipt for every delivery it gets, with no
+/// table of message ids handled. At least once delivery then means at least one receipt: a
+/// relay that resends after a crash, or a delivery duplicated on the way, sends it twice.
+fn consume_without_dedupe(w: &mut World, m: u32) -> Handled {
+    w.send_receipt(m);
+    Handled::Applied
 }
 
 #[cfg(test)]

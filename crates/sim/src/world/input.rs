@@ -333,6 +333,8 @@ impl World {
     pub fn reach(&mut self, at: u64, events: u64, drive: &mut dyn Drive) {
         while self.events_run < events && drive.step(self) {}
         drive.settle(self, at);
+        // The outbox's events after the last counted one, up to `at` (they are not counted).
+        while self.outbox_event_due(at) && self.step() {}
         if self.next_event_at().is_none_or(|t| t > at) {
             self.run_until(at);
         }

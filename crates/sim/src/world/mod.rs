@@ -9,6 +9,7 @@
 //! | `server.rs` | the checkout handler on idem-store: claim, order, charge, save |
 //! | `bugs.rs` | the classic bugs, one named function each, and the steps they replace |
 //! | `recovery.rs` | the handler's recovery points (the order of a key and payload) |
+//! | `outbox.rs` | the outbox's relay and the receipts consumer: passes, deliveries, acknowledgements |
 //! | `view.rs` | read-only views and the end-of-run checks |
 //! | `export.rs` | [`HistoryExport`] and [`World::replay`] |
 //!
@@ -27,6 +28,7 @@ mod bugs;
 mod client;
 mod export;
 mod input;
+mod outbox;
 mod recovery;
 mod server;
 mod slab;
@@ -42,6 +44,7 @@ use crate::counters::Counters;
 use crate::history::{Fate, History, Message, MessageId, MessageKind, Step, StepKind};
 use crate::ids::CheckoutId;
 use crate::network::Network;
+use crate::outbox::Outbox;
 use crate::payco::PayCo;
 use crate::queue::EventQueue;
 use crate::rng::SimRng;
@@ -49,6 +52,7 @@ use crate::rng::SimRng;
 pub use client::{body_for, op_name};
 pub use export::{HistoryExport, FORMAT as EXPORT_FORMAT};
 pub use input::{Command, Drive, Input};
+pub use outbox::RELAY_INTERVAL_MS;
 
 use bugs::Steps;
 use client::Client;
@@ -82,6 +86,20 @@ enum Ev {
     Reloaded(CheckoutId),
     /// The page sends a request again under this checkout's key (`true`: another cart).
     Resend(CheckoutId, bool),
+    /// The outbox's relay sends every unsent message.
+    RelayPass,
+    /// A relay delivery of this outbox message reaches the consumer.
+    Deliver(u32),
+    /// The consumer's acknowledgement of this outbox message reaches the relay.
+    Ack(u32),
+}
+
+impl Ev {
+    /// The outbox's relay, deliveries and acknowledgements: events [`World::step`] does not
+    /// count.
+    fn is_outbox(&self) -> bool {
+        matches!(self, Ev::RelayPass | Ev::Deliver(_) | Ev::Ack(_))
+    }
 }
 
 /// A seeded, deterministic world. See the [module docs](self) for the call order.
@@ -113,6 +131,11 @@ pub struct World {
     trace: Option<Vec<StoreOp>>,
     oneshot: OneShots,
     props: crate::properties::Tracker,
+    /// The outbox table, the relay's progress and the consumer's books.
+    outbox: Outbox,
+    /// The outbox's faults' own stream: drawn only when there is a message, so it never shifts
+    /// the world's.
+    outbox_rng: SimRng,
 }
 
 /// Armed one-shot worker and PayCo faults.
@@ -170,6 +193,9 @@ fn retry_policy(c: &ClientConfig) -> RetryPolicy {
     }
 }
 
+/// Mixed into the seed for the outbox's stream (any constant other than the swarm's).
+const OUTBOX_STREAM: u64 = 0x0b0c_0b0c_0b0c_0b0c;
+
 /// Retention the short-retention bug uses: well under one client timeout plus backoff.
 pub const SHORT_RETENTION_MS: u64 = 500;
 
@@ -217,6 +243,8 @@ impl World {
             trace: None,
             oneshot: OneShots::default(),
             props: crate::properties::Tracker::default(),
+            outbox: Outbox::default(),
+            outbox_rng: SimRng::new(config.seed ^ OUTBOX_STREAM),
             config,
         };
         if world.scripted_left > 0 {
@@ -235,7 +263,7 @@ impl World {
         self.now
     }
 
-    /// Events run so far.
+    /// Events run so far, the outbox's left out (see [`step`](Self::step)).
     pub fn events_run(&self) -> u64 {
         self.events_run
     }
@@ -250,13 +278,27 @@ impl World {
         self.queue.is_empty()
     }
 
+    /// Whether the next event is the outbox's and due at or before `at` (uncounted: see
+    /// [`step`](Self::step)).
+    pub(super) fn outbox_event_due(&self, at: u64) -> bool {
+        self.queue
+            .peek()
+            .is_some_and(|(t, ev)| t <= at && ev.is_outbox())
+    }
+
     /// Run the next event; false when nothing was pending.
     pub fn step(&mut self) -> bool {
         let Some((at, ev)) = self.queue.pop() else {
             return false;
         };
         self.now = self.now.max(at);
-        self.events_run += 1;
+        // The outbox's events (the relay, its deliveries and acks) are not counted: inputs are
+        // placed by this count (`Input::after_events`), and links and exports recorded before
+        // the outbox existed must replay their inputs at the same moments. The outbox draws
+        // from a stream of its own, so the counted events' order is what it was.
+        if !ev.is_outbox() {
+            self.events_run += 1;
+        }
         match ev {
             Ev::Script => self.script_next(),
             Ev::Timer(c, epoch) => self.on_timer(c, epoch),
@@ -267,6 +309,9 @@ impl World {
             Ev::Reload(c) => self.on_reload(c),
             Ev::Reloaded(c) => self.on_reloaded(c),
             Ev::Resend(c, other_cart) => self.send_extra(c, u32::from(other_cart)),
+            Ev::RelayPass => self.on_relay_pass(),
+            Ev::Deliver(m) => self.on_deliver(m),
+            Ev::Ack(m) => self.on_ack(m),
         }
         self.track_properties();
         true

@@ -445,7 +445,11 @@ impl World {
         self.counters.declines += 1;
         let status = settle.answer.status;
         let (end, settled) = match &j.claim {
-            Claim::Unkeyed => (WorkEnd::Answered { status }, Settled::Committed),
+            Claim::Unkeyed => {
+                // No key, nothing to fence: the order is paid and its message written at once.
+                self.write_outbox(j.order, j.origin.checkout);
+                (WorkEnd::Answered { status }, Settled::Committed)
+            }
             Claim::Leased { id, lease, .. } => {
                 let policy = self.server.config.on_error;
                 let fail = self.steps.fail;
@@ -499,6 +503,8 @@ impl World {
             Claim::Leased { id, lease, .. } => {
                 let save = self.steps.save;
                 if save(self, id, lease, &j.fingerprint, to_saved(&settle.answer)) {
+                    // The order paid and its order.paid message, in the same fenced step.
+                    self.write_outbox(j.order, j.origin.checkout);
                     (WorkEnd::Saved { status }, Settled::Committed)
                 } else {
                     // Someone took the claim over: this zombie answers the lease-lost 409,

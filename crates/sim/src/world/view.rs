@@ -92,6 +92,11 @@ impl World {
         &self.checker.violations
     }
 
+    /// The outbox: its messages, the deliveries that reached the consumer, receipts per order.
+    pub fn outbox(&self) -> &crate::outbox::Outbox {
+        &self.outbox
+    }
+
     /// What the network did.
     pub fn net_stats(&self) -> NetStats {
         self.net.stats()
@@ -211,6 +216,7 @@ impl World {
         for v in found {
             self.checker.add(v);
         }
+        self.outbox_end_checks();
         // Every 422 of the run against every run of the run.
         self.checker.check_mismatches();
         for rec in &self.history.checkouts {
@@ -287,6 +293,9 @@ impl World {
             },
             mismatch_never_ran: Property {
                 broke: self.props.mismatch_ran.clone(),
+            },
+            one_receipt: Property {
+                broke: self.props.receipts.clone(),
             },
         }
     }

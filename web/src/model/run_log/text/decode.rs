@@ -103,8 +103,16 @@ fn server_from(text: &str) -> Result<ServerSettings, TextError> {
 }
 
 fn faults_from(text: &str) -> Result<Faults, TextError> {
-    let [req, resp, dup, latency, jitter, crash, slow, reload, reuse, decline, timeout] =
-        nums::<11>(text)?;
+    // Eleven numbers before the outbox's faults existed (so older links still open, outbox
+    // calm), fifteen since.
+    let [req, resp, dup, latency, jitter, crash, slow, reload, reuse, decline, timeout, relay, consumer, dup_delivery, reorder] =
+        match nums::<15>(text) {
+            Ok(all) => all,
+            Err(_) => {
+                let [a, b, c, d, e, f, g, h, i, j, k] = nums::<11>(text)?;
+                [a, b, c, d, e, f, g, h, i, j, k, 0, 0, 0, 0]
+            }
+        };
     if latency.saturating_add(jitter) > MAX_MS {
         return Err(TextError("latency out of range (min ≤ max ≤ 10 min)"));
     }
@@ -120,6 +128,10 @@ fn faults_from(text: &str) -> Result<Faults, TextError> {
         reuse_key_other_cart: chance(reuse)?,
         decline: chance(decline)?,
         payco_timeout: chance(timeout)?,
+        relay_crash_after_send: chance(relay)?,
+        consumer_crash_after_effect: chance(consumer)?,
+        duplicate_delivery: chance(dup_delivery)?,
+        reorder_delivery: chance(reorder)?,
     })
 }
 

@@ -113,6 +113,10 @@ fn command_text(out: &mut String, c: &Command) {
                 reuse_key_other_cart,
                 decline,
                 payco_timeout,
+                relay_crash_after_send,
+                consumer_crash_after_effect,
+                duplicate_delivery,
+                reorder_delivery,
             } = f;
             join_x(
                 out,
@@ -128,6 +132,10 @@ fn command_text(out: &mut String, c: &Command) {
                     bp(reuse_key_other_cart),
                     bp(decline),
                     bp(payco_timeout),
+                    bp(relay_crash_after_send),
+                    bp(consumer_crash_after_effect),
+                    bp(duplicate_delivery),
+                    bp(reorder_delivery),
                 ],
             );
         }

@@ -26,7 +26,7 @@
 //! | `DropNextRequest` / `DropNextResponse` | `q` / `s` |
 //! | `DeclineNextCharge`, `CrashNextAfterCharge`, `SlowNextWorker`, `TimeOutNextPaycoCall` | `d`, `x`, `w`, `t` |
 //! | `Resend` | `o<checkout>x<other cart 0/1>x<after ms>` |
-//! | `SetFaults` (probabilities in basis points, then ms) | `f<req>x<resp>x<dup>x<latency>x<jitter>x<crash>x<slow>x<reload>x<reuse>x<decline>x<payco timeout>` |
+//! | `SetFaults` (probabilities in basis points, then ms) | `f<req>x<resp>x<dup>x<latency>x<jitter>x<crash>x<slow>x<reload>x<reuse>x<decline>x<payco timeout>x<relay crash>x<consumer crash>x<duplicate delivery>x<reorder delivery>` (eleven numbers, the outbox's four at 0, still read) |
 //! | `SetServer` (ms, then save-response 0/1) | `h<lock>x<retention>x<order>x<charge>x<save>x<slow extra>x<claim gap>x<policy>` |
 //! | `SetClient` (ms) | `i<timeout>x<backoff base>x<backoff cap>x<window>x<reload>x<think>` |
 //!
@@ -151,6 +151,10 @@ mod tests {
         srv.slow_worker = true;
         let mut faults = settings::faults(&net, &srv);
         faults.decline = probability(2_500);
+        faults.relay_crash_after_send = probability(100);
+        faults.consumer_crash_after_effect = probability(200);
+        faults.duplicate_delivery = probability(300);
+        faults.reorder_delivery = probability(400);
         log.push(input(200, 12, Command::SetFaults(faults)));
         log.push(input(
             210,
@@ -181,6 +185,23 @@ mod tests {
             "a batch is one entry, Pay's checkout another: {text}"
         );
         assert!(text.ends_with("&tb=1&tr=5"), "{text}");
+    }
+
+    #[test]
+    fn an_old_links_faults_open_with_the_outbox_calm() {
+        let head = "v=1&seed=1&st=0&net=0x0x0x20x30&srv=2000x86400000x0x0x0";
+        let eleven = "f100x0x0x20x10x0x0x0x0x0x0";
+        let log = decode(&format!("{head}&c=0.0.{eleven}&t=0&e=0"))
+            .unwrap()
+            .unwrap();
+        let Command::SetFaults(f) = &log.inputs[0].command else {
+            panic!("{:?}", log.inputs);
+        };
+        assert!(f.drop_request > 0.0);
+        assert_eq!(f.relay_crash_after_send, 0.0);
+        assert_eq!(f.reorder_delivery, 0.0);
+        let twelve = "f100x0x0x20x10x0x0x0x0x0x0x5";
+        assert!(decode(&format!("{head}&c=0.0.{twelve}&t=0&e=0")).is_err());
     }
 
     #[test]
