@@ -14,7 +14,7 @@ use std::{
 
 use idem_server::{
     db::{
-        AppMigrations, Begin, BeginWith, ClaimTx, Clock, Db, DbError, DbOptions, Request,
+        AppMigrations, Begin, BeginWith, Claim, ClaimTx, Clock, Db, DbError, DbOptions, Request,
         RouteInsert,
     },
     with_tx,
@@ -110,6 +110,20 @@ async fn answer(db: &Db, now: u64, key: &str, body: &[u8]) -> StoreBegin {
         Begin::Answer(answer) => answer,
         other => panic!("expected an answer, got {other:?}"),
     }
+}
+
+/// Key `k` claimed at 0 with order 7 inserted (the zombie, whose lease then goes stale), and
+/// taken over at `LOCK_MS` (the winner): both claims, their transactions committed.
+async fn zombie_and_winner(db: &Db, route: &RouteConfig) -> (Claim, Claim) {
+    let mut first = execute(db, 0, "k", BODY, route).await;
+    insert_order(&mut first, 7).await;
+    let zombie = first.commit().await.unwrap();
+    let winner = execute(db, LOCK_MS, "k", BODY, route)
+        .await
+        .commit()
+        .await
+        .unwrap();
+    (zombie, winner)
 }
 
 async fn insert_order(claim: &mut ClaimTx, id: i64) {
@@ -244,14 +258,7 @@ pub async fn a_fenced_commit_with_never_applies_the_routes_update(kind: Kind) {
     for route in [&CHECKOUT, &SAVING] {
         raw(&db, "DELETE FROM orders").await;
         tables::wipe(&db).await;
-        let mut first = execute(&db, 0, "k", BODY, route).await;
-        insert_order(&mut first, 7).await;
-        let zombie = first.commit().await.unwrap();
-        let winner = execute(&db, LOCK_MS, "k", BODY, route)
-            .await
-            .commit()
-            .await
-            .unwrap();
+        let (zombie, winner) = zombie_and_winner(&db, route).await;
         let late = db
             .finish_with(
                 LOCK_MS + 1,
@@ -349,14 +356,7 @@ pub async fn a_fenced_commit_with_writes_all_of_them_or_none(kind: Kind) {
         }
         .expect("messages")
     };
-    let mut first = execute(&db, 0, "k", BODY, &CHECKOUT).await;
-    insert_order(&mut first, 7).await;
-    let zombie = first.commit().await.unwrap();
-    let winner = execute(&db, LOCK_MS, "k", BODY, &CHECKOUT)
-        .await
-        .commit()
-        .await
-        .unwrap();
+    let (zombie, winner) = zombie_and_winner(&db, &CHECKOUT).await;
     let late = db
         .finish_with(
             LOCK_MS + 1,
