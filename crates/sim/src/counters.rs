@@ -68,6 +68,12 @@ pub struct Counters {
     /// Relay deliveries held back (overtaken by later ones).
     #[serde(default)]
     pub deliveries_reordered: u64,
+    /// Receipts sent for an order that had one already (a consumer without dedupe).
+    #[serde(default)]
+    pub duplicate_receipts: u64,
+    /// Deliveries the consumer's `process_once` skipped: their message id was handled already.
+    #[serde(default)]
+    pub redeliveries_skipped: u64,
 }
 
 impl Counters {
@@ -99,6 +105,8 @@ impl Counters {
             consumer_crashes,
             deliveries_duplicated,
             deliveries_reordered,
+            duplicate_receipts,
+            redeliveries_skipped,
         } = *other;
         self.checkouts += checkouts;
         self.attempts += attempts;
@@ -125,5 +133,7 @@ impl Counters {
         self.consumer_crashes += consumer_crashes;
         self.deliveries_duplicated += deliveries_duplicated;
         self.deliveries_reordered += deliveries_reordered;
+        self.duplicate_receipts += duplicate_receipts;
+        self.redeliveries_skipped += redeliveries_skipped;
     }
 }

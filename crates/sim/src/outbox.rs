@@ -51,6 +51,35 @@ pub struct Delivery {
     pub crashed: bool,
 }
 
+/// Which way one of the relay's HTTP calls goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HopKind {
+    /// The relay sends the message to the consumer.
+    Delivery,
+    /// The consumer's 2xx goes back to the relay.
+    Ack,
+}
+
+/// One way of a relay call, as the sequence diagram draws it (kept only with `history: full`).
+/// Its arrival is drawn when it is sent, like the network's messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutboxHop {
+    /// Index into [`Outbox::messages`].
+    pub message: u32,
+    /// Which way.
+    pub kind: HopKind,
+    /// When it left.
+    pub sent_at: u64,
+    /// When it arrives.
+    pub arrives_at: u64,
+    /// When its copy arrives, for a delivery duplicated on the way.
+    pub again: Option<u64>,
+    /// For an acknowledgement: the relay died once it arrived, before marking the message sent
+    /// (so its next pass sends the message again).
+    pub relay_died: bool,
+}
+
 /// Per order: whether its save settled it paid, and how many receipts went out for it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -67,6 +96,8 @@ pub struct Outbox {
     pub messages: Vec<OutboxMessage>,
     /// Deliveries that reached the consumer, in order (full history only).
     pub deliveries: Vec<Delivery>,
+    /// The relay's calls, both ways, in the order sent (full history only).
+    pub hops: Vec<OutboxHop>,
     /// Messages not marked sent yet: what the next relay pass sends.
     pub(crate) unsent: BTreeSet<u32>,
     /// The consumer's `process_once` table: message ids already handled.

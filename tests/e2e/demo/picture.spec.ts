@@ -89,7 +89,7 @@ for (const mode of ['normal', 'projector'] as const) {
         await maybeShot(page, testInfo, `${mode}-${id}${fixed ? '-fixed' : ''}`);
       }
     }
-    expect(pauses, 'every scenario and every fix').toBe(28);
+    expect(pauses, 'every scenario and every fix').toBe(30);
     await page.getByTestId('tour-open').click();
     for (const [n, [id, fixed]] of TOUR.entries()) {
       const tour = page.getByTestId('tour');

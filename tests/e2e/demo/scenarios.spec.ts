@@ -29,6 +29,19 @@ async function chargedTwice(page: Page): Promise<void> {
   await expect(page.getByTestId('invariant')).toHaveAttribute('data-ok', 'false');
 }
 
+/** The sequence diagram's consumer lane: two deliveries (the second a resend after the relay
+ * died before marking), and what the consumer did with each, in order. */
+async function consumerLane(page: Page, kinds: string[]): Promise<void> {
+  await page.getByTestId('tab-sequence').click();
+  const deliveries = page.locator('[data-testid="seq-arrow"][data-hop="delivery"]');
+  await expect(deliveries).toHaveCount(2);
+  await expect(deliveries.nth(1)).toContainText('relay #2: order-');
+  await expect(page.locator('[data-testid="seq-mark"][data-kind="relay-died"]')).toHaveCount(1);
+  const marks = page.locator('[data-testid="seq-mark"][data-lane="receipts"]');
+  expect(await marks.evaluateAll((ms) => ms.map((m) => m.getAttribute('data-kind')))).toEqual(kinds);
+  await page.getByTestId('tab-server').click();
+}
+
 async function wrongAnswer(page: Page): Promise<void> {
   await expect(prop(page, 'replays-identical')).toHaveAttribute('data-ok', 'false');
   expect(Number(await prop(page, 'replays-identical').getAttribute('data-event'))).toBeGreaterThan(0);
@@ -174,6 +187,24 @@ const SCENARIOS: { id: string; shows: Check; fixed?: Check }[] = [
       await oneCharge(p);
       await expect(eventOf(p, '412')).toBeVisible();
       await expect(stat(p, 'stat-unknown')).toHaveText('1');
+    },
+  },
+  {
+    id: 'bug-consumer-without-dedupe',
+    // One charge, but the relay's resend after its crash made this consumer send a second receipt.
+    shows: async (p) => {
+      await expect(stat(p, 'stat-charges')).toHaveText('1');
+      await expect(stat(p, 'stat-receipts')).toHaveText('2');
+      await expect(prop(p, 'one-charge')).toHaveAttribute('data-ok', 'true');
+      await expect(prop(p, 'one-receipt')).toHaveAttribute('data-ok', 'false');
+      await expect(prop(p, 'one-receipt')).toHaveAttribute('title', /got a second receipt/);
+      await consumerLane(p, ['receipt', 'receipt-again']);
+    },
+    // process_once: the resend is skipped, one receipt.
+    fixed: async (p) => {
+      await expect(stat(p, 'stat-receipts')).toHaveText('1');
+      await expect(prop(p, 'one-receipt')).toHaveAttribute('data-ok', 'true');
+      await consumerLane(p, ['receipt', 'skipped']);
     },
   },
   {

@@ -68,6 +68,9 @@ pub fn Ledger(props: &LedgerProps) -> Html {
                 <div><dt>{ "charges" }</dt><dd data-testid="stat-charges">{ s.charges }</dd></div>
                 <div><dt>{ "charged twice" }</dt><dd data-testid="stat-double">{ s.double_charged }</dd></div>
                 <div><dt>{ "unknown" }</dt><dd data-testid="stat-unknown">{ s.unknown }</dd></div>
+                if let Some(receipts) = s.receipts {
+                    <div><dt>{ "receipts" }</dt><dd data-testid="stat-receipts">{ receipts }</dd></div>
+                }
             </dl>
             <div class="ledger-scroll" ref={win.node.clone()} onscroll={win.onscroll.clone()} tabindex="0" aria-label="Ledger (scroll)">
                 if view.ledger.is_empty() { <p class="empty">{ "No charges yet." }</p> }

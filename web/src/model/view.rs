@@ -223,6 +223,9 @@ pub struct Stats {
     pub charges: u32,
     /// Orders charged more than once.
     pub double_charged: u32,
+    /// Receipts the outbox's consumer sent (the simulated world's; `None` in real mode, whose
+    /// page does not see the server's consumer).
+    pub receipts: Option<u32>,
 }
 
 /// Most events the feed keeps.

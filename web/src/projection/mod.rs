@@ -81,6 +81,7 @@ impl Projector {
             unknown: counters.unknown as u32,
             charges: world.charges() as u32,
             double_charged: world.double_charged() as u32,
+            receipts: Some(counters.receipts as u32),
         };
         let events = self.feed.update(world, page.notes);
         let paying = page.current.is_some_and(|c| {

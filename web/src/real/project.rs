@@ -58,6 +58,7 @@ impl State {
             unknown: count("unknown"),
             charges: self.ledger.iter().map(|r| r.charges).sum(),
             double_charged: self.ledger.iter().filter(|r| r.charges > 1).count() as u32,
+            receipts: None,
         };
         View {
             now,

@@ -28,6 +28,10 @@ pub enum Pause {
     WrongAnswer,
     /// A page's attempt timed out: it got no answer and cannot tell what happened.
     TimedOut,
+    /// The outbox's consumer sent an order its second receipt.
+    DuplicateReceipt,
+    /// The outbox's consumer skipped a delivery whose message id it had handled.
+    RedeliverySkipped,
     /// Virtual time reached this many milliseconds.
     At(u64),
 }
@@ -59,6 +63,12 @@ pub enum Effect {
     KeyExpired,
     /// A page gave up with an unknown outcome.
     Unknown,
+    /// The outbox's consumer sent exactly this many receipts.
+    Receipts(u32),
+    /// Whether some order got a second receipt.
+    DuplicateReceipt(bool),
+    /// The consumer skipped a redelivered message.
+    RedeliverySkipped,
 }
 
 fn wrong_answer(world: &World) -> bool {
@@ -86,6 +96,8 @@ impl Pause {
             Pause::Fenced => c.fenced > 0,
             Pause::DoubleCharge => world.double_charged() > 0,
             Pause::WrongAnswer => wrong_answer(world),
+            Pause::DuplicateReceipt => c.duplicate_receipts > 0,
+            Pause::RedeliverySkipped => c.redeliveries_skipped > 0,
             Pause::TimedOut => c.timeouts > 0,
             Pause::At(t) => world.now() >= t,
         }
@@ -109,6 +121,9 @@ impl Effect {
             Effect::WrongAnswer(b) => wrong_answer(world) == b,
             Effect::KeyExpired => c.key_expired > 0,
             Effect::Unknown => c.unknown > 0,
+            Effect::Receipts(n) => c.receipts == u64::from(n),
+            Effect::DuplicateReceipt(b) => (c.duplicate_receipts > 0) == b,
+            Effect::RedeliverySkipped => c.redeliveries_skipped > 0,
         }
     }
 }

@@ -58,6 +58,17 @@ fn short_retention_guarded(c: &mut SimConfig) {
     c.server.expired_key_guard = true;
 }
 
+/// The relay dies after each of a message's first sends, once the consumer's 2xx is back and
+/// before it marks the message sent: its next pass sends the message again.
+fn crashing_relay(c: &mut SimConfig) {
+    c.faults.relay_crash_after_send = 1.0;
+}
+
+fn consumer_without_dedupe(c: &mut SimConfig) {
+    crashing_relay(c);
+    c.bugs.push(Bug::ConsumerWithoutDedupe);
+}
+
 fn long_retention(c: &mut SimConfig) {
     c.server.retention_ms = crate::config::ServerConfig::default().retention_ms;
 }
@@ -96,7 +107,7 @@ fn save_unknown_outcome(c: &mut SimConfig) {
 const FIX_BUG: &str = "Same seed, same faults, the bug switched off.";
 
 /// Every scenario, in menu order.
-pub static SCENARIOS: [Scenario; 17] = [
+pub static SCENARIOS: [Scenario; 18] = [
     Scenario {
         id: "lost-response",
         title: "Lost response",
@@ -389,6 +400,34 @@ pub static SCENARIOS: [Scenario; 17] = [
             setup: short_retention_guarded,
             pause: Pause::Settled,
             expect: &[Effect::Charges(1), Effect::KeyExpired, Effect::Unknown],
+        }),
+    },
+    Scenario {
+        id: "bug-consumer-without-dedupe",
+        title: "Bug: a receipt per delivery",
+        caption: "The order is paid once, and its save wrote an order.paid message to the outbox. The relay delivers it to the receipts consumer, then dies before marking it sent. This consumer sends a receipt for every delivery: watch the relay's next pass.",
+        after_pause: "Two receipts for one order: the relay delivers at least once, and this consumer did the work again for a message it had handled.",
+        seed: 1,
+        setup: consumer_without_dedupe,
+        script: &[at(0, PAY)],
+        pause: Pause::DuplicateReceipt,
+        expect: &[
+            Effect::Charges(1),
+            Effect::Receipts(2),
+            Effect::DuplicateReceipt(true),
+        ],
+        fix: Some(Fix {
+            script: None,
+            caption: "Same seed, the relay still dies before marking, the consumer through process_once: the message id and the receipt recorded in one step.",
+            after_pause: "Skipped: the redelivered message's id was recorded with its receipt. One receipt, however often the relay sends.",
+            setup: no_bugs,
+            pause: Pause::RedeliverySkipped,
+            expect: &[
+                Effect::Charges(1),
+                Effect::Receipts(1),
+                Effect::RedeliverySkipped,
+                Effect::DuplicateReceipt(false),
+            ],
         }),
     },
 ];

@@ -11,7 +11,7 @@
 use super::{Ev, World};
 use crate::checker::Violation;
 use crate::ids::{CheckoutId, OrderId};
-use crate::outbox::{Delivery, Handled};
+use crate::outbox::{Delivery, Handled, HopKind, OutboxHop};
 
 /// Time between two relay passes (idem-server's `--relay-interval-ms` default is 1 s too).
 pub const RELAY_INTERVAL_MS: u64 = 1_000;
@@ -70,11 +70,14 @@ impl World {
                 delay += self.outbox_rng.upto(2 * RELAY_INTERVAL_MS);
             }
             self.schedule(self.now + delay, Ev::Deliver(m));
+            let mut again = None;
             if faulty && self.outbox_rng.chance(p_dup) {
                 self.counters.deliveries_duplicated += 1;
-                let again = self.delivery_delay();
-                self.schedule(self.now + again, Ev::Deliver(m));
+                let at = self.now + self.delivery_delay();
+                self.schedule(at, Ev::Deliver(m));
+                again = Some(at);
             }
+            self.record_hop(m, HopKind::Delivery, self.now + delay, again);
         }
         self.schedule_relay_pass();
     }
@@ -98,8 +101,9 @@ impl World {
             self.counters.consumer_crashes += 1;
             return;
         }
-        let delay = self.delivery_delay();
-        self.schedule(self.now + delay, Ev::Ack(m));
+        let at = self.now + self.delivery_delay();
+        self.schedule(at, Ev::Ack(m));
+        self.record_hop(m, HopKind::Ack, at, None);
     }
 
     /// The consumer's 2xx reaches the relay: it marks the message sent, unless it dies first.
@@ -107,9 +111,33 @@ impl World {
         let p_crash = self.net.faults().relay_crash_after_send;
         if self.faulty(m) && self.outbox_rng.chance(p_crash) {
             self.counters.relay_crashes += 1;
+            let now = self.now;
+            let ack = self
+                .outbox
+                .hops
+                .iter_mut()
+                .rev()
+                .find(|h| h.message == m && h.kind == HopKind::Ack && h.arrives_at == now);
+            if let Some(ack) = ack {
+                ack.relay_died = true;
+            }
             return;
         }
         self.outbox.mark_sent(m, self.now);
+    }
+
+    /// Keep one way of a relay call for the sequence diagram (full history only).
+    fn record_hop(&mut self, message: u32, kind: HopKind, arrives_at: u64, again: Option<u64>) {
+        if self.records_in_full() {
+            self.outbox.hops.push(OutboxHop {
+                message,
+                kind,
+                sent_at: self.now,
+                arrives_at,
+                again,
+                relay_died: false,
+            });
+        }
     }
 
     /// The consumer's effect: a receipt for the message's order. Checked at once: a second
@@ -120,6 +148,9 @@ impl World {
             return;
         };
         self.counters.receipts += 1;
+        if receipts >= 2 {
+            self.counters.duplicate_receipts += 1;
+        }
         if receipts == 2 {
             self.checker.add(Violation::ReceiptCount {
                 order,
@@ -151,6 +182,7 @@ impl World {
 /// step.
 pub(super) fn process_once(w: &mut World, m: u32) -> Handled {
     if !w.outbox.record_processed(m) {
+        w.counters.redeliveries_skipped += 1;
         return Handled::Duplicate;
     }
     w.send_receipt(m);

@@ -231,6 +231,7 @@ pub fn layout(trace: &Trace) -> Layout {
             let x = match m.hop {
                 Hop::Request | Hop::Response => Lane::Network.x(),
                 Hop::Call | Hop::Answer => (Lane::Server.x() + Lane::PayCo.x()) / 2,
+                Hop::Delivery | Hop::Ack => (Lane::Server.x() + Lane::Receipts.x()) / 2,
             };
             let fate = if m.lost { Fate::Lost } else { Fate::Unanswered };
             arrows.push(Arrow {
@@ -490,9 +491,19 @@ mod tests {
             "deduped → ch_12: no money",
             "charge:12",
             "✝ crashed after the charge",
+            "relay #2: order-12-paid",
+            "✝ relay died before marking it sent",
+            "✉ a second receipt sent",
             "W",
         ];
-        let hops = [Hop::Request, Hop::Response, Hop::Call, Hop::Answer];
+        let hops = [
+            Hop::Request,
+            Hop::Response,
+            Hop::Call,
+            Hop::Answer,
+            Hop::Delivery,
+            Hop::Ack,
+        ];
         let lanes = Lane::ALL;
         let mut rng = Lcg(7);
         for seed in 0..1_000 {
@@ -506,7 +517,7 @@ mod tests {
                     1 => vec![sent + rng.below(3) * 10, sent + 30],
                     _ => vec![sent + rng.below(3) * 10],
                 };
-                let mut m = msg(hops[rng.below(4) as usize], sent, &arrivals);
+                let mut m = msg(hops[rng.below(6) as usize], sent, &arrivals);
                 m.late = rng.below(3) == 0;
                 m.label = texts[rng.below(texts.len() as u64) as usize].into();
                 t.msgs.push(m);
@@ -514,7 +525,7 @@ mod tests {
             for _ in 0..rng.below(10) {
                 let i = rng.below(n as u64) as usize;
                 let at = t.msgs[i].arrivals.first().copied().unwrap_or(5);
-                let lane = lanes[rng.below(4) as usize];
+                let lane = lanes[rng.below(5) as usize];
                 let mut m: Mark = mark(at, lane, "claimed");
                 m.text = texts[rng.below(texts.len() as u64) as usize].into();
                 m.on = (rng.below(2) == 0).then_some(i);

@@ -1,7 +1,9 @@
 //! The sequence diagram's data and its layout, whatever the source: a [`Trace`] is one
 //! checkout's messages (with what became of them) and the marks each party left on its lane;
-//! [`layout()`] places them on four lanes, Browser, Network, Server and PayCo, one row per
-//! happening, time running down, every label on a row of its own ([`label`]).
+//! [`layout()`] places them on five lanes, Browser, Network, Server, PayCo and the receipts
+//! consumer the server's outbox relay delivers to, one row per happening, time running down,
+//! every label on a row of its own ([`label`]). The consumer's lane shows at-least-once
+//! delivery: a message the relay sends again after a crash, and what the consumer does with it.
 //!
 //! Nothing here knows the simulator. `projection/sequence.rs` builds a trace from the
 //! simulated world's history; a page talking to a real server can build one from what it sent
@@ -32,11 +34,19 @@ pub enum Lane {
     Server,
     /// The payment provider.
     PayCo,
+    /// The consumer the outbox's relay delivers `order.paid` to: it sends the receipt.
+    Receipts,
 }
 
 impl Lane {
     /// Left to right.
-    pub const ALL: [Lane; 4] = [Lane::Browser, Lane::Network, Lane::Server, Lane::PayCo];
+    pub const ALL: [Lane; 5] = [
+        Lane::Browser,
+        Lane::Network,
+        Lane::Server,
+        Lane::PayCo,
+        Lane::Receipts,
+    ];
 
     /// The `data-lane` value.
     pub fn name(self) -> &'static str {
@@ -45,6 +55,7 @@ impl Lane {
             Lane::Network => "network",
             Lane::Server => "server",
             Lane::PayCo => "payco",
+            Lane::Receipts => "receipts",
         }
     }
 
@@ -55,6 +66,7 @@ impl Lane {
             Lane::Network => "Network",
             Lane::Server => "Server · store",
             Lane::PayCo => "PayCo",
+            Lane::Receipts => "Consumer · receipts",
         }
     }
 
@@ -65,6 +77,7 @@ impl Lane {
             Lane::Network => 228,
             Lane::Server => 366,
             Lane::PayCo => 516,
+            Lane::Receipts => 646,
         }
     }
 }
@@ -80,6 +93,10 @@ pub enum Hop {
     Call,
     /// PayCo → server: its answer.
     Answer,
+    /// Server → consumer: the outbox's relay delivers a message.
+    Delivery,
+    /// Consumer → server: its 2xx, after which the relay marks the message sent.
+    Ack,
 }
 
 impl Hop {
@@ -90,6 +107,8 @@ impl Hop {
             Hop::Response => "response",
             Hop::Call => "call",
             Hop::Answer => "answer",
+            Hop::Delivery => "delivery",
+            Hop::Ack => "ack",
         }
     }
 
@@ -100,24 +119,28 @@ impl Hop {
             Hop::Response => (Lane::Server, Lane::Browser),
             Hop::Call => (Lane::Server, Lane::PayCo),
             Hop::Answer => (Lane::PayCo, Lane::Server),
+            Hop::Delivery => (Lane::Server, Lane::Receipts),
+            Hop::Ack => (Lane::Receipts, Lane::Server),
         }
     }
 
     /// Order of its send and arrival within one millisecond (below 16): a request is sent,
     /// arrives and is decided; the work calls PayCo, which decides and answers; the work ends
-    /// and the response goes back (see [`Mark`]'s ranks in between).
+    /// and the response goes back (see [`Mark`]'s ranks in between). The relay's calls come
+    /// after all of that: it reads what a save committed.
     fn ranks(self) -> (u8, u8) {
         match self {
             Hop::Request => (1, 2),
             Hop::Call => (4, 5),
             Hop::Answer => (7, 8),
             Hop::Response => (10, 11),
+            Hop::Delivery | Hop::Ack => (14, 14),
         }
     }
 
     /// Drawn left to right (its label then starts at the sender and runs towards the receiver).
     fn rightwards(self) -> bool {
-        matches!(self, Hop::Request | Hop::Call)
+        matches!(self, Hop::Request | Hop::Call | Hop::Delivery)
     }
 }
 
@@ -160,10 +183,14 @@ pub struct Mark {
     pub on: Option<usize>,
 }
 
-/// Server marks that end a work (placed after the PayCo exchange in an instant).
-const WORK_ENDS: [&str; 6] = [
-    "saved", "released", "fenced", "answered", "crashed", "declined",
+/// Server marks that end a work (placed after the PayCo exchange in an instant); the outbox
+/// message is written by the save.
+const WORK_ENDS: [&str; 7] = [
+    "saved", "released", "fenced", "answered", "crashed", "declined", "outbox",
 ];
+
+/// Server marks of the outbox's relay (placed with its calls, after everything else).
+const RELAY_MARKS: [&str; 2] = ["marked-sent", "relay-died"];
 
 impl Mark {
     /// Its place within one millisecond when it has a row of its own (see [`Hop`]'s).
@@ -173,6 +200,8 @@ impl Mark {
             (Lane::Browser, "settled") => 13,
             (Lane::Browser | Lane::Network, _) => 12,
             (Lane::PayCo, _) => 6,
+            (Lane::Receipts, _) => 14,
+            (Lane::Server, k) if RELAY_MARKS.contains(&k) => 14,
             (Lane::Server, k) if WORK_ENDS.contains(&k) => 9,
             (Lane::Server, _) => 3,
         }
@@ -244,6 +273,7 @@ pub fn knew(trace: &Trace, i: usize) -> Vec<String> {
     out.push(
         match (m.hop, m.arrivals.is_empty(), m.late) {
             (Hop::Call | Hop::Answer, ..) => "The page never sees PayCo.",
+            (Hop::Delivery | Hop::Ack, ..) => "The page never sees the outbox.",
             (Hop::Response, true, _) => "This answer never reached the page.",
             (Hop::Response, false, true) => "The page had stopped waiting for this answer.",
             (Hop::Response, ..) if until < m.arrivals[0] => "Still waiting for this answer.",

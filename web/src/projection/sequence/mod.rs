@@ -5,6 +5,8 @@
 //! settled entry its journal keeps): the ground truth beside the page's own lane, from which
 //! `model::sequence::knew` reads what the page knew at each message.
 //!
+//! The outbox's relay and its consumer get a lane of their own (`outbox.rs`).
+//!
 //! It reads the world; it never changes it. A real-server source builds the same `Trace` from
 //! what the page sent and received and what the server's event stream reported.
 
@@ -13,6 +15,8 @@ use idem_sim::{
     op_name, AttemptResult, CheckoutId, CheckoutOutcome, Command, Decision, History, InfoCause,
     MessageKind, PaycoDecision, StepKind, WorkEnd, World,
 };
+
+mod outbox;
 
 use super::feed::short;
 use crate::model::cart::euros;
@@ -226,8 +230,16 @@ fn messages(
     (out, numbering, waits)
 }
 
-/// One checkout's trace as of now.
+/// One checkout's trace as of now: its exchange with the server and PayCo, then what the
+/// outbox's relay did with the message its save wrote.
 pub fn trace(world: &World, c: CheckoutId) -> Trace {
+    let mut t = exchange(world, c);
+    outbox::add(world, c, &mut t);
+    t
+}
+
+/// The page's, the server's and PayCo's part of checkout `c`'s trace.
+fn exchange(world: &World, c: CheckoutId) -> Trace {
     let h = world.history();
     let attempts = world.attempts_of(c);
     let (msgs, numbering, waits) = messages(world, h, c, &attempts);
@@ -353,7 +365,7 @@ pub fn trace(world: &World, c: CheckoutId) -> Trace {
 mod tests {
     use super::*;
     use crate::model::sequence::{clash, knew, layout, Fate};
-    use idem_sim::{ScenarioRun, SimConfig, Strategy, World, SCENARIOS};
+    use idem_sim::{Scenario, ScenarioRun, SimConfig, Strategy, World, SCENARIOS};
 
     fn quiet_world() -> World {
         let mut config = SimConfig::default();
@@ -378,7 +390,8 @@ mod tests {
         let hops: Vec<&str> = t.msgs.iter().map(|m| m.hop.name()).collect();
         assert_eq!(
             hops,
-            ["request", "call", "answer", "response", "request", "response"]
+            ["request", "call", "answer", "response", "request", "response", "delivery", "ack"],
+            "the exchange, then the outbox's relay delivering order.paid once the run drained"
         );
         assert!(t.msgs[3].lost, "the first answer was lost");
         let lost = knew(&t, 3).join("\n");
@@ -419,7 +432,11 @@ mod tests {
             kinds(&t, Lane::Browser),
             ["journal", "timeout", "paid", "settled"]
         );
-        assert_eq!(kinds(&t, Lane::Server), ["claimed", "saved", "replayed"]);
+        assert_eq!(
+            kinds(&t, Lane::Server),
+            ["claimed", "saved", "outbox", "marked-sent", "replayed"]
+        );
+        assert_eq!(kinds(&t, Lane::Receipts), ["receipt"]);
         assert_eq!(kinds(&t, Lane::PayCo), ["charged"]);
         let settled = t.marks.iter().find(|m| m.kind == "settled").unwrap();
         assert!(settled.text.contains(&key[..8]) && settled.text.contains("201"));
@@ -577,6 +594,50 @@ mod tests {
         // The bug's claim reads, then inserts a moment later: each after its own arrival.
         assert!(claims[0].1 > requests[0].to.1 && claims[1].1 > requests[1].to.1);
         assert_eq!(t.msgs[requests[1].msg].label[..3], *"#2 ", "not #0");
+    }
+
+    #[test]
+    fn the_consumer_lane_shows_the_redelivery_and_what_each_consumer_did_with_it() {
+        let s = Scenario::by_id("bug-consumer-without-dedupe").unwrap();
+        for fixed in [false, true] {
+            let (mut run, mut world) = ScenarioRun::start(s, fixed);
+            assert!(run.run_to_pause(&mut world, 60_000));
+            let t = trace(&world, CheckoutId(0));
+            let deliveries: Vec<&Msg> = t.msgs.iter().filter(|m| m.hop == Hop::Delivery).collect();
+            assert_eq!(deliveries.len(), 2, "fixed {fixed}: sent, then sent again");
+            assert!(deliveries[0].label.starts_with("relay #1: order-"));
+            assert!(deliveries[1].label.starts_with("relay #2: order-"));
+            assert!(
+                kinds(&t, Lane::Server).contains(&"relay-died"),
+                "fixed {fixed}: why it was sent again"
+            );
+            let consumer = kinds(&t, Lane::Receipts);
+            let want: &[&str] = if fixed {
+                &["receipt", "skipped"]
+            } else {
+                &["receipt", "receipt-again"]
+            };
+            assert_eq!(consumer, want, "fixed {fixed}");
+            // Each handling is drawn at its delivery's arrowhead, on the consumer's lane.
+            let l = layout(&t);
+            for spot in l
+                .marks
+                .iter()
+                .filter(|m| t.marks[m.mark].lane == Lane::Receipts)
+            {
+                assert_eq!(spot.at.0, Lane::Receipts.x());
+                assert!(l
+                    .arrows
+                    .iter()
+                    .any(|a| t.msgs[a.msg].hop == Hop::Delivery && a.to == spot.at));
+            }
+            assert_eq!(clash(&l), None);
+            let first = t.msgs.iter().position(|m| m.hop == Hop::Delivery).unwrap();
+            assert_eq!(
+                knew(&t, first).last().map(String::as_str),
+                Some("The page never sees the outbox.")
+            );
+        }
     }
 
     #[test]
