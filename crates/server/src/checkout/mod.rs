@@ -47,10 +47,20 @@ pub const SCHEMA: AppMigrations = AppMigrations {
     sqlite: &[
         (1, "orders", include_str!("schema/sqlite.sql")),
         (2, "outbox", include_str!("schema/sqlite_outbox.sql")),
+        (
+            3,
+            "outbox pruning",
+            include_str!("schema/outbox_sent_index.sql"),
+        ),
     ],
     postgres: &[
         (1, "orders", include_str!("schema/postgres.sql")),
         (2, "outbox", include_str!("schema/postgres_outbox.sql")),
+        (
+            3,
+            "outbox pruning",
+            include_str!("schema/outbox_sent_index.sql"),
+        ),
     ],
 };
 

@@ -18,6 +18,7 @@ use tempfile::TempDir;
 use idem_server::{
     checkout::outbox::table::{self, Unsent},
     db::{Db, DbOptions},
+    with_pool,
 };
 
 use crate::{
@@ -179,7 +180,13 @@ async fn paid_orders_get_one_receipt_each(backend: Backend, name: &str) {
     let (paid, declined) = pay(&server, 3).await;
     one_receipt_each(&receipts, &paid).await;
     assert!(!paid.contains(&declined));
-    outbox_drained(&dbs.checkout_db().await).await;
+    let db = dbs.checkout_db().await;
+    outbox_drained(&db).await;
+    assert_eq!(
+        table::count_all(&db).await.unwrap(),
+        3,
+        "sent rows are kept a day by default"
+    );
 }
 
 #[tokio::test]
@@ -190,6 +197,95 @@ async fn paid_orders_get_one_receipt_each_and_a_declined_one_none_sqlite() {
 #[tokio::test]
 async fn paid_orders_get_one_receipt_each_and_a_declined_one_none_postgres() {
     paid_orders_get_one_receipt_each(Backend::Postgres, "outbox_paid").await;
+}
+
+/// Write `n` messages the relay cannot send (their payload is not JSON: refused before any
+/// call) straight into the outbox, as a bug or a hand edit would.
+async fn poison(db: &Db, n: usize) {
+    for i in 0..n {
+        with_pool!(db, |pool| {
+            sqlx::query(
+                "INSERT INTO outbox (scope, message_id, kind, payload, created_at) \
+                 VALUES ($1, $2, 'order.paid', 'not json', 0)",
+            )
+            .bind(TENANT_A.1)
+            .bind(format!("poison-{i}"))
+            .execute(pool)
+            .await
+            .map(|_| ())
+            .expect("write a poisoned message")
+        });
+    }
+}
+
+/// More refused messages than a pass reads (5, batch 2) ahead of the paid orders' messages:
+/// each pass reads on from where the last one stopped, so the paid ones are delivered, and the
+/// refused ones stay unsent, tried again.
+async fn refused_messages_never_hold_back_later_ones(backend: Backend, name: &str) {
+    let dbs = Databases::new(backend, name).await;
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let payco = Service::payco(dir.path()).await;
+    let receipts = Service::receipts(&dbs.receipts, &[]).await;
+    let mut relay = relay_to(&receipts);
+    relay.extend(["--relay-batch", "2"].map(str::to_owned));
+    let relay: Vec<&str> = relay.iter().map(String::as_str).collect();
+    let server = Service::start(&checkout_args(&dbs.checkout, &payco, &relay)).await;
+    let db = dbs.checkout_db().await;
+    poison(&db, 5).await;
+    let (paid, _) = pay(&server, 2).await;
+    one_receipt_each(&receipts, &paid).await;
+    assert_eq!(
+        table::count_unsent(&db).await.unwrap(),
+        5,
+        "the refused ones stay unsent"
+    );
+}
+
+#[tokio::test]
+async fn refused_messages_beyond_a_batch_never_hold_back_later_ones_sqlite() {
+    refused_messages_never_hold_back_later_ones(Backend::Sqlite, "outbox_refused").await;
+}
+
+#[tokio::test]
+async fn refused_messages_beyond_a_batch_never_hold_back_later_ones_postgres() {
+    refused_messages_never_hold_back_later_ones(Backend::Postgres, "outbox_refused").await;
+}
+
+/// `--outbox-keep-ms 1`: once acknowledged, a message's row is deleted at a later pass; an
+/// unsent (refused) one is kept.
+async fn sent_rows_are_pruned_after_keep(backend: Backend, name: &str) {
+    let dbs = Databases::new(backend, name).await;
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let payco = Service::payco(dir.path()).await;
+    let receipts = Service::receipts(&dbs.receipts, &[]).await;
+    let mut relay = relay_to(&receipts);
+    relay.extend(["--outbox-keep-ms", "1"].map(str::to_owned));
+    let relay: Vec<&str> = relay.iter().map(String::as_str).collect();
+    let server = Service::start(&checkout_args(&dbs.checkout, &payco, &relay)).await;
+    let db = dbs.checkout_db().await;
+    poison(&db, 1).await;
+    let (paid, _) = pay(&server, 2).await;
+    one_receipt_each(&receipts, &paid).await;
+    let started = Instant::now();
+    while table::count_all(&db).await.unwrap() > 1 {
+        assert!(started.elapsed() < BOUND, "sent rows still there");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        table::count_unsent(&db).await.unwrap(),
+        1,
+        "the unsent one is kept"
+    );
+}
+
+#[tokio::test]
+async fn sent_rows_are_pruned_after_keep_and_unsent_ones_kept_sqlite() {
+    sent_rows_are_pruned_after_keep(Backend::Sqlite, "outbox_prune").await;
+}
+
+#[tokio::test]
+async fn sent_rows_are_pruned_after_keep_and_unsent_ones_kept_postgres() {
+    sent_rows_are_pruned_after_keep(Backend::Postgres, "outbox_prune").await;
 }
 
 /// The relay crashes (SIGABRT, as a SIGKILL would) after the consumer acknowledged the first
@@ -340,7 +436,9 @@ async fn duplicates_and_reordering(backend: Backend, name: &str) {
     let off = ["--relay-interval-ms", "0"];
     let server = Service::start(&checkout_args(&dbs.checkout, &payco, &off)).await;
     let (paid, declined) = pay(&server, 3).await;
-    let messages = table::unsent(&dbs.checkout_db().await, 100).await.unwrap();
+    let messages = table::unsent(&dbs.checkout_db().await, 0, 100)
+        .await
+        .unwrap();
     let ordered: Vec<i64> = messages
         .iter()
         .map(|m| {

@@ -133,6 +133,10 @@ struct ServeArgs {
     /// Time allowed for one delivery, in ms.
     #[arg(long, default_value_t = 5_000)]
     relay_timeout_ms: u64,
+    /// How long the outbox keeps a sent message, in ms, before the relay deletes it. 0: kept
+    /// forever.
+    #[arg(long, default_value_t = 86_400_000)]
+    outbox_keep_ms: u64,
     /// Demo mode (loopback listen addresses only): the bearer token demo-<uuid> is a tenant
     /// of its own, and each tenant arms faults for its own checkouts (PUT /api/demo/faults).
     /// See the README's "Demo mode".
@@ -267,6 +271,8 @@ async fn main() -> ExitCode {
                     interval: Duration::from_millis(args.relay_interval_ms),
                     batch: args.relay_batch.max(1),
                     timeout: Duration::from_millis(args.relay_timeout_ms.max(1)),
+                    keep_sent: (args.outbox_keep_ms > 0)
+                        .then(|| Duration::from_millis(args.outbox_keep_ms)),
                 }),
             };
             let mode = if args.demo_faults {

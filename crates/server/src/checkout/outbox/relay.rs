@@ -8,15 +8,20 @@
 //! later messages wait for the next one, so a healthy consumer sees them in id order (a
 //! resend may still arrive after a later message). Any other answer (a 4xx: the consumer
 //! refuses the message itself) is logged as an error and the message stays unsent, tried
-//! again every pass until an operator looks: it never blocks the messages after it.
+//! again until an operator looks: it never blocks the messages after it, however many are
+//! refused, because each pass reads on from where the last one stopped (a cursor over ids,
+//! back to the start once a pass reaches the end), not from the oldest unsent message.
+//!
+//! After each pass the relay deletes rows sent longer ago than [`RelayConfig::keep_sent`] (a
+//! batch at a time): a sent row is history, and the consumer's table of handled ids, not the
+//! row, is what makes a resend harmless.
 //!
 //! Several servers sharing PostgreSQL each run a relay over the same table, without locks:
 //! two may send the same message (each marks it; the second mark changes nothing), which the
-//! consumer's dedupe absorbs. What it does not do: prune sent rows, or deliver anywhere but
-//! one consumer URL.
+//! consumer's dedupe absorbs. What it does not do: deliver anywhere but one consumer URL.
 
 use std::{
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::{AtomicBool, AtomicI64, Ordering},
     time::Duration,
 };
 
@@ -43,6 +48,7 @@ use crate::{
 /// - `interval`: 1 s between passes.
 /// - `batch`: 100 messages per pass.
 /// - `timeout`: 5 s per delivery.
+/// - `keep_sent`: 24 h: a sent row is deleted a day after its acknowledgement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RelayConfig {
     /// The consumer's base URL.
@@ -55,6 +61,8 @@ pub struct RelayConfig {
     pub batch: u32,
     /// Time allowed for one delivery.
     pub timeout: Duration,
+    /// How long a sent row is kept; `None`: forever.
+    pub keep_sent: Option<Duration>,
 }
 
 impl Default for RelayConfig {
@@ -65,6 +73,7 @@ impl Default for RelayConfig {
             interval: Duration::from_secs(1),
             batch: 100,
             timeout: Duration::from_secs(5),
+            keep_sent: Some(Duration::from_secs(24 * 60 * 60)),
         }
     }
 }
@@ -86,7 +95,9 @@ pub fn relay(app: Checkout, config: RelayConfig) -> Result<Periodic, reqwest::Er
         url,
         bearer: format!("Bearer {}", config.token),
         batch: config.batch.max(1),
+        keep_sent: config.keep_sent,
         unavailable: AtomicBool::new(false),
+        after: AtomicI64::new(0),
     });
     Ok(Periodic::new("relay", config.interval, move || {
         let relay = std::sync::Arc::clone(&relay);
@@ -100,9 +111,13 @@ struct Relay {
     url: String,
     bearer: String,
     batch: u32,
+    keep_sent: Option<Duration>,
     /// Whether the last pass found the consumer unavailable: a consumer that stays down is
     /// logged once, not once a pass.
     unavailable: AtomicBool,
+    /// The next pass reads unsent messages with a greater id (0: from the start). Passes never
+    /// overlap ([`Periodic`] runs one at a time), so a plain load and store suffice.
+    after: AtomicI64,
 }
 
 /// What became of one delivery.
@@ -117,10 +132,19 @@ enum Delivered {
 
 impl Relay {
     async fn pass(&self) {
-        let unsent = match table::unsent(&self.app.db, self.batch).await {
+        self.send_unsent().await;
+        self.prune().await;
+    }
+
+    async fn send_unsent(&self) {
+        let after = self.after.load(Ordering::Relaxed);
+        let unsent = match table::unsent(&self.app.db, after, self.batch).await {
             Ok(unsent) => unsent,
             Err(e) => return tracing::warn!(error = %e, "relay: outbox unreadable"),
         };
+        // A short read reached the end: the next pass starts over, from refused messages
+        // (tried again) and whatever was written since.
+        let reached_end = unsent.len() < self.batch as usize;
         for message in unsent {
             match self.deliver(&message).await {
                 Delivered::Acknowledged => {
@@ -131,6 +155,7 @@ impl Relay {
                 Delivered::Refused(why) => {
                     tracing::error!(message = %message.message_id, %why,
                         "relay: the consumer refused a message; it stays unsent");
+                    self.after.store(message.id, Ordering::Relaxed);
                     continue;
                 }
                 Delivered::Unreachable(why) => {
@@ -156,6 +181,21 @@ impl Relay {
             if let Err(e) = table::mark_sent(&self.app.db, message.id, now).await {
                 return tracing::warn!(error = %e, "relay: mark failed; the message goes again");
             }
+            self.after.store(message.id, Ordering::Relaxed);
+        }
+        if reached_end {
+            self.after.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Delete a batch of rows sent longer ago than `keep_sent`.
+    async fn prune(&self) {
+        let Some(keep) = self.keep_sent else { return };
+        let keep = i64::try_from(keep.as_millis()).unwrap_or(i64::MAX);
+        let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+        let before = now.saturating_sub(keep);
+        if let Err(e) = table::prune_sent(&self.app.db, before, self.batch).await {
+            tracing::warn!(error = %e, "relay: pruning sent messages failed; kept for now");
         }
     }
 

@@ -1,5 +1,6 @@
 //! The `outbox` table: the message a paid order's fenced commit writes ([`paid`]), the
-//! relay's read of unsent messages in id order ([`unsent`]) and its mark ([`mark_sent`]).
+//! relay's read of unsent messages in id order ([`unsent`]), its mark ([`mark_sent`]) and the
+//! pruning of rows sent long enough ago ([`prune_sent`]).
 
 use crate::{db::Db, db::RouteInsert, with_pool};
 
@@ -61,13 +62,14 @@ pub struct Unsent {
     pub payload: String,
 }
 
-/// At most `batch` unsent messages, oldest (lowest id) first.
-pub async fn unsent(db: &Db, batch: u32) -> Result<Vec<Unsent>, sqlx::Error> {
+/// At most `batch` unsent messages with an id above `after`, oldest (lowest id) first.
+pub async fn unsent(db: &Db, after: i64, batch: u32) -> Result<Vec<Unsent>, sqlx::Error> {
     let sql = "SELECT id, scope, message_id, kind, payload FROM outbox \
-               WHERE sent_at IS NULL ORDER BY id LIMIT $1";
+               WHERE sent_at IS NULL AND id > $1 ORDER BY id LIMIT $2";
     Ok(with_pool!(db, |pool| {
         use sqlx::Row;
         let rows = sqlx::query(sql)
+            .bind(after)
             .bind(i64::from(batch))
             .fetch_all(pool)
             .await?;
@@ -94,9 +96,34 @@ pub async fn mark_sent(db: &Db, id: i64, now: i64) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
+/// Delete up to `limit` messages sent before `before` (ms since the epoch), oldest first; how
+/// many went. A sent row is history only: the consumer's own table of handled ids, not this
+/// row, is what makes a resend harmless, and an unsent row is never deleted.
+pub async fn prune_sent(db: &Db, before: i64, limit: u32) -> Result<u64, sqlx::Error> {
+    // A subquery, not `DELETE … LIMIT`: PostgreSQL has no LIMIT on DELETE.
+    let sql = "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox \
+               WHERE sent_at IS NOT NULL AND sent_at < $1 ORDER BY sent_at LIMIT $2)";
+    Ok(with_pool!(db, |pool| {
+        sqlx::query(sql)
+            .bind(before)
+            .bind(i64::from(limit))
+            .execute(pool)
+            .await?
+            .rows_affected()
+    }))
+}
+
 /// How many messages are not acknowledged yet (for tests and operators).
 pub async fn count_unsent(db: &Db) -> Result<i64, sqlx::Error> {
-    let sql = "SELECT COUNT(*) FROM outbox WHERE sent_at IS NULL";
+    count(db, "SELECT COUNT(*) FROM outbox WHERE sent_at IS NULL").await
+}
+
+/// How many rows the outbox holds, sent or not (for tests and operators).
+pub async fn count_all(db: &Db) -> Result<i64, sqlx::Error> {
+    count(db, "SELECT COUNT(*) FROM outbox").await
+}
+
+async fn count(db: &Db, sql: &'static str) -> Result<i64, sqlx::Error> {
     Ok(with_pool!(db, |pool| {
         sqlx::query_scalar::<_, i64>(sql).fetch_one(pool).await?
     }))
