@@ -82,6 +82,36 @@ impl Databases {
     }
 }
 
+/// A checkout server relaying to a receipts service, PayCo beside them, on one backend.
+struct Run {
+    dbs: Databases,
+    _dir: TempDir,
+    _payco: Service,
+    receipts: Service,
+    server: Service,
+}
+
+impl Run {
+    /// Everything started, the relay a pass every 100 ms with `relay` added to its settings.
+    async fn start(backend: Backend, name: &str, relay: &[&str]) -> Run {
+        let dbs = Databases::new(backend, name).await;
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let payco = Service::payco(dir.path()).await;
+        let receipts = Service::receipts(&dbs.receipts, &[]).await;
+        let mut args = relay_to(&receipts);
+        args.extend(relay.iter().map(|a| a.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let server = Service::start(&checkout_args(&dbs.checkout, &payco, &args)).await;
+        Run {
+            dbs,
+            _dir: dir,
+            _payco: payco,
+            receipts,
+            server,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Backend {
     Sqlite,
@@ -170,17 +200,11 @@ async fn one_receipt_each(receipts: &Service, paid: &[i64]) {
 }
 
 async fn paid_orders_get_one_receipt_each(backend: Backend, name: &str) {
-    let dbs = Databases::new(backend, name).await;
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let payco = Service::payco(dir.path()).await;
-    let receipts = Service::receipts(&dbs.receipts, &[]).await;
-    let relay = relay_to(&receipts);
-    let relay: Vec<&str> = relay.iter().map(String::as_str).collect();
-    let server = Service::start(&checkout_args(&dbs.checkout, &payco, &relay)).await;
-    let (paid, declined) = pay(&server, 3).await;
-    one_receipt_each(&receipts, &paid).await;
+    let run = Run::start(backend, name, &[]).await;
+    let (paid, declined) = pay(&run.server, 3).await;
+    one_receipt_each(&run.receipts, &paid).await;
     assert!(!paid.contains(&declined));
-    let db = dbs.checkout_db().await;
+    let db = run.dbs.checkout_db().await;
     outbox_drained(&db).await;
     assert_eq!(
         table::count_all(&db).await.unwrap(),
@@ -222,18 +246,11 @@ async fn poison(db: &Db, n: usize) {
 /// each pass reads on from where the last one stopped, so the paid ones are delivered, and the
 /// refused ones stay unsent, tried again.
 async fn refused_messages_never_hold_back_later_ones(backend: Backend, name: &str) {
-    let dbs = Databases::new(backend, name).await;
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let payco = Service::payco(dir.path()).await;
-    let receipts = Service::receipts(&dbs.receipts, &[]).await;
-    let mut relay = relay_to(&receipts);
-    relay.extend(["--relay-batch", "2"].map(str::to_owned));
-    let relay: Vec<&str> = relay.iter().map(String::as_str).collect();
-    let server = Service::start(&checkout_args(&dbs.checkout, &payco, &relay)).await;
-    let db = dbs.checkout_db().await;
+    let run = Run::start(backend, name, &["--relay-batch", "2"]).await;
+    let db = run.dbs.checkout_db().await;
     poison(&db, 5).await;
-    let (paid, _) = pay(&server, 2).await;
-    one_receipt_each(&receipts, &paid).await;
+    let (paid, _) = pay(&run.server, 2).await;
+    one_receipt_each(&run.receipts, &paid).await;
     assert_eq!(
         table::count_unsent(&db).await.unwrap(),
         5,
@@ -254,18 +271,11 @@ async fn refused_messages_beyond_a_batch_never_hold_back_later_ones_postgres() {
 /// `--outbox-keep-ms 1`: once acknowledged, a message's row is deleted at a later pass; an
 /// unsent (refused) one is kept.
 async fn sent_rows_are_pruned_after_keep(backend: Backend, name: &str) {
-    let dbs = Databases::new(backend, name).await;
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let payco = Service::payco(dir.path()).await;
-    let receipts = Service::receipts(&dbs.receipts, &[]).await;
-    let mut relay = relay_to(&receipts);
-    relay.extend(["--outbox-keep-ms", "1"].map(str::to_owned));
-    let relay: Vec<&str> = relay.iter().map(String::as_str).collect();
-    let server = Service::start(&checkout_args(&dbs.checkout, &payco, &relay)).await;
-    let db = dbs.checkout_db().await;
+    let run = Run::start(backend, name, &["--outbox-keep-ms", "1"]).await;
+    let db = run.dbs.checkout_db().await;
     poison(&db, 1).await;
-    let (paid, _) = pay(&server, 2).await;
-    one_receipt_each(&receipts, &paid).await;
+    let (paid, _) = pay(&run.server, 2).await;
+    one_receipt_each(&run.receipts, &paid).await;
     let started = Instant::now();
     while table::count_all(&db).await.unwrap() > 1 {
         assert!(started.elapsed() < BOUND, "sent rows still there");
