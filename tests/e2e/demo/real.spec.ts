@@ -271,6 +271,9 @@ test('sequence, real mode: a dropped response is saved on the server, cut before
   const panel = page.getByTestId('sequence');
   await expect(panel).toHaveAttribute('data-checkout', 'co_1');
   await expect(panel).toHaveAttribute('data-checkouts', '1');
+  // The server's event stream does not carry the outbox's relay: four lanes, no empty fifth.
+  await expect(panel.locator('.seq-life')).toHaveCount(4);
+  await expect(panel.locator('.seq-life.receipts')).toHaveCount(0);
 
   // The server's events: claimed, PayCo charged, saved 201; then the fault closed the
   // connection: the 201 is cut in the network, never reaching the browser.

@@ -33,6 +33,7 @@ async function chargedTwice(page: Page): Promise<void> {
  * died before marking), and what the consumer did with each, in order. */
 async function consumerLane(page: Page, kinds: string[]): Promise<void> {
   await page.getByTestId('tab-sequence').click();
+  await expect(page.locator('.seq-life.receipts')).toHaveCount(1);
   const deliveries = page.locator('[data-testid="seq-arrow"][data-hop="delivery"]');
   await expect(deliveries).toHaveCount(2);
   await expect(deliveries.nth(1)).toContainText('relay #2: order-');

@@ -125,8 +125,8 @@ fn arrow(t: &Trace, a: &Arrow, sel: Option<usize>) -> Html {
 
 /// The diagram: lane lines, time labels, the line of now, marks, arrows.
 fn svg(t: &Trace, l: &Layout, sel: Option<usize>) -> Html {
-    let mut kids: Vec<Html> = Lane::ALL
-        .iter()
+    let mut kids: Vec<Html> = t
+        .lanes()
         .map(|lane| {
             let x = lane.x();
             let keys = &["class", "x1", "x2", "y1", "y2"];
@@ -174,8 +174,8 @@ fn svg(t: &Trace, l: &Layout, sel: Option<usize>) -> Html {
 }
 
 /// The lanes' headings, above the scrolling diagram.
-fn headings() -> Html {
-    let heading = |lane: &Lane| {
+fn headings(t: &Trace) -> Html {
+    let heading = |lane: Lane| {
         let keys = &["x", "y", "text-anchor"];
         el(
             "text",
@@ -190,7 +190,7 @@ fn headings() -> Html {
         ["0 0 ", &WIDTH.to_string(), " 20"].concat().into(),
         "true".into(),
     ];
-    el("svg", keys, values, Lane::ALL.iter().map(heading).collect())
+    el("svg", keys, values, t.lanes().map(heading).collect())
 }
 
 /// What message `i` carried, as HTTP text, and what the page knew then. The ✕ closes it
@@ -358,7 +358,7 @@ pub fn Sequence(props: &SequenceProps) -> Html {
                     { "of " }{ total }
                 </span>
             </h2>
-            { headings() }
+            { headings(&t) }
             <div class="seq-scroll" {onfocusin} tabindex="0" aria-label="Sequence diagram (scroll)">
                 if total == 0 {
                     <p class="empty">{ "No checkouts yet: press Pay" }{ if view.real.is_none() { ", or pick a scenario." } else { "." } }</p>

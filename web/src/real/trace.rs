@@ -123,6 +123,7 @@ pub fn trace(info: &RealInfo, name: &str, now: u64) -> Trace {
         .collect();
     let mut t = Trace {
         now,
+        outbox_unseen: true,
         ..Trace::default()
     };
     let Some(first) = tries.first() else {

@@ -338,6 +338,7 @@ mod tests {
                 mark(0, Lane::Browser, "journal"),
             ],
             now: 0,
+            outbox_unseen: false,
         };
         let l = layout(&t);
         let ys: Vec<i32> = l.marks.iter().map(|m| m.at.1).collect();
@@ -372,6 +373,7 @@ mod tests {
                 on(3, mark(20, Lane::PayCo, "charged")),
             ],
             now: 30,
+            outbox_unseen: false,
         };
         let l = layout(&t);
         let (a, b) = (&l.arrows[0], &l.arrows[1]);
@@ -399,6 +401,7 @@ mod tests {
             ],
             marks: vec![],
             now: 1_000,
+            outbox_unseen: false,
         };
         let l = layout(&t);
         let fates: Vec<(usize, Fate)> = l.arrows.iter().map(|a| (a.msg, a.fate)).collect();
@@ -440,6 +443,7 @@ mod tests {
             msgs: vec![msg(Hop::Request, 0, &[40])],
             marks: vec![on(0, mark(40, Lane::Server, "claimed"))],
             now: 20,
+            outbox_unseen: false,
         };
         let l = layout(&t);
         assert_eq!(l.arrows[0].fate, Fate::OnItsWay);
@@ -459,6 +463,7 @@ mod tests {
             msgs: vec![answer],
             marks: vec![m],
             now: 120_000,
+            outbox_unseen: false,
         };
         let l = layout(&t);
         assert_eq!(clash(&l), None);

@@ -217,6 +217,18 @@ pub struct Trace {
     pub marks: Vec<Mark>,
     /// The moment drawn.
     pub now: u64,
+    /// The source cannot see the outbox's relay and consumer (real mode: the server's event
+    /// stream carries the store's decisions, not the relay's calls), so their lane is not drawn
+    /// rather than drawn empty.
+    pub outbox_unseen: bool,
+}
+
+impl Trace {
+    /// The lanes drawn, left to right.
+    pub fn lanes(&self) -> impl Iterator<Item = Lane> {
+        let n = if self.outbox_unseen { 4 } else { 5 };
+        Lane::ALL.into_iter().take(n)
+    }
 }
 
 /// What the page knew when message `i` left it (a request) or reached it (a response; lost,
@@ -380,6 +392,7 @@ mod tests {
                 mark(10, Lane::Server, "claimed"),
             ],
             now: 2_000,
+            outbox_unseen: false,
         };
         assert_eq!(knew(&t, 0), ["0 ms: key k"]);
         assert_eq!(

@@ -341,6 +341,7 @@ fn exchange(world: &World, c: CheckoutId) -> Trace {
                     msgs,
                     marks,
                     now: world.now(),
+                    outbox_unseen: false,
                 }
             }
         };
@@ -358,6 +359,7 @@ fn exchange(world: &World, c: CheckoutId) -> Trace {
         msgs,
         marks,
         now: world.now(),
+        outbox_unseen: false,
     }
 }
 
