@@ -18,10 +18,14 @@ cd "$ROOT"
 # package-allocator: talc as the package's allocator (see crates/client/Cargo.toml).
 cargo build -p idem-client --release --target wasm32-unknown-unknown --lib --features package-allocator
 rm -rf "$OUT"
-wasm-bindgen --target web --out-dir "$OUT" \
+# --keep-debug: the function names, which panic-trap.mjs reads (wasm-opt's --strip-debug drops them).
+wasm-bindgen --keep-debug --target web --out-dir "$OUT" \
   "$TARGET_DIR/wasm32-unknown-unknown/release/idem_client.wasm"
 # Short import names in the wasm and its glue, the glue minified by terser (see the script).
 node "$CRATE/scripts/shrink-glue.mjs" "$OUT/idem_client_bg.wasm" "$OUT/idem_client.js"
+# std's panic runtime (message formatting for a stderr that goes nowhere) replaced by the trap
+# it ends in; wasm-opt below removes what only it reached (see the script).
+node "$CRATE/scripts/panic-trap.mjs" "$OUT/idem_client_bg.wasm"
 # --strip-target-features: the features are given here, the section is dead weight (−119 B).
 # --low-memory-unused: the stack grows down from 1 MiB to 0 and the data lies above it, so the
 # low 1 KiB is never addressed and constant offsets fold into loads and stores (−285 B); the
