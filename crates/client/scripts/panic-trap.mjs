@@ -45,8 +45,8 @@ const required = [/::panicking::panic_fmt$/, /::panicking::panic_with_hook$/];
 
 // core::fmt's machinery, which only the panic runtime above reaches in this package: the
 // functions and vtable methods that format a panic's message (`fmt::write`, padding, the
-// integer and `&str` formatters, `RefCell`'s borrow errors, `String` as a `fmt::Write` target
-// of `write_fmt`). The package's own code formats nothing (no `format!`, `to_string` or `{}`:
+// integer and `&str` formatters, `RefCell`'s borrow errors, and `String`'s `fmt::Write` methods
+// that a message is written into). The package's own code formats nothing (no `format!`, `to_string` or `{}`:
 // its messages are concatenated `&str`s and its numbers go through `json::write_u64`), and this
 // is checked, not assumed: each of these functions may be called directly only by one another
 // or by the panic functions above (a `format!` would add `alloc::fmt::format` as a caller of
@@ -57,7 +57,7 @@ const formatting = [
   /^core\[[0-9a-f]+\]::fmt::write$/,
   /^<core\[[0-9a-f]+\]::fmt::Formatter>::pad(_integral)?$/,
   /^<core\[[0-9a-f]+\]::fmt::Arguments as core\[[0-9a-f]+\]::fmt::Display>::fmt$/,
-  /^<alloc\[[0-9a-f]+\]::string::String as core\[[0-9a-f]+\]::fmt::Write>::write_fmt$/,
+  /^<alloc\[[0-9a-f]+\]::string::String as core\[[0-9a-f]+\]::fmt::Write>::write_(fmt|str|char)$/,
   /^<(u32|&usize|&str|core\[[0-9a-f]+\]::cell::BorrowMutError|core\[[0-9a-f]+\]::cell::BorrowError) as core\[[0-9a-f]+\]::fmt::(Display|Debug)>::fmt$/,
   /^<&dyn core\[[0-9a-f]+\]::fmt::Debug as core\[[0-9a-f]+\]::fmt::Debug>::fmt$/,
 ];
