@@ -37,6 +37,9 @@ if [ -x "$WASM_OPT" ]; then
     --low-memory-unused --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     "$OUT/idem_client_bg.wasm" -o "$OUT/idem_client_bg.wasm"
+  # The panic messages and source paths no code reads any more (after panic-trap.mjs and -Oz)
+  # zeroed in the data section (see the script).
+  node "$CRATE/scripts/panic-strings.mjs" "$OUT/idem_client_bg.wasm"
 else
   echo "[package] $WASM_OPT missing: skipping wasm-opt (run scripts/tools.sh build)" >&2
 fi
