@@ -90,6 +90,12 @@ const messages = [
   'copy_from_slice: source slice length (', ') does not match destination slice length (',
   'called `Option::unwrap()` on a `None` value', 'called `Result::unwrap()` on an `Err` value',
   'capacity overflow', 'internal error: entered unreachable code',
+  'attempt to join into collection with len > usize::MAX', 'Tried to shrink to a larger capacity',
+  // js-sys's futures and wasm-bindgen's closures (`expect`), uuid's generator.
+  'finish: callbacks should be Some', 'finish: result should be None', 'FnOnce called more than once',
+  'could not retrieve random bytes for uuid',
+  // core::fmt's two-digit table for integers.
+  Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0')).join(''),
 ];
 const path = /(\/rustc\/[0-9a-f]{40}\/library\/|\/[^\0]*?\.cargo\/registry\/src\/[^/\0]+\/|crates\/)[A-Za-z0-9_./-]+\.rs/g;
 const candidates = []; // [start, end) in memory
