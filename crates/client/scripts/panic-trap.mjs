@@ -14,11 +14,13 @@
 //
 // Only functions that never return are rewritten: core's `panicking::*` (the `#[panic_handler]`
 // entry `panic_fmt`, `panic`, bounds, `assert_*`, `panic_const_*`), the other `-> !` helpers
-// that only format a message and panic (slice index, `RefCell` borrow, `LazyCell` poison,
-// `unwrap` on `None`/`Err`, allocation failure), std's `panic_with_hook` (where `panic!` and the
-// panic handler meet) and the panic payloads' methods, which only that runtime calls through
-// their vtables. The two entry points must be found, or the build stops: a toolchain that
-// renamed them fails here instead of shipping the package unshrunk.
+// that only format a message and panic (slice index and copy length, `RefCell` borrow,
+// `LazyCell` poison, `unwrap` and `expect` on `None`/`Err`, capacity overflow, allocation
+// failure, and std's out-of-memory handler, which reports to the same nowhere and aborts),
+// std's `panic_with_hook` (where `panic!` and the panic handler meet) and the panic payloads'
+// methods, which only that runtime calls through their vtables. The two entry points must be
+// found, or the build stops: a toolchain that renamed them fails here instead of shipping the
+// package unshrunk.
 import { readFileSync, writeFileSync } from 'node:fs';
 import binaryen from 'binaryen';
 
@@ -37,9 +39,12 @@ const diverging = [
   /^core\[[0-9a-f]+\]::slice::index::slice_index_fail$/,
   /^core\[[0-9a-f]+\]::cell::panic_already_(mutably_)?borrowed$/,
   /^core\[[0-9a-f]+\]::cell::lazy::panic_poisoned$/,
-  /^core\[[0-9a-f]+\]::(option|result)::unwrap_failed$/,
+  /^core\[[0-9a-f]+\]::(option|result)::(unwrap|expect)_failed$/,
+  /^core\[[0-9a-f]+\]::slice::copy_from_slice_impl::len_mismatch_fail$/,
   /^alloc\[[0-9a-f]+\]::alloc::handle_alloc_error$/,
-  /^alloc\[[0-9a-f]+\]::raw_vec::handle_error$/,
+  /^alloc\[[0-9a-f]+\]::raw_vec::(handle_error|capacity_overflow)$/,
+  /^std\[[0-9a-f]+\]::alloc::rust_oom$/,
+  /^__rustc\[[0-9a-f]+\]::(__rust_alloc_error_handler|rust_panic)$/,
 ];
 const required = [/::panicking::panic_fmt$/, /::panicking::panic_with_hook$/];
 
