@@ -119,8 +119,13 @@ impl Reply {
 /// [`retry_after_ms`], which a driver with a clock calls. A delay too large for a `u64`
 /// saturates: the server asked for longer than any retry window, so the operation gives up
 /// (unknown outcome) rather than retry sooner than asked.
+///
+/// The value is trimmed of ASCII whitespace only, as every header reader here does: HTTP's
+/// whitespace around a field value is space and tab (RFC 9110 §5.5), and a byte such as 0xA0
+/// (U+00A0 once `fetch` has read it) is part of the value, not space around it (Unicode-aware
+/// `str::trim` cost the package 421 B gzip).
 pub fn parse_retry_after(value: &str) -> Option<u64> {
-    let value = value.trim();
+    let value = value.trim_ascii();
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -139,13 +144,14 @@ pub fn retry_after_ms(value: &str, now_ms: u64) -> Option<u64> {
     if let Some(ms) = parse_retry_after(value) {
         return Some(ms);
     }
-    let at = http_date::parse_ms(value.trim())?;
+    let at = http_date::parse_ms(value.trim_ascii())?;
     Some(at.saturating_sub(now_ms))
 }
 
 /// Whether an `Idempotent-Replayed` header value means "replayed".
 pub fn is_replayed_header(value: &str) -> bool {
-    value.trim().eq_ignore_ascii_case("true") || value.trim() == "?1"
+    let value = value.trim_ascii();
+    value.eq_ignore_ascii_case("true") || value == "?1"
 }
 
 #[cfg(test)]
@@ -161,6 +167,9 @@ mod tests {
         assert_eq!(parse_retry_after(""), None);
         assert_eq!(parse_retry_after("1.5"), None);
         assert_eq!(parse_retry_after("+3"), None);
+        assert_eq!(parse_retry_after("\t3\r\n"), Some(3000));
+        // Not HTTP whitespace: part of the value, which is then no number.
+        assert_eq!(parse_retry_after("\u{a0}3"), None);
     }
 
     #[test]

@@ -123,7 +123,11 @@ impl IdempotentClient {
     pub fn settled(&self) -> Result<JsValue, JsValue> {
         let listed = journal::settled(&self.config.journal(), now_ms())
             .map_err(|e| journal_error("unavailable", &e))?;
-        let list: Array = listed.iter().map(settled_object).collect();
+        // A loop, as in `pending`: `collect` into an `Array` was an instance of its own.
+        let list = Array::new();
+        for settled in &listed {
+            list.push(&settled_object(settled));
+        }
         Ok(list.into())
     }
 

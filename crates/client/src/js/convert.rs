@@ -171,7 +171,32 @@ fn time(ms: u64) -> JsValue {
 fn body_value(body: &[u8]) -> JsValue {
     match core::str::from_utf8(body) {
         Ok(text) => JSON::parse(text).unwrap_or_else(|_| JsValue::from_str(text)),
-        Err(_) => JsValue::from_str(&String::from_utf8_lossy(body)),
+        Err(_) => JsValue::from_str(&lossy(body)),
+    }
+}
+
+/// `bytes` as text with each invalid sequence replaced by U+FFFD, as
+/// `String::from_utf8_lossy` does, from the positions `str::from_utf8` reports (already in the
+/// package; the `Utf8Chunks` iterator behind `from_utf8_lossy` is not).
+fn lossy(mut bytes: &[u8]) -> String {
+    let mut text = String::new();
+    loop {
+        match core::str::from_utf8(bytes) {
+            Ok(valid) => {
+                text.push_str(valid);
+                return text;
+            }
+            Err(e) => {
+                let (valid, rest) = bytes.split_at_checked(e.valid_up_to()).unwrap_or_default();
+                text.push_str(core::str::from_utf8(valid).unwrap_or_default());
+                text.push('\u{FFFD}');
+                // `None`: the bytes end inside a sequence, which is one replacement too.
+                match e.error_len() {
+                    Some(len) => bytes = rest.get(len..).unwrap_or_default(),
+                    None => return text,
+                }
+            }
+        }
     }
 }
 
@@ -196,4 +221,32 @@ pub(super) fn start_error(e: StartError) -> JsValue {
         StartError::Unreadable(_) => "unreadable",
     };
     error(code, &e.message())
+}
+
+#[cfg(test)]
+mod tests {
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use super::lossy;
+
+    #[test]
+    fn invalid_utf8_is_replaced_as_from_utf8_lossy_does() {
+        for bytes in [
+            &b""[..],
+            b"plain",
+            b"caf\xc3\xa9",
+            b"\xff",
+            b"a\xffb\xfe",
+            b"\xc3",
+            b"ab\xe2\x82",
+            b"\xe2\x82x\xf0\x9f\x98",
+            b"\xed\xa0\x80 surrogate",
+            b"\xf4\x90\x80\x80 past U+10FFFF",
+            b"\xc0\xaf overlong",
+            b"\x80\x80\x80",
+            "\u{1F600} ok".as_bytes(),
+        ] {
+            assert_eq!(lossy(bytes), String::from_utf8_lossy(bytes), "{bytes:?}");
+        }
+    }
 }
