@@ -10,8 +10,10 @@
 //! - `unkeyed`: the same work on a route without idem (no key, no claim), same load;
 //! - `sent`: the SQL text of one keyed first request, as the server sent it;
 //! - `raw`: the database's limit for those statements: the same text in the same
-//!   transactions, run directly through the driver (sqlx on a pool) by the same number of
-//!   tasks in a loop, no HTTP, no `idem_server::db` (`raw.rs`); the limit on SQLite;
+//!   transactions, run directly through the driver (sqlx on a pool; the write transactions
+//!   taking turns, straight to SQLite's lock, or on a connection of their own: the fastest)
+//!   by the same number of tasks in a loop, no HTTP, no `idem_server::db` (`raw.rs`); the
+//!   limit on SQLite;
 //! - `direct`: the same request's storage calls through `idem_server::db` in a loop
 //!   (informational: what idem's storage layer adds to the driver);
 //! - on PostgreSQL, `pgbench`: the same statements as a pgbench custom script, the limit there;
@@ -32,6 +34,11 @@
 //! For a profile of the server alone, `idem-bench-server serve BACKEND` serves the same stack
 //! (printing its URL, until stdin closes) and `idem-bench-server load URL [REQUESTS]
 //! [CONCURRENCY]` drives it from another process (crates/server/README.md, "Benchmark").
+//!
+//! For experiments on SQLite, `idem-bench-server rounds [REQUESTS] [CONCURRENCY] [ROUNDS]
+//! PHASE…` runs the phases one after another, round after round (`first`, `direct`, or one of
+//! the limit's ways: `turns`, `busy`, `writer`, `one`, see [`raw::sqlite_variant`]) and prints
+//! each one's requests/s and the process's CPU time per request (bench/FINDINGS.md).
 //!
 //! Never a test: `make bench` runs it (bench/steps/server.mjs) and writes BENCHMARKS.md.
 
@@ -137,6 +144,15 @@ async fn main() {
             })
             .await;
             println!("{first}");
+        }
+        // Experiments: `rounds N C ROUNDS VARIANTS...` on SQLite: each phase's requests/s and
+        // the process's CPU time per request (all threads), phase after phase, round after round.
+        Some("rounds") => {
+            let (n, c, rounds) = (number(1, 2_000), number(2, 16), number(3, 3));
+            let phases: Vec<String> = args.iter().skip(4).cloned().collect();
+            let stack = Stack::start("sqlite").await;
+            rounds_of(&stack, &log, n, c, rounds, &phases).await;
+            drop(stack);
         }
         backend => {
             let backend = backend.unwrap_or("sqlite").to_owned();
@@ -324,7 +340,7 @@ async fn measure(
         ),
         None => (limit, None),
     };
-    let direct = direct(db, n, c, &route).await;
+    let direct = direct(db, n, c, &route, "").await;
     // Replays of the median round's keys.
     let mut replay = load::run(&client, url, n, c, move |i| {
         (format!("k{median_tag}-{i}"), body(i))
@@ -382,19 +398,19 @@ async fn measure(
 
 /// The checkout's storage calls without HTTP, through `idem_server::db`: the claim with the
 /// order and its recovery point; the fenced commit with the order's settlement.
-async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig) -> serde_json::Value {
+async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig, tag: &str) -> serde_json::Value {
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..c {
-        let (db, next, route) = (db.clone(), next.clone(), route.clone());
+        let (db, next, route, tag) = (db.clone(), next.clone(), route.clone(), tag.to_owned());
         tasks.push(tokio::spawn(async move {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= n {
                     return;
                 }
-                let key = format!("d-{i}");
+                let key = format!("d{tag}-{i}");
                 let raw = body(i);
                 let request = Request {
                     first_sent: None,
@@ -498,4 +514,61 @@ fn pgbench_binary() -> std::path::PathBuf {
     found
         .pop()
         .expect("pgbench under /usr/lib/postgresql/*/bin")
+}
+
+/// The process's CPU time so far (user + system, all threads), seconds.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    let after = &stat[stat.rfind(')').expect("comm") + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // Fields 14 and 15 of stat (utime, stime), counted from `state` (field 3).
+    let ticks: f64 =
+        fields[11].parse::<f64>().expect("utime") + fields[12].parse::<f64>().expect("stime");
+    ticks / 100.0
+}
+
+async fn rounds_of(
+    stack: &Stack,
+    log: &statements::Log,
+    n: usize,
+    c: usize,
+    rounds: usize,
+    phases: &[String],
+) {
+    let (url, db) = (&stack.url, &stack.db);
+    let client = load::client(c);
+    let (_, _, sent) = log
+        .counted(load::run(&client, url, 1, 1, |_| {
+            ("warm-up".to_owned(), body(0))
+        }))
+        .await;
+    let plan = raw::Plan::new("sqlite", &sent).expect("plan");
+    let route = RouteConfig::required(checkout::params::CHECKOUT_ROUTE, ErrorPolicy::ReleaseClaim);
+    let pool = db.sqlite_pool().expect("sqlite").clone();
+    for round in 0..rounds {
+        let mut line = Vec::new();
+        for phase in phases {
+            let tag = format!("x{round}{phase}");
+            let (cpu0, t0) = (cpu_seconds(), Instant::now());
+            match phase.as_str() {
+                "first" => {
+                    let k = tag.clone();
+                    load::run(&client, url, n, c, move |i| (format!("{k}-{i}"), body(i))).await;
+                }
+                "direct" => {
+                    direct(db, n, c, &route, &tag).await;
+                }
+                variant => {
+                    raw::sqlite_variant(&pool, &plan, n, c, &tag, variant).await;
+                }
+            }
+            let (cpu, secs) = (cpu_seconds() - cpu0, t0.elapsed().as_secs_f64());
+            line.push(format!(
+                "{phase} {:.0}/s {:.0}us/req",
+                n as f64 / secs,
+                cpu / n as f64 * 1e6
+            ));
+        }
+        println!("round {round}: {}", line.join(" | "));
+    }
 }

@@ -382,9 +382,11 @@ async fn begin_postgres(
     pool.begin().await
 }
 
-/// The plan through sqlx on SQLite, twice: the write transactions taking turns on an async
-/// mutex first (as idem-server does), and straight to SQLite's lock and its busy handler.
-/// The faster is the limit. `tag` keeps each call's keys apart.
+/// The plan through sqlx on SQLite, three ways: the write transactions taking turns on an
+/// async mutex first, straight to SQLite's lock and its busy handler (both on `pool`), and on
+/// a pool of one connection of their own, reads on `pool` (as idem-server does since its
+/// writes have their own connection). The fastest is the limit. `tag` keeps each call's
+/// keys apart.
 pub async fn sqlite(
     pool: &sqlx::SqlitePool,
     plan: &Plan,
@@ -392,12 +394,102 @@ pub async fn sqlite(
     c: usize,
     tag: &str,
 ) -> serde_json::Value {
-    let turns = run_loop!(pool, plan, n, c, tag, begin_sqlite, true);
-    let busy = run_loop!(pool, plan, n, c, tag, begin_sqlite, false);
+    let turns = sqlite_variant(pool, plan, n, c, tag, "turns").await;
+    let busy = sqlite_variant(pool, plan, n, c, tag, "busy").await;
+    let writer = sqlite_variant(pool, plan, n, c, tag, "writer").await;
     json!({
-        "rps": turns.max(busy), "taking_turns_rps": turns, "busy_handler_rps": busy,
+        "rps": turns.max(busy).max(writer), "taking_turns_rps": turns, "busy_handler_rps": busy,
+        "writer_connection_rps": writer,
         "statements_per_request": plan.statements(),
     })
+}
+
+/// As `run_loop!`, the write transactions on `$writer`, the rest on `$pool`.
+macro_rules! run_loop_split {
+    ($pool:expr, $writer:expr, $plan:expr, $n:expr, $c:expr, $tag:expr) => {{
+        let next = Arc::new(AtomicUsize::new(0));
+        let started = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..$c {
+            let (pool, writer, plan, next, tag) = (
+                $pool.clone(),
+                $writer.clone(),
+                $plan.clone(),
+                next.clone(),
+                $tag.to_owned(),
+            );
+            tasks.push(tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= $n {
+                        return;
+                    }
+                    let mut v = Values {
+                        key: format!("raw-{tag}-writer-{i}"),
+                        now: i64::try_from(idem_server::sql::now_ms()).expect("now"),
+                        token: 0,
+                        order: 0,
+                    };
+                    for g in &plan.groups {
+                        match g {
+                            Group::Alone(s) => run_statement!(&pool, s, v),
+                            Group::Transaction(ss) => {
+                                let mut tx = begin_sqlite(&writer).await.expect("begin");
+                                for s in ss {
+                                    run_statement!(&mut *tx, s, v);
+                                }
+                                tx.commit().await.expect("commit");
+                            }
+                        }
+                    }
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.expect("raw task");
+        }
+        $n as f64 / started.elapsed().as_secs_f64()
+    }};
+}
+
+/// One way of running the plan on SQLite, by name: `turns` (write transactions take turns on
+/// an async mutex, then `BEGIN IMMEDIATE` on `pool`), `busy` (straight to SQLite's lock),
+/// `writer` (write transactions on a pool of one connection of their own, which queues them;
+/// reads on `pool`), `one` (everything on one connection); requests/s.
+pub async fn sqlite_variant(
+    pool: &sqlx::SqlitePool,
+    plan: &Plan,
+    n: usize,
+    c: usize,
+    tag: &str,
+    variant: &str,
+) -> f64 {
+    match variant {
+        "turns" => run_loop!(pool, plan, n, c, tag, begin_sqlite, true),
+        "busy" => run_loop!(pool, plan, n, c, tag, begin_sqlite, false),
+        "writer" => {
+            let writer = one_connection(pool).await;
+            let rps = run_loop_split!(pool, &writer, plan, n, c, tag);
+            writer.close().await;
+            rps
+        }
+        "one" => {
+            let one = one_connection(pool).await;
+            let rps = run_loop!(&one, plan, n, c, tag, begin_sqlite, false);
+            one.close().await;
+            rps
+        }
+        other => panic!("unknown variant {other}"),
+    }
+}
+
+async fn one_connection(pool: &sqlx::SqlitePool) -> sqlx::SqlitePool {
+    sqlx::sqlite::SqlitePoolOptions::new()
+        .max_connections(1)
+        .test_before_acquire(false)
+        .connect_with((*pool.connect_options()).clone())
+        .await
+        .expect("one connection")
 }
 
 /// The plan through sqlx on PostgreSQL. `tag` keeps each call's keys apart.

@@ -126,8 +126,9 @@ async fn a_fenced_commit_with_never_applies_the_routes_update() {
 
 /// Writers of one process take turns before SQLite's write lock; a task that already holds
 /// a turn (its claim's transaction still open) and writes again is not stuck behind itself:
-/// after `busy_timeout` it goes to SQLite's lock without a turn and gets SQLite's answer
-/// (busy: unavailable), as it would without turns.
+/// after `busy_timeout` it goes on without a turn, waits at most `busy_timeout` for the
+/// writer's connection its own transaction holds, and fails as unavailable, as it would
+/// without turns.
 #[tokio::test]
 async fn a_second_write_inside_an_open_claim_fails_instead_of_waiting_forever() {
     use idem_server::db::{Begin, DbError, DbOptions, Request};

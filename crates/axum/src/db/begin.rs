@@ -212,17 +212,25 @@ impl Db {
                 Write::ClearExpired => {
                     let _turn = self.writer_turn().await;
                     let (now_i, lock_i) = (to_i64("now", at)?, to_i64("lock_ms", lock_ms)?);
-                    let cleared =
-                        on_link!(self, link.as_mut().unwrap_or(&mut Link::Pool), |exec| {
+                    macro_rules! clear {
+                        ($exec:expr) => {
                             sqlx::query(sql::CLEAR_EXPIRED)
                                 .bind(id.scope)
                                 .bind(id.key)
                                 .bind(now_i)
                                 .bind(lock_i)
-                                .execute(exec)
+                                .execute($exec)
                                 .await?
                                 .rows_affected()
-                        });
+                        };
+                    }
+                    // SQLite: on the writer's connection, as every write.
+                    let cleared = match &self.inner.writer {
+                        Some(writer) => clear!(writer),
+                        None => on_link!(self, link.as_mut().unwrap_or(&mut Link::Pool), |exec| {
+                            clear!(exec)
+                        }),
+                    };
                     if cleared > 0 {
                         self.log(at, id.scope, Some(id.key), EventKind::Pruned);
                     }

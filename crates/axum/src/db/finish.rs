@@ -83,7 +83,7 @@ impl Db {
             Finish::Release => sql::RELEASE,
         };
         let _turn = self.writer_turn().await;
-        let changed = on_pool!(self, |pool| {
+        let changed = on_writer!(self, |pool| {
             bind_fence!(sqlx::query(statement), fence, &finish)
                 .execute(pool)
                 .await?

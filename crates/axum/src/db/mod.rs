@@ -107,6 +107,19 @@ macro_rules! on_pool {
     };
 }
 
+/// Run the same code over the connection writes go to: on SQLite the writer's pool of one
+/// connection ([`Inner::writer`]), on PostgreSQL the pool. Use it under a writer turn
+/// ([`Db::writer_turn`]).
+macro_rules! on_writer {
+    ($db:expr, |$pool:ident| $body:expr) => {
+        match (&$db.inner.pool, &$db.inner.writer) {
+            (_, Some($pool)) => $body,
+            ($crate::db::Pool::Postgres($pool), None) => $body,
+            ($crate::db::Pool::Sqlite($pool), None) => $body,
+        }
+    };
+}
+
 /// Run the same code on where a request's statements go ([`Link`]): `$exec` is the
 /// PostgreSQL connection the request holds, or the pool. It is used once (an executor is
 /// taken by value).
@@ -180,7 +193,8 @@ pub enum Clock {
 /// ## Default values
 /// - `store`: [`StoreConfig::default`] (10 s leases, 24 h retention, 64 KiB bodies, 4,096 events).
 /// - `clock`: [`Clock::Caller`].
-/// - `max_connections`: 8 (SQLite: readers in parallel, writers one at a time in any case).
+/// - `max_connections`: 8 (SQLite: readers in parallel; every write goes to one more
+///   connection of its own, since SQLite lets one writer in at a time in any case).
 /// - `busy_timeout`: 5 s (SQLite: how long a writer waits for the write lock before the
 ///   call fails as unavailable).
 /// - `prune_batch`: 1,000 rows per delete statement (short enough that no statement holds
@@ -244,6 +258,12 @@ struct Inner {
     /// SQLite: this process's writers take turns here before they ask SQLite for its write
     /// lock (see [`Db::writer_turn`]).
     writers: Arc<tokio::sync::Mutex<()>>,
+    /// SQLite: the one connection every write of this process goes to (a pool of one, `None`
+    /// on PostgreSQL). SQLite admits one writer at a time; on one connection its page cache
+    /// stays valid from one write transaction to the next, where each of the pool's
+    /// connections would find the file changed by another one and read its pages again
+    /// (bench/FINDINGS.md, "the server's share").
+    writer: Option<SqlitePool>,
     /// PostgreSQL: connections the pool found inside a transaction when they came back, and
     /// rolled back (`pool.rs`). Stays 0 while every transaction's guard does its job.
     cleaned: Counter,
@@ -253,9 +273,9 @@ struct Inner {
 ///
 /// On PostgreSQL, one connection from the read to the claim's `COMMIT`: one acquisition,
 /// and one ping as it goes back to the pool (sqlx pings every connection it takes back),
-/// instead of one of each per step. On SQLite, the pool: a writer waits for its turn
-/// ([`Db::writer_turn`]) before its transaction, and one waiting while it holds a connection
-/// could starve the writer whose turn it is of the connection it needs.
+/// instead of one of each per step. On SQLite, the pool for the read, and the claim's
+/// transaction on the writer's own connection ([`Inner::writer`]) after its turn
+/// ([`Db::writer_turn`]): the read's connection is not the one the transaction needs.
 #[derive(Debug)]
 enum Link {
     /// Each statement takes a connection of the pool.
@@ -506,7 +526,7 @@ impl Db {
     /// creating the SQLite file if missing, and bring its schema up to date.
     pub async fn open(url: &str, options: DbOptions) -> Result<Db, DbError> {
         let cleaned = Counter::default();
-        let (pool, sql) = if url.starts_with("sqlite:") {
+        let (pool, writer, sql) = if url.starts_with("sqlite:") {
             let connect = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
@@ -520,12 +540,27 @@ impl Db {
                 // statement saved): a local file does not hang up. sqlx still pings a
                 // connection when it comes back to the pool.
                 .test_before_acquire(false)
-                .connect_with(connect)
+                .connect_with(connect.clone())
                 .await?;
             migrator(CLAIMS_MIGRATIONS_TABLE, SQLITE_MIGRATIONS)
                 .run(&pool)
                 .await?;
-            (Pool::Sqlite(pool), sql::Dialect::sqlite(options.clock))
+            // The writes' own connection, opened after the migrations. Writers reach it
+            // through their turn, one at a time; a write that skipped its turn
+            // (`writer_turn`) fails as unavailable after `busy_timeout`, as SQLite's own lock
+            // would make it.
+            let writer = SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .acquire_timeout(options.busy_timeout)
+                .test_before_acquire(false)
+                .connect_with(connect)
+                .await?;
+            (
+                Pool::Sqlite(pool),
+                Some(writer),
+                sql::Dialect::sqlite(options.clock),
+            )
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let connect = PgConnectOptions::from_str(url)?;
             // A connection back inside a transaction is rolled back before reuse.
@@ -543,7 +578,11 @@ impl Db {
             migrator(CLAIMS_MIGRATIONS_TABLE, POSTGRES_MIGRATIONS)
                 .run(&pool)
                 .await?;
-            (Pool::Postgres(pool), sql::Dialect::postgres(options.clock))
+            (
+                Pool::Postgres(pool),
+                None,
+                sql::Dialect::postgres(options.clock),
+            )
         } else {
             return Err(DbError::Url(url.to_owned()));
         };
@@ -557,6 +596,7 @@ impl Db {
                 composed: sql::Composed::default(),
                 events,
                 writers: Arc::new(tokio::sync::Mutex::new(())),
+                writer,
                 cleaned,
             }),
         })
@@ -615,6 +655,9 @@ impl Db {
             Pool::Sqlite(p) => p.close().await,
             Pool::Postgres(p) => p.close().await,
         }
+        if let Some(writer) = &self.inner.writer {
+            writer.close().await;
+        }
     }
 
     /// A write transaction (SQLite: `BEGIN IMMEDIATE`, after this process's writer turn),
@@ -627,7 +670,9 @@ impl Db {
     async fn write_tx_on(&self, link: Link) -> Result<(Tx, WriterTurn), DbError> {
         let turn = self.writer_turn().await;
         let tx = match (&self.inner.pool, link) {
-            (Pool::Sqlite(p), _) => Tx::begin_sqlite(p).await?,
+            (Pool::Sqlite(p), _) => {
+                Tx::begin_sqlite(self.inner.writer.as_ref().unwrap_or(p)).await?
+            }
             (Pool::Postgres(_), Link::Postgres(conn)) => Tx::Postgres(PgTx::begin(conn).await?),
             (Pool::Postgres(p), Link::Pool) => Tx::begin_postgres(p).await?,
         };

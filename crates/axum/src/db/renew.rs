@@ -23,7 +23,7 @@ impl Db {
         let token = to_i64("token", claim.lease.token)?;
         let (locked_at, expires_at) = (to_i64("now", now)?, to_i64("expires_at", expires_at)?);
         let _turn = self.writer_turn().await;
-        let changed = on_pool!(self, |pool| {
+        let changed = on_writer!(self, |pool| {
             sqlx::query(sql::RENEW)
                 .bind(scope)
                 .bind(key)

@@ -18,7 +18,7 @@ impl Db {
         let mut total = 0;
         loop {
             let turn = self.writer_turn().await;
-            let gone: Vec<(String, String)> = on_pool!(self, |pool| {
+            let gone: Vec<(String, String)> = on_writer!(self, |pool| {
                 sqlx::query(sql::PRUNE_BATCH)
                     .bind(now_i)
                     .bind(lock)
@@ -40,7 +40,7 @@ impl Db {
         }
         loop {
             let _turn = self.writer_turn().await;
-            let gone = on_pool!(self, |pool| {
+            let gone = on_writer!(self, |pool| {
                 sqlx::query(sql::PRUNE_RECOVERY_BATCH)
                     .bind(now_i)
                     .bind(batch)
