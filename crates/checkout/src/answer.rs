@@ -55,7 +55,7 @@ impl Receipt {
     ///
     /// What `serde_json::from_slice` with the derived `Deserialize` reads (the tests compare
     /// both), through idem-store's [`Json`] reader instead: serde_json's number parsing, floats
-    /// included, was a tenth of the demo's `.wasm`, which reads every simulated 201 with this.
+    /// included, was 19 KB of the demo's 284 KB gzip, which reads every simulated 201 with this.
     /// Two differences, both bodies that are not a JSON object with these fields: serde reads a
     /// struct from an array of its five values too, and skips an ignored member's value
     /// without checking its strings' UTF-8 and escapes or its depth, where [`Json`] reads the

@@ -3,11 +3,12 @@
 //! the 201 receipt with, so the simulator and the demo read it without serde_json.
 //!
 //! Why not serde_json: a `wasm32` binary that calls `serde_json::from_slice` carries its number
-//! parsing, floats included (its lexical tables and big-integer arithmetic): about a tenth of the
-//! demo's `.wasm`, a third of the SDK's before it. This reader accepts exactly what serde_json
-//! accepts (RFC 8259; lone surrogates, raw control characters in strings and nesting deeper
-//! than 128 are errors; the last of duplicate members wins) and keeps numbers only as far as
-//! its readers need them: the integers serde_json keeps as integers (see [`Json::Number`]).
+//! parsing, floats included (its lexical tables and big-integer arithmetic): 19 KB of the demo's
+//! 284 KB gzip, a third of the SDK's `.wasm` before it had this reader. This reader accepts
+//! exactly what serde_json accepts (RFC 8259; lone surrogates, raw control characters in
+//! strings and nesting deeper than 128 are errors; the last of duplicate members wins) and
+//! keeps numbers only as far as its readers need them: the integers serde_json keeps as
+//! integers (see [`Json::Number`]).
 //! It writes nothing: writers of JSON here either use serde_json (natively) or a few lines of
 //! their own (the SDK's journal).
 
