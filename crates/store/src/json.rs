@@ -19,17 +19,25 @@ pub enum Json {
     Null,
     /// `true` or `false`.
     Bool(bool),
-    /// A number: `Some` for an integer literal (no fraction, no exponent) in `0..=u64::MAX` or
-    /// `i64::MIN..=-1`, the ones serde_json keeps as integers (so `-0` is not one), `None` for
-    /// any other valid number. [`Json::as_u64`] and [`Json::as_i64`] return what serde_json's
-    /// functions of the same names return.
-    Number(Option<i128>),
+    /// A number: `Some` for an integer literal (no fraction, no exponent) that serde_json keeps
+    /// as an integer ([`Integer`]), `None` for any other valid number. [`Json::as_u64`] and
+    /// [`Json::as_i64`] return what serde_json's functions of the same names return.
+    Number(Option<Integer>),
     /// A string, unescaped.
     String(String),
     /// An array.
     Array(Vec<Json>),
     /// Members in text order; duplicates are kept and [`Json::get`] returns the last one.
     Object(Vec<(String, Json)>),
+}
+
+/// An integer literal as serde_json keeps it (anything else, `-0` included, it reads as a float).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Integer {
+    /// `0..=u64::MAX`.
+    Unsigned(u64),
+    /// `i64::MIN..=-1`.
+    Negative(i64),
 }
 
 /// serde_json's default recursion limit.
@@ -83,7 +91,7 @@ impl Json {
     /// A non-negative integer that fits a `u64` (see [`Json::Number`]).
     pub fn as_u64(&self) -> Option<u64> {
         match self {
-            Json::Number(Some(n)) => u64::try_from(*n).ok(),
+            Json::Number(Some(Integer::Unsigned(n))) => Some(*n),
             _ => None,
         }
     }
@@ -91,7 +99,8 @@ impl Json {
     /// An integer that fits an `i64` (see [`Json::Number`]).
     pub fn as_i64(&self) -> Option<i64> {
         match self {
-            Json::Number(Some(n)) => i64::try_from(*n).ok(),
+            Json::Number(Some(Integer::Unsigned(n))) => i64::try_from(*n).ok(),
+            Json::Number(Some(Integer::Negative(n))) => Some(*n),
             _ => None,
         }
     }
@@ -227,13 +236,13 @@ impl Parser<'_> {
             }
             self.digits()?;
         }
-        let value = magnitude.filter(|_| integer).and_then(|m| {
-            // serde_json: a negative literal is an i64 from -1 down to i64::MIN, else a float
-            // (`-0` included).
-            let m = i128::from(m);
-            match negative {
-                false => Some(m),
-                true => (1..=1 << 63).contains(&m).then_some(-m),
+        let value = magnitude.filter(|_| integer).and_then(|m| match negative {
+            false => Some(Integer::Unsigned(m)),
+            // serde_json's test: the negation is below zero for 1..=2^63 (2^63 wraps to
+            // i64::MIN), and 0 or anything larger is a float.
+            true => {
+                let n = (m as i64).wrapping_neg();
+                (n < 0).then_some(Integer::Negative(n))
             }
         });
         Some(Json::Number(value))
@@ -327,8 +336,8 @@ mod tests {
                 serde_json::Value::Bool(b) => Json::Bool(b),
                 serde_json::Value::Number(n) => Json::Number(
                     n.as_u64()
-                        .map(i128::from)
-                        .or_else(|| n.as_i64().map(i128::from)),
+                        .map(Integer::Unsigned)
+                        .or_else(|| n.as_i64().map(Integer::Negative)),
                 ),
                 serde_json::Value::String(s) => Json::String(s),
                 serde_json::Value::Array(a) => Json::Array(a.into_iter().map(convert).collect()),
@@ -454,9 +463,10 @@ mod tests {
     #[test]
     fn a_member_once_or_not_at_all() {
         let v = Json::parse(r#"{"a":1,"b":2,"a":3}"#).unwrap();
-        assert_eq!(v.get("a"), Some(&Json::Number(Some(3))), "the last wins");
+        let n = |n| Json::Number(Some(Integer::Unsigned(n)));
+        assert_eq!(v.get("a"), Some(&n(3)), "the last wins");
         assert_eq!(v.get_once("a"), None, "repeated");
-        assert_eq!(v.get_once("b"), Some(&Json::Number(Some(2))));
+        assert_eq!(v.get_once("b"), Some(&n(2)));
         assert_eq!(v.get_once("c"), None);
         assert_eq!(Json::parse("[1]").unwrap().get_once("a"), None);
     }
