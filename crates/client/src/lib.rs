@@ -85,10 +85,14 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 
 pub use backoff::{backoff_delay_ms, retry_delay_ms};
 pub use error::StartError;
+/// The JSON reader the journal, the problem details and the key-state answer are read with
+/// (idem-store's, shared with idem-checkout's receipt), for Rust pages that read a server's
+/// JSON next to the SDK (the demo's real-server mode reads idem-server's events and views with
+/// it) without a second parser.
+pub use idem_store::json::Json;
 pub use journal::{
     Entry, Journal, JournalError, MemoryJournal, Record, RecordState, SettledRecord,
 };
-pub use json::Json;
 pub use key::{KeyMinter, RandomKeys, RngKeys};
 pub use method::{KeyUse, Method};
 pub use operation::{

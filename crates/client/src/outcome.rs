@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::json::{u64_string, Json};
+use crate::json::u64_string;
+use crate::Json;
 
 /// The final result of an operation: what happened, under which key, after how many attempts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

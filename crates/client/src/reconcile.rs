@@ -10,8 +10,8 @@
 
 use idem_store::Fingerprint;
 
-use crate::json::Json;
 use crate::payload::CanonicalPayload;
+use crate::Json;
 
 /// What the server knows about a key, for the tenant that asks.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,8 +7,6 @@
 //! Not in the history hash: the outbox came after the golden hashes were pinned, and it reads
 //! its faults from a stream of its own, so everything the hash covers is what it was.
 
-use std::collections::BTreeSet;
-
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{CheckoutId, OrderId};
@@ -98,10 +96,12 @@ pub struct Outbox {
     pub deliveries: Vec<Delivery>,
     /// The relay's calls, both ways, in the order sent (full history only).
     pub hops: Vec<OutboxHop>,
-    /// Messages not marked sent yet: what the next relay pass sends.
-    pub(crate) unsent: BTreeSet<u32>,
-    /// The consumer's `process_once` table: message ids already handled.
-    processed: BTreeSet<u32>,
+    /// Messages not marked sent yet, in id order: what the next relay pass sends. (Vectors
+    /// here and below, not sets: ids are indices written in order, and each `BTreeSet` key
+    /// type instantiates the B-tree's code again in the demo's wasm.)
+    pub(crate) unsent: Vec<u32>,
+    /// The consumer's `process_once` table: by message id, whether it was handled.
+    processed: Vec<bool>,
     /// Per order id (the server numbers orders from 1, so a vector).
     tallies: Vec<Tally>,
     /// A relay pass is scheduled.
@@ -119,7 +119,7 @@ impl Outbox {
             sent_at: None,
             sends: 0,
         });
-        self.unsent.insert(id);
+        self.unsent.push(id); // the largest id yet, so `unsent` stays sorted
         self.tally_mut(order).paid = true;
         id
     }
@@ -127,7 +127,11 @@ impl Outbox {
     /// The consumer's `process_once` table: records `message`'s id; false when it was
     /// recorded already (a duplicate, whose effect must not run again).
     pub(crate) fn record_processed(&mut self, message: u32) -> bool {
-        self.processed.insert(message)
+        let i = message as usize;
+        if i >= self.processed.len() {
+            self.processed.resize(i + 1, false);
+        }
+        !core::mem::replace(&mut self.processed[i], true)
     }
 
     /// The receipt itself (the effect), with no dedupe: what a consumer without one does on
@@ -143,7 +147,8 @@ impl Outbox {
 
     /// The relay records the consumer's acknowledgement: the message will not be sent again.
     pub(crate) fn mark_sent(&mut self, message: u32, now: u64) {
-        if self.unsent.remove(&message) {
+        if let Ok(i) = self.unsent.binary_search(&message) {
+            self.unsent.remove(i);
             if let Some(m) = self.messages.get_mut(message as usize) {
                 m.sent_at = Some(now);
             }
@@ -207,6 +212,25 @@ mod tests {
         assert_eq!(o.miscounted().count(), 0);
         o.send_receipt(m);
         assert_eq!(o.miscounted().collect::<Vec<_>>().len(), 1);
+    }
+
+    #[test]
+    fn acknowledgements_in_any_order_leave_the_rest_unsent_in_id_order() {
+        let mut o = Outbox::default();
+        for checkout in 0..4 {
+            o.write(OrderId(u64::from(checkout) + 1), CheckoutId(checkout), 5);
+        }
+        o.mark_sent(2, 10);
+        o.mark_sent(0, 11);
+        o.mark_sent(2, 12); // a late duplicate acknowledgement changes nothing
+        o.mark_sent(9, 13); // no such message
+        assert_eq!(o.unsent, vec![1, 3]);
+        let sent: Vec<_> = o.messages.iter().map(|m| m.sent_at).collect();
+        assert_eq!(sent, vec![Some(11), None, Some(10), None]);
+        assert!(o.record_processed(3));
+        assert!(o.record_processed(0));
+        assert!(!o.record_processed(3));
+        assert!(o.record_processed(1));
     }
 
     #[test]

@@ -41,7 +41,9 @@
 //! (with [`rules::check_request`] and [`rules::finish`]): the [`Store`] drives it over the
 //! narrow [`Table`] trait and the deterministic in-memory [`MemoryTable`]; a server drives
 //! the same step over its SQL tables (idem-server), so the rules exist once. The [`http`] module maps
-//! decisions to status codes, headers and problem bodies, but sends nothing.
+//! decisions to status codes, headers and problem bodies, but sends nothing; [`json`] is the
+//! small JSON reader the SDK and the checkout's receipt read with, without serde_json's float
+//! parsing in a `wasm32` binary.
 //!
 //! # Call order
 //!
@@ -86,6 +88,7 @@ mod fingerprint;
 pub mod first_sent;
 pub mod http;
 pub mod http_date;
+pub mod json;
 mod key;
 mod lease;
 mod record;

@@ -17,9 +17,10 @@ use super::record::{
     SETTLED_FORMAT_VERSION,
 };
 use crate::digest::sha256_hex;
-use crate::json::{write_str, write_u64, Json};
+use crate::json::{write_str, write_u64};
 use crate::method::Method;
 use crate::outcome::Failure;
+use crate::Json;
 
 /// Serializes `record` as JSON text (the same bytes `serde_json::to_string` writes for it).
 pub fn encode(record: &Record) -> String {

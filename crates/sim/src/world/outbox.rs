@@ -56,7 +56,7 @@ impl World {
     /// is sent again, as a timed-out call would be), then schedules its next pass.
     pub(super) fn on_relay_pass(&mut self) {
         self.outbox.pass_pending = false;
-        let unsent: Vec<u32> = self.outbox.unsent.iter().copied().collect();
+        let unsent = self.outbox.unsent.clone();
         for m in unsent {
             if let Some(msg) = self.outbox.messages.get_mut(m as usize) {
                 msg.sends += 1;
