@@ -420,13 +420,13 @@ impl Operation {
         loop {
             match &mut self.state {
                 State::Finished { outcome, settled } => {
-                    if !*settled {
-                        *settled = true;
-                        let outcome = outcome.clone();
+                    // One clone for both cases (each `Outcome::clone` call is code of its own).
+                    let first = !core::mem::replace(settled, true);
+                    let outcome = outcome.clone();
+                    if first {
                         self.settle(now, journal, &outcome);
-                        return Action::Finished(outcome);
                     }
-                    return Action::Finished(outcome.clone());
+                    return Action::Finished(outcome);
                 }
                 State::AwaitingReply { deadline } => {
                     if now < *deadline {
