@@ -7,7 +7,10 @@
 //    wasm's import section and as a key of the glue's import object, and hex digits do not
 //    compress. Both are renamed to short names here (and the import module, which the glue names
 //    once, to a short one). The exports keep their names: they are the `InitOutput` that
-//    `idem_client.d.ts` and `idem_client_bg.wasm.d.ts` declare. binaryen's
+//    `idem_client.d.ts` and `idem_client_bg.wasm.d.ts` declare; only the closures' entry points,
+//    `wasm_bindgen__convert__closures_____invoke__h<16 hex digits>` (a new hash in each build, so
+//    nothing can name them), get a counter for the hash, in the wasm, the glue and both
+//    declaration files. binaryen's
 //    `--minify-imports-and-exports-and-modules` (which the demo's scripts/shrink-glue.mjs uses)
 //    renames both, and its `--minify-imports` renames only imports from `env`, so the import
 //    section is rewritten here, a few lines of the format's own encoding.
@@ -19,6 +22,7 @@
 // not understand, stops the build: a wasm-bindgen whose output this script does not know fails
 // here, not in a page. The package's Playwright specs run against this output.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { minify } from 'terser';
 
 const fail = (why) => {
@@ -62,6 +66,31 @@ if (wasm.readUInt32LE(0) !== 0x6d736100 || wasm.readUInt32LE(4) !== 1) fail(`${w
 const letters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const short = (i) => (i < letters.length ? letters[i] : short(Math.floor(i / letters.length) - 1) + letters[i % letters.length]);
 const renaming = new Map(); // long import name -> short one
+// The closures' entry points, exported as `wasm_bindgen__convert__closures_____invoke__h<16 hex
+// digits>`: the hash (a different one in each build) becomes a counter. The glue is their only
+// caller; the declarations that list them (`InitOutput`) are renamed alike.
+const invokes = new Map(); // long export name -> short one
+const exportSection = (start, end) => {
+  let [count, p] = leb(start);
+  const out = [encodeLeb(count)];
+  for (let i = 0; i < count; i++) {
+    const [len, from] = leb(p);
+    let field = wasm.toString('utf8', from, from + len);
+    p = from + len;
+    const descStart = p;
+    p++; // kind
+    [, p] = leb(p); // index
+    const hashed = /^(wasm_bindgen__convert__closures_____invoke__h)[0-9a-f]{16}$/.exec(field);
+    if (hashed) {
+      invokes.set(field, `${hashed[1]}${invokes.size}`);
+      field = invokes.get(field);
+    }
+    out.push(name(field), wasm.subarray(descStart, p));
+  }
+  if (p !== end) fail('the export section has bytes this reader does not know');
+  const body = Buffer.concat(out);
+  return Buffer.concat([Buffer.from([7]), encodeLeb(body.length), body]);
+};
 let module;
 const parts = [wasm.subarray(0, 8)];
 let at = 8;
@@ -69,6 +98,11 @@ while (at < wasm.length) {
   const id = wasm[at];
   const [size, start] = leb(at + 1);
   const end = start + size;
+  if (id === 7) {
+    parts.push(exportSection(start, end));
+    at = end;
+    continue;
+  }
   if (id !== 2) {
     parts.push(wasm.subarray(at, end));
     at = end;
@@ -124,6 +158,21 @@ replaceOnce(new RegExp(`"${escape(module)}": import0,`, 'g'), '"a": import0,', '
 for (const [long, to] of renaming) {
   replaceOnce(new RegExp(`^(\\s+)${escape(long)}: `, 'gm'), (_, indent) => `${indent}${to}: `, `import ${long}`);
 }
+for (const [long, to] of invokes) {
+  // The glue's wrapper function is named after the export too (terser renames it anyway).
+  if (!js.includes(long)) fail(`export ${long} is not in the glue`);
+  js = js.replaceAll(long, to);
+}
+for (const declarations of ['idem_client.d.ts', 'idem_client_bg.wasm.d.ts']) {
+  const path = join(dirname(jsPath), declarations);
+  let text = readFileSync(path, 'utf8');
+  for (const [long, to] of invokes) {
+    const hits = text.split(long).length - 1;
+    if (hits !== 1) fail(`export ${long} is found ${hits} times in ${declarations}, not once`);
+    text = text.replace(long, to);
+  }
+  writeFileSync(path, text);
+}
 
 // ecma 2020 (wasm-bindgen's glue already needs an ES2020 engine: `import.meta`, BigInt), with
 // function expressions that use neither `this` nor `arguments` made arrows and object members
@@ -140,4 +189,4 @@ const min = await minify(js, {
 });
 if (!min.code) fail('terser produced nothing');
 writeFileSync(jsPath, min.code);
-console.log(`[package] shrink-glue: ${renaming.size} imports renamed; glue minified to ${Buffer.byteLength(min.code)} B`);
+console.log(`[package] shrink-glue: ${renaming.size} imports and ${invokes.size} closure exports renamed; glue minified to ${Buffer.byteLength(min.code)} B`);
