@@ -83,15 +83,13 @@ pub fn pending(journal: &dyn Journal) -> Result<Vec<Result<Record, JournalError>
 /// left to [`pending`], which lists them.
 pub fn settled(journal: &dyn Journal, now: u64) -> Result<Vec<SettledRecord>, JournalError> {
     // A loop, not `filter_map(..).collect()`: the last iterator adapter of its kind in the
-    // package (−139 B gzip).
+    // package (−139 B gzip); the walk itself is shared with `prune_settled`.
     let mut live = Vec::new();
-    for name in journal.names()? {
-        if let Ok(Some(Entry::Settled(s))) = journal.load_entry(&name) {
-            if s.is_live(now) {
-                live.push(s);
-            }
+    each_settled(journal, &mut |_, s| {
+        if s.is_live(now) {
+            live.push(s);
         }
-    }
+    })?;
     Ok(live)
 }
 
@@ -99,14 +97,28 @@ pub fn settled(journal: &dyn Journal, now: u64) -> Result<Vec<SettledRecord>, Jo
 /// storage does not grow with every operation ever settled. Returns how many were removed.
 /// Open records, unreadable entries and live settled entries are left alone.
 pub fn prune_settled(journal: &mut dyn Journal, now: u64) -> Result<usize, JournalError> {
-    let mut removed = 0;
+    let mut expired = Vec::new();
+    each_settled(journal, &mut |name, s| {
+        if !s.is_live(now) {
+            expired.push(name);
+        }
+    })?;
+    for name in &expired {
+        journal.remove(name)?;
+    }
+    Ok(expired.len())
+}
+
+/// Calls `f` with each readable settled entry and its name (one walk for `settled` and
+/// `prune_settled`, which the package would otherwise carry twice).
+fn each_settled(
+    journal: &dyn Journal,
+    f: &mut dyn FnMut(String, SettledRecord),
+) -> Result<(), JournalError> {
     for name in journal.names()? {
         if let Ok(Some(Entry::Settled(s))) = journal.load_entry(&name) {
-            if !s.is_live(now) {
-                journal.remove(&name)?;
-                removed += 1;
-            }
+            f(name, s);
         }
     }
-    Ok(removed)
+    Ok(())
 }
