@@ -6,11 +6,11 @@
 // 1. wasm-bindgen names each import `__wbg_<method>_<16 hex digits>`, spells it in full in the
 //    wasm's import section and as a key of the glue's import object, and hex digits do not
 //    compress. Both are renamed to short names here (and the import module, which the glue names
-//    once, to a short one). The exports keep their names: they are the `InitOutput` that
-//    `idem_client.d.ts` and `idem_client_bg.wasm.d.ts` declare; only the closures' entry points,
-//    `wasm_bindgen__convert__closures_____invoke__h<16 hex digits>` (a new hash in each build, so
-//    nothing can name them), get a counter for the hash, in the wasm, the glue and both
-//    declaration files. binaryen's
+//    once, to a short one). The exports too, all but `memory`: wasm-bindgen's allocator, externref
+//    table and start function, the class's method shims and the closures' entry points
+//    (`wasm_bindgen__convert__closures_____invoke__h<16 hex digits>`), which only the glue calls;
+//    `InitOutput` in `idem_client.d.ts` (what `init()` and `initSync()` return) and
+//    `idem_client_bg.wasm.d.ts` declare them, and are renamed alike. binaryen's
 //    `--minify-imports-and-exports-and-modules` (which the demo's scripts/shrink-glue.mjs uses)
 //    renames both, and its `--minify-imports` renames only imports from `env`, so the import
 //    section is rewritten here, a few lines of the format's own encoding.
@@ -18,8 +18,9 @@
 //    short local names. `IdempotentClient`, `initSync` and the default export keep their names
 //    (`.name` is part of what a page sees); the `@ts-self-types` comment stays (Deno reads it).
 //
-// An import key the glue does not spell exactly once where expected, or a wasm this reader does
-// not understand, stops the build: a wasm-bindgen whose output this script does not know fails
+// An import key the glue does not spell exactly once where expected, an export the glue calls
+// or a declaration names other than this script expects, or a wasm this reader does not
+// understand, stops the build: a wasm-bindgen whose output this script does not know fails
 // here, not in a page. The package's Playwright specs run against this output.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -66,10 +67,12 @@ if (wasm.readUInt32LE(0) !== 0x6d736100 || wasm.readUInt32LE(4) !== 1) fail(`${w
 const letters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const short = (i) => (i < letters.length ? letters[i] : short(Math.floor(i / letters.length) - 1) + letters[i % letters.length]);
 const renaming = new Map(); // long import name -> short one
-// The closures' entry points, exported as `wasm_bindgen__convert__closures_____invoke__h<16 hex
-// digits>`: the hash (a different one in each build) becomes a counter. The glue is their only
-// caller; the declarations that list them (`InitOutput`) are renamed alike.
-const invokes = new Map(); // long export name -> short one
+// Every export but `memory` (wasm-bindgen's allocator, externref table, start function, the
+// class's method shims and the closures' entry points, `..._invoke__h<16 hex digits>` with a new
+// hash in each build) gets a short name too: the glue is their one caller. `InitOutput` in
+// `idem_client.d.ts` (what `init()` resolves to) and `idem_client_bg.wasm.d.ts` declare them, so
+// both files are renamed alike; `memory` keeps its name there.
+const exported = new Map(); // long export name -> short one
 const exportSection = (start, end) => {
   let [count, p] = leb(start);
   const out = [encodeLeb(count)];
@@ -80,10 +83,10 @@ const exportSection = (start, end) => {
     const descStart = p;
     p++; // kind
     [, p] = leb(p); // index
-    const hashed = /^(wasm_bindgen__convert__closures_____invoke__h)[0-9a-f]{16}$/.exec(field);
-    if (hashed) {
-      invokes.set(field, `${hashed[1]}${invokes.size}`);
-      field = invokes.get(field);
+    if (field !== 'memory') {
+      if (exported.has(field)) fail(`export ${field} twice`);
+      exported.set(field, short(exported.size));
+      field = exported.get(field);
     }
     out.push(name(field), wasm.subarray(descStart, p));
   }
@@ -158,18 +161,27 @@ replaceOnce(new RegExp(`"${escape(module)}": import0,`, 'g'), '"a": import0,', '
 for (const [long, to] of renaming) {
   replaceOnce(new RegExp(`^(\\s+)${escape(long)}: `, 'gm'), (_, indent) => `${indent}${to}: `, `import ${long}`);
 }
-for (const [long, to] of invokes) {
-  // The glue's wrapper function is named after the export too (terser renames it anyway).
-  if (!js.includes(long)) fail(`export ${long} is not in the glue`);
-  js = js.replaceAll(long, to);
+// Each export is a `wasm.<name>` property in the glue (the closures' entry points also name a
+// wrapper function, which terser renames anyway; `__wbindgen_free` it never calls); none may be
+// left under its long name.
+for (const [long, to] of exported) {
+  const re = new RegExp(`\\bwasm\\.${escape(long)}\\b`, 'g');
+  js = js.replace(re, `wasm.${to}`);
+}
+const left = [...js.matchAll(/\bwasm\.([A-Za-z_$][\w$]*)/g)].map((m) => m[1]);
+for (const name of left) {
+  if (name !== 'memory' && ![...exported.values()].includes(name)) fail(`the glue calls wasm.${name}, no export`);
 }
 for (const declarations of ['idem_client.d.ts', 'idem_client_bg.wasm.d.ts']) {
   const path = join(dirname(jsPath), declarations);
   let text = readFileSync(path, 'utf8');
-  for (const [long, to] of invokes) {
-    const hits = text.split(long).length - 1;
-    if (hits !== 1) fail(`export ${long} is found ${hits} times in ${declarations}, not once`);
-    text = text.replace(long, to);
+  for (const [long, to] of exported) {
+    const re = new RegExp(`^(\\s*(?:readonly|export const) )${escape(long)}:`, 'gm');
+    const hits = text.match(re)?.length ?? 0;
+    // Not declared at all (wasm-bindgen's `__abort_handler`, which the glue never calls): fine.
+    if (hits === 0 && !text.includes(long)) continue;
+    if (hits !== 1) fail(`export ${long} is declared ${hits} times in ${declarations}, not once`);
+    text = text.replace(re, `$1${to}:`);
   }
   writeFileSync(path, text);
 }
@@ -189,4 +201,4 @@ const min = await minify(js, {
 });
 if (!min.code) fail('terser produced nothing');
 writeFileSync(jsPath, min.code);
-console.log(`[package] shrink-glue: ${renaming.size} imports and ${invokes.size} closure exports renamed; glue minified to ${Buffer.byteLength(min.code)} B`);
+console.log(`[package] shrink-glue: ${renaming.size} imports and ${exported.size} exports renamed; glue minified to ${Buffer.byteLength(min.code)} B`);
