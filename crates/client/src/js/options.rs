@@ -105,10 +105,9 @@ pub(super) fn read_options(options: &JsValue) -> Result<Config, String> {
             .and_then(|name| Method::from_name(&name))
             .ok_or("options.method must be one of POST, PATCH, PUT, DELETE, GET, HEAD")?,
     };
-    let always_key = boolean(options, "alwaysKey", "options.alwaysKey")?.unwrap_or(false);
-    let allow_memory_only =
-        boolean(options, "allowMemoryOnly", "options.allowMemoryOnly")?.unwrap_or(false);
-    let first_sent = boolean(options, "sendFirstSent", "options.sendFirstSent")?.unwrap_or(true);
+    let always_key = boolean(options, "options.", "alwaysKey")?.unwrap_or(false);
+    let allow_memory_only = boolean(options, "options.", "allowMemoryOnly")?.unwrap_or(false);
+    let first_sent = boolean(options, "options.", "sendFirstSent")?.unwrap_or(true);
     let prefix = match member(options, "storagePrefix").filter(|v| !v.is_null()) {
         None => DEFAULT_PREFIX.to_owned(),
         Some(v) => v
@@ -157,7 +156,7 @@ pub(super) fn read_options(options: &JsValue) -> Result<Config, String> {
         policy.max_backoff_ms = ms("maxBackoffMs", policy.max_backoff_ms)?;
         policy.attempt_timeout_ms = ms("attemptTimeoutMs", policy.attempt_timeout_ms)?;
         policy.retry_window_ms = ms("retryWindowMs", policy.retry_window_ms)?;
-        policy.jitter = boolean(&p, "jitter", "options.policy.jitter")?.unwrap_or(policy.jitter);
+        policy.jitter = boolean(&p, "options.policy.", "jitter")?.unwrap_or(policy.jitter);
         policy.max_attempts = match member(&p, "maxAttempts").filter(|v| !v.is_null()) {
             None => None,
             Some(v) => Some(
@@ -219,14 +218,14 @@ fn member(object: &JsValue, name: &str) -> Option<JsValue> {
         .filter(|v| !v.is_undefined())
 }
 
-/// An optional boolean member.
-fn boolean(object: &JsValue, name: &str, path: &str) -> Result<Option<bool>, String> {
+/// An optional boolean member, `path` the object's own (`options.`) for the message.
+fn boolean(object: &JsValue, path: &str, name: &str) -> Result<Option<bool>, String> {
     match member(object, name) {
         None => Ok(None),
         Some(v) => v
             .as_bool()
             .map(Some)
-            .ok_or_else(|| [path, " must be a boolean"].concat()),
+            .ok_or_else(|| [path, name, " must be a boolean"].concat()),
     }
 }
 
