@@ -10,7 +10,8 @@
 //    table and start function, the class's method shims and the closures' entry points
 //    (`wasm_bindgen__convert__closures_____invoke__h<16 hex digits>`), which only the glue calls;
 //    `InitOutput` in `idem_client.d.ts` (what `init()` and `initSync()` return) and
-//    `idem_client_bg.wasm.d.ts` declare them, and are renamed alike. binaryen's
+//    `idem_client_bg.wasm.d.ts` declare them, and are renamed alike (three that the glue never
+//    reads are not exported at all, below). binaryen's
 //    `--minify-imports-and-exports-and-modules` (which the demo's scripts/shrink-glue.mjs uses)
 //    renames both, and its `--minify-imports` renames only imports from `env`, so the import
 //    section is rewritten here, a few lines of the format's own encoding.
@@ -73,9 +74,14 @@ const renaming = new Map(); // long import name -> short one
 // `idem_client.d.ts` (what `init()` resolves to) and `idem_client_bg.wasm.d.ts` declare them, so
 // both files are renamed alike; `memory` keeps its name there.
 const exported = new Map(); // long export name -> short one
+// Exports the glue never reads are not exported at all: wasm-bindgen's `__abort_handler` and
+// `__instance_terminated` globals and `__wbindgen_free` (the glue frees nothing: the wasm frees
+// what it was passed). The wasm keeps using them inside; their declaration goes too (−27 B).
+const unused = new Set(['__abort_handler', '__instance_terminated', '__wbindgen_free']);
+const dropped = [];
 const exportSection = (start, end) => {
   let [count, p] = leb(start);
-  const out = [encodeLeb(count)];
+  const out = [];
   for (let i = 0; i < count; i++) {
     const [len, from] = leb(p);
     let field = wasm.toString('utf8', from, from + len);
@@ -83,6 +89,10 @@ const exportSection = (start, end) => {
     const descStart = p;
     p++; // kind
     [, p] = leb(p); // index
+    if (unused.has(field)) {
+      dropped.push(field);
+      continue;
+    }
     if (field !== 'memory') {
       if (exported.has(field)) fail(`export ${field} twice`);
       exported.set(field, short(exported.size));
@@ -91,7 +101,7 @@ const exportSection = (start, end) => {
     out.push(name(field), wasm.subarray(descStart, p));
   }
   if (p !== end) fail('the export section has bytes this reader does not know');
-  const body = Buffer.concat(out);
+  const body = Buffer.concat([encodeLeb(count - dropped.length), ...out]);
   return Buffer.concat([Buffer.from([7]), encodeLeb(body.length), body]);
 };
 let module;
@@ -169,12 +179,21 @@ for (const [long, to] of exported) {
   js = js.replace(re, `wasm.${to}`);
 }
 const left = [...js.matchAll(/\bwasm\.([A-Za-z_$][\w$]*)/g)].map((m) => m[1]);
+for (const long of dropped) {
+  if (js.includes(long)) fail(`the glue names ${long}, which is not exported any more`);
+}
 for (const name of left) {
   if (name !== 'memory' && ![...exported.values()].includes(name)) fail(`the glue calls wasm.${name}, no export`);
 }
 for (const declarations of ['idem_client.d.ts', 'idem_client_bg.wasm.d.ts']) {
   const path = join(dirname(jsPath), declarations);
   let text = readFileSync(path, 'utf8');
+  for (const long of dropped) {
+    const re = new RegExp(`^\\s*(?:readonly|export const) ${escape(long)}:.*\\n`, 'gm');
+    const hits = text.match(re)?.length ?? 0;
+    if (hits > 1 || (hits === 0 && text.includes(long))) fail(`export ${long} is declared ${hits} times in ${declarations}`);
+    text = text.replace(re, '');
+  }
   for (const [long, to] of exported) {
     const re = new RegExp(`^(\\s*(?:readonly|export const) )${escape(long)}:`, 'gm');
     const hits = text.match(re)?.length ?? 0;
