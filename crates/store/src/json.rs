@@ -19,25 +19,22 @@ pub enum Json {
     Null,
     /// `true` or `false`.
     Bool(bool),
-    /// A number: `Some` for an integer literal (no fraction, no exponent) that serde_json keeps
-    /// as an integer ([`Integer`]), `None` for any other valid number. [`Json::as_u64`] and
-    /// [`Json::as_i64`] return what serde_json's functions of the same names return.
-    Number(Option<Integer>),
+    /// A number that is not a negative integer: `Some` for an integer literal (no fraction, no
+    /// exponent) that fits a `u64`, which serde_json keeps as an integer, `None` for any other
+    /// valid number. [`Json::as_u64`] and [`Json::as_i64`] return what serde_json's functions
+    /// of the same names return.
+    Number(Option<u64>),
+    /// A negative integer literal that fits an `i64` (`i64::MIN..=-1`), which serde_json keeps
+    /// as an integer (`-0` and anything below `i64::MIN` it reads as a float: [`Json::Number`]
+    /// with `None`). A variant of its own, not a field of [`Json::Number`]: the SDK reads only
+    /// non-negative integers, and a nested enum there cost its `.wasm` bytes at every read.
+    Negative(i64),
     /// A string, unescaped.
     String(String),
     /// An array.
     Array(Vec<Json>),
     /// Members in text order; duplicates are kept and [`Json::get`] returns the last one.
     Object(Vec<(String, Json)>),
-}
-
-/// An integer literal as serde_json keeps it (anything else, `-0` included, it reads as a float).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Integer {
-    /// `0..=u64::MAX`.
-    Unsigned(u64),
-    /// `i64::MIN..=-1`.
-    Negative(i64),
 }
 
 /// serde_json's default recursion limit.
@@ -57,11 +54,10 @@ impl Json {
 
     /// The member `name` of an object (the last one if repeated).
     pub fn get(&self, name: &str) -> Option<&Json> {
-        self.members()
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|m| &m.1)
+        match self {
+            Json::Object(members) => members.iter().rev().find(|(k, _)| k == name).map(|m| &m.1),
+            _ => None,
+        }
     }
 
     /// The member `name` of an object if it occurs exactly once (as serde's derived
@@ -91,7 +87,7 @@ impl Json {
     /// A non-negative integer that fits a `u64` (see [`Json::Number`]).
     pub fn as_u64(&self) -> Option<u64> {
         match self {
-            Json::Number(Some(Integer::Unsigned(n))) => Some(*n),
+            Json::Number(Some(n)) => Some(*n),
             _ => None,
         }
     }
@@ -99,8 +95,8 @@ impl Json {
     /// An integer that fits an `i64` (see [`Json::Number`]).
     pub fn as_i64(&self) -> Option<i64> {
         match self {
-            Json::Number(Some(Integer::Unsigned(n))) => i64::try_from(*n).ok(),
-            Json::Number(Some(Integer::Negative(n))) => Some(*n),
+            Json::Number(Some(n)) => i64::try_from(*n).ok(),
+            Json::Negative(n) => Some(*n),
             _ => None,
         }
     }
@@ -236,16 +232,16 @@ impl Parser<'_> {
             }
             self.digits()?;
         }
-        let value = magnitude.filter(|_| integer).and_then(|m| match negative {
-            false => Some(Integer::Unsigned(m)),
-            // serde_json's test: the negation is below zero for 1..=2^63 (2^63 wraps to
-            // i64::MIN), and 0 or anything larger is a float.
-            true => {
-                let n = (m as i64).wrapping_neg();
-                (n < 0).then_some(Integer::Negative(n))
-            }
-        });
-        Some(Json::Number(value))
+        let magnitude = magnitude.filter(|_| integer);
+        if !negative {
+            return Some(Json::Number(magnitude));
+        }
+        // serde_json's test: the negation is below zero for 1..=2^63 (2^63 wraps to i64::MIN),
+        // and 0 or anything larger is a float.
+        match magnitude.map(|m| (m as i64).wrapping_neg()) {
+            Some(n) if n < 0 => Some(Json::Negative(n)),
+            _ => Some(Json::Number(None)),
+        }
     }
 
     /// One or more ASCII digits.
@@ -334,11 +330,10 @@ mod tests {
             match v {
                 serde_json::Value::Null => Json::Null,
                 serde_json::Value::Bool(b) => Json::Bool(b),
-                serde_json::Value::Number(n) => Json::Number(
-                    n.as_u64()
-                        .map(Integer::Unsigned)
-                        .or_else(|| n.as_i64().map(Integer::Negative)),
-                ),
+                serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+                    (None, Some(negative)) => Json::Negative(negative),
+                    (unsigned, _) => Json::Number(unsigned),
+                },
                 serde_json::Value::String(s) => Json::String(s),
                 serde_json::Value::Array(a) => Json::Array(a.into_iter().map(convert).collect()),
                 serde_json::Value::Object(o) => {
@@ -463,7 +458,7 @@ mod tests {
     #[test]
     fn a_member_once_or_not_at_all() {
         let v = Json::parse(r#"{"a":1,"b":2,"a":3}"#).unwrap();
-        let n = |n| Json::Number(Some(Integer::Unsigned(n)));
+        let n = |n| Json::Number(Some(n));
         assert_eq!(v.get("a"), Some(&n(3)), "the last wins");
         assert_eq!(v.get_once("a"), None, "repeated");
         assert_eq!(v.get_once("b"), Some(&n(2)));
