@@ -64,8 +64,7 @@ impl Periodic {
             mut pass,
         } = self;
         tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(interval);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut ticks = ticks(interval);
             loop {
                 tokio::select! {
                     _ = ticks.tick() => {}
@@ -84,6 +83,13 @@ impl Periodic {
             }
         })
     }
+}
+
+/// A tick every `interval`, the first at once; a late tick waits a whole interval, never bursts.
+fn ticks(interval: Duration) -> tokio::time::Interval {
+    let mut ticks = tokio::time::interval(interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticks
 }
 
 /// Returns once `stop` is true or its sender is gone.
@@ -105,17 +111,11 @@ where
     Fut: Future<Output = ()> + Send,
 {
     tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(interval);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut ticks = ticks(interval);
         loop {
             tokio::select! {
                 _ = ticks.tick() => {}
-                changed = stop.changed() => {
-                    if changed.is_err() || *stop.borrow() {
-                        return;
-                    }
-                    continue;
-                }
+                () = stopped(&mut stop) => return,
             }
             pass().await;
         }
