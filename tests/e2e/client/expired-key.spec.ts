@@ -4,6 +4,7 @@
 // instead of charged again, the SDK reports an unknown outcome with the reason, keeps the same
 // key, and reconcile says the key expired.
 import { countKinds, expect, submit, test } from './real-server';
+import type { Page } from '@playwright/test';
 
 test.use({
   serverArgs: ['--retention-ms', '1500', '--prune-interval-ms', '200', '--first-sent-tolerance-ms', '0'],
@@ -14,14 +15,20 @@ const PAYLOAD = { cart: 'cart-late', amount: 3100, card: 'tok_visa' };
 /** The retry comes 3 s after the first attempt timed out (1 s): past the server's retention. */
 const LATE_RETRY = { initialBackoffMs: 3_000, maxBackoffMs: 3_000, attemptTimeoutMs: 1_000, jitter: false, retryWindowMs: 20_000 };
 
-test('a retry past the server’s retention is refused, not charged again, and reported unknown with the reason', async ({ page, idem }) => {
-  await idem.open(page, { policy: LATE_RETRY });
+/** The `Repeatability-First-Sent` of every checkout POST the page sends, in order (`(none)` when absent). */
+function firstSentHeaders(page: Page): string[] {
   const headers: string[] = [];
   page.on('request', (request) => {
     if (request.method() === 'POST' && request.url().endsWith('/api/checkout')) {
       headers.push(request.headers()['repeatability-first-sent'] ?? '(none)');
     }
   });
+  return headers;
+}
+
+test('a retry past the server’s retention is refused, not charged again, and reported unknown with the reason', async ({ page, idem }) => {
+  await idem.open(page, { policy: LATE_RETRY });
+  const headers = firstSentHeaders(page);
   // The first attempt commits (one charge) and its answer is held past the attempt's timeout
   // (a cut connection would not do: Chromium resends a POST on a connection closed unanswered).
   await idem.arm([{ fault: 'hold-response', hold_ms: 8_000 }]);
@@ -56,12 +63,7 @@ test('a retry past the server’s retention is refused, not charged again, and r
 
 test('sendFirstSent: false leaves the header out, and the guard with it: the late retry runs again', async ({ page, idem }) => {
   await idem.open(page, { policy: LATE_RETRY, sendFirstSent: false });
-  const headers: string[] = [];
-  page.on('request', (request) => {
-    if (request.method() === 'POST' && request.url().endsWith('/api/checkout')) {
-      headers.push(request.headers()['repeatability-first-sent'] ?? '(none)');
-    }
-  });
+  const headers = firstSentHeaders(page);
   await idem.arm([{ fault: 'hold-response', hold_ms: 8_000 }]);
   const outcome = await submit(page, NAME, PAYLOAD);
   expect(headers).toEqual(['(none)', '(none)']);
