@@ -20,9 +20,10 @@
 //! - `wait_burst`: a second checkout on the same database in wait mode, and bursts of 50
 //!   duplicates of one key in flight ([`burst`]): answers/s and p50/p99.
 //!
-//! `make bench` runs it twice per backend: as it is, and pinned (`taskset -c 0` on this process;
-//! on PostgreSQL the cluster on CPU 1 through `IDEM_BENCH_DB_CPUS`, so pgbench and the server
-//! meet the same database core).
+//! `make bench` runs it as it is, and pinned: `taskset -c 0` on this process and the database's
+//! own work on CPU 1 through `IDEM_BENCH_DB_CPUS` (on PostgreSQL the cluster, on SQLite sqlx's
+//! connection threads: [`pin`]), so the server and the limit's client meet the same database
+//! core; on SQLite once more on one core (`taskset -c 0` alone: everything on CPU 0).
 //!
 //! The limit and the keyed first requests alternate three times (each limit right before its
 //! requests); `first` and the limit are the pair with the median ratio, and `first.ratios`
@@ -47,6 +48,7 @@ mod postgres;
 
 mod burst;
 mod load;
+mod pin;
 mod raw;
 mod statements;
 mod stub;
@@ -139,10 +141,7 @@ async fn main() {
             load::wait_ready(&client, &url).await;
             // Keys no earlier load used on this server.
             let run = std::process::id();
-            let first = load::run(&client, &url, n, c, move |i| {
-                (format!("p{run}-{i}"), body(i))
-            })
-            .await;
+            let first = load::run(&url, n, c, move |i| (format!("p{run}-{i}"), body(i))).await;
             println!("{first}");
         }
         // Experiments: `rounds N C ROUNDS VARIANTS...` on SQLite: each phase's requests/s and
@@ -150,6 +149,7 @@ async fn main() {
         Some("rounds") => {
             let (n, c, rounds) = (number(1, 2_000), number(2, 16), number(3, 3));
             let phases: Vec<String> = args.iter().skip(4).cloned().collect();
+            pin::sqlite_engine();
             let stack = Stack::start("sqlite").await;
             rounds_of(&stack, &log, n, c, rounds, &phases).await;
             drop(stack);
@@ -157,8 +157,11 @@ async fn main() {
         backend => {
             let backend = backend.unwrap_or("sqlite").to_owned();
             let (n, c) = (number(1, 2_000), number(2, 16));
+            // PostgreSQL's cluster reads the same variable itself (tests/support/postgres.rs).
+            let engine_cpus = (backend == "sqlite").then(pin::sqlite_engine).flatten();
             let stack = Stack::start(&backend).await;
-            let out = measure(&stack, &log, &backend, n, c).await;
+            let mut out = measure(&stack, &log, &backend, n, c).await;
+            out["engine_cpus"] = json!(engine_cpus);
             println!("{out}");
             drop(stack);
         }
@@ -257,12 +260,9 @@ async fn measure(
     c: usize,
 ) -> serde_json::Value {
     let (url, db) = (&stack.url, &stack.db);
-    let client = load::client(c);
     // One keyed first request with the log on: the statements the limit runs.
     let (warm, _, sent) = log
-        .counted(load::run(&client, url, 1, 1, |_| {
-            ("warm-up".to_owned(), body(0))
-        }))
+        .counted(load::run(url, 1, 1, |_| ("warm-up".to_owned(), body(0))))
         .await;
     assert_eq!(
         warm["statuses"],
@@ -321,10 +321,7 @@ async fn measure(
             .or(limit["tps"].as_f64())
             .unwrap_or(0.0);
         let keys = tag.clone();
-        let first = load::run(&client, url, n, c, move |i| {
-            (format!("k{keys}-{i}"), body(i))
-        })
-        .await;
+        let first = load::run(url, n, c, move |i| (format!("k{keys}-{i}"), body(i))).await;
         let ratio = first["rps"].as_f64().unwrap_or(0.0) / limit_rps;
         rounds.push((ratio, first, limit, tag));
     }
@@ -342,12 +339,9 @@ async fn measure(
     };
     let direct = direct(db, n, c, &route, "").await;
     // Replays of the median round's keys.
-    let mut replay = load::run(&client, url, n, c, move |i| {
-        (format!("k{median_tag}-{i}"), body(i))
-    })
-    .await;
-    let mut conflict = load::run(&client, url, n, c, |_| ("held".to_owned(), body(0))).await;
-    let mut unkeyed = load::run(&client, &plain, n, c, |i| (String::new(), body(i))).await;
+    let mut replay = load::run(url, n, c, move |i| (format!("k{median_tag}-{i}"), body(i))).await;
+    let mut conflict = load::run(url, n, c, |_| ("held".to_owned(), body(0))).await;
+    let mut unkeyed = load::run(&plain, n, c, |i| (String::new(), body(i))).await;
 
     // Counted passes, log on: statements per request of each kind on the request's path, and
     // apart from them the pool's release probes (PostgreSQL: one per connection going back,
@@ -359,30 +353,22 @@ async fn measure(
             .count()
     };
     let (_, s, text) = log
-        .counted(load::run(&client, url, COUNTED, c, |i| {
-            (format!("s-{i}"), body(i))
-        }))
+        .counted(load::run(url, COUNTED, c, |i| (format!("s-{i}"), body(i))))
         .await;
     first["statements_per_request"] = json!(per_request(s - probes(&text)));
     first["release_probes_per_request"] = json!(per_request(probes(&text)));
     let (_, s, text) = log
-        .counted(load::run(&client, url, COUNTED, c, |i| {
-            (format!("s-{i}"), body(i))
-        }))
+        .counted(load::run(url, COUNTED, c, |i| (format!("s-{i}"), body(i))))
         .await;
     replay["statements_per_request"] = json!(per_request(s - probes(&text)));
     replay["release_probes_per_request"] = json!(per_request(probes(&text)));
     let (_, s, text) = log
-        .counted(load::run(&client, url, COUNTED, c, |_| {
-            ("held".to_owned(), body(0))
-        }))
+        .counted(load::run(url, COUNTED, c, |_| ("held".to_owned(), body(0))))
         .await;
     conflict["statements_per_request"] = json!(per_request(s - probes(&text)));
     conflict["release_probes_per_request"] = json!(per_request(probes(&text)));
     let (_, s, text) = log
-        .counted(load::run(&client, &plain, COUNTED, c, |i| {
-            (String::new(), body(i))
-        }))
+        .counted(load::run(&plain, COUNTED, c, |i| (String::new(), body(i))))
         .await;
     unkeyed["statements_per_request"] = json!(per_request(s - probes(&text)));
     unkeyed["release_probes_per_request"] = json!(per_request(probes(&text)));
@@ -536,11 +522,8 @@ async fn rounds_of(
     phases: &[String],
 ) {
     let (url, db) = (&stack.url, &stack.db);
-    let client = load::client(c);
     let (_, _, sent) = log
-        .counted(load::run(&client, url, 1, 1, |_| {
-            ("warm-up".to_owned(), body(0))
-        }))
+        .counted(load::run(url, 1, 1, |_| ("warm-up".to_owned(), body(0))))
         .await;
     let plan = raw::Plan::new("sqlite", &sent).expect("plan");
     let route = RouteConfig::required(checkout::params::CHECKOUT_ROUTE, ErrorPolicy::ReleaseClaim);
@@ -553,7 +536,7 @@ async fn rounds_of(
             match phase.as_str() {
                 "first" => {
                     let k = tag.clone();
-                    load::run(&client, url, n, c, move |i| (format!("{k}-{i}"), body(i))).await;
+                    load::run(url, n, c, move |i| (format!("{k}-{i}"), body(i))).await;
                 }
                 "direct" => {
                     direct(db, n, c, &route, &tag).await;
