@@ -48,7 +48,8 @@ pub enum LedgerError {
 #[derive(Debug, Clone)]
 pub struct PaycoClient {
     http: reqwest::Client,
-    charges_url: String,
+    /// Parsed once: reqwest parses a URL given as text on every call (IDNA included).
+    charges_url: reqwest::Url,
     ledger_url: String,
     merchant_token: String,
 }
@@ -77,10 +78,14 @@ impl PaycoClient {
             .pool_idle_timeout(Duration::from_secs(2))
             .no_proxy()
             .build()?;
+        let base_url = base_url.trim_end_matches('/');
+        // reqwest's own check of the URL, so a bad one is the same `reqwest::Error` it was
+        // when the first call found it.
+        let charges_url = http.post(format!("{base_url}/charges")).build()?.url().clone();
         Ok(Self {
             http,
-            charges_url: format!("{}/charges", base_url.trim_end_matches('/')),
-            ledger_url: format!("{}/ledger", base_url.trim_end_matches('/')),
+            charges_url,
+            ledger_url: format!("{base_url}/ledger"),
             merchant_token: merchant_token.to_owned(),
         })
     }
@@ -112,7 +117,7 @@ impl PaycoClient {
         loop {
             let sent = self
                 .http
-                .post(&self.charges_url)
+                .post(self.charges_url.clone())
                 .bearer_auth(&self.merchant_token)
                 .header(IDEMPOTENCY_KEY, format_key_header(key))
                 .json(request)
