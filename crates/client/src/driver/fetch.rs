@@ -206,8 +206,8 @@ async fn fetch(window: &web_sys::Window, url: &str, init: &RequestInit) -> Resul
 }
 
 fn text(error: &JsValue) -> String {
-    if let Some(e) = error.dyn_ref::<js_sys::Error>() {
-        return String::from(e.message());
+    if error.is_instance_of::<js_sys::Error>() {
+        return crate::journal::local_storage::text_member(error, "message");
     }
     error.as_string().unwrap_or_else(|| "fetch failed".into())
 }

@@ -188,8 +188,8 @@ fn describe(error: &JsValue) -> String {
 
 /// `object[name]` if it is a string, else `""`: an error's `name` and `message` read with
 /// `Reflect` (already in the package) rather than through imports of their own for
-/// `DOMException` and `Error`.
-fn text_member(object: &JsValue, name: &str) -> String {
+/// `DOMException` and `Error` (the fetch driver reads a failed fetch's `message` with it too).
+pub(crate) fn text_member(object: &JsValue, name: &str) -> String {
     js_sys::Reflect::get(object, &JsValue::from_str(name))
         .ok()
         .and_then(|v| v.as_string())
