@@ -40,9 +40,8 @@ impl IdempotentClient {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "ClientOptions")] options: JsValue,
     ) -> Result<IdempotentClient, JsValue> {
-        let config = read_options(&options)
-            .and_then(|config| check_endpoint(&config).map(|()| config))
-            .map_err(|message| error("invalidOptions", &message))?;
+        let config = read_options(&options)?;
+        check_endpoint(&config)?;
         // Housekeeping only: storage that cannot be reached now fails the first submit clearly.
         let _ = journal::prune_settled(&mut config.journal(), now_ms());
         Ok(IdempotentClient {
