@@ -217,8 +217,10 @@ pub(super) fn error(code: &str, message: &str) -> JsValue {
     error.into()
 }
 
-pub(super) fn journal_error(code: &str, e: &JournalError) -> JsValue {
-    error(code, &e.message())
+/// A journal that cannot be listed, as the `unavailable` error (one function every listing's
+/// `map_err` shares, where a closure each was a copy each).
+pub(super) fn unavailable(e: JournalError) -> JsValue {
+    error("unavailable", &e.message())
 }
 
 pub(super) fn start_error(e: StartError) -> JsValue {
