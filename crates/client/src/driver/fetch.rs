@@ -120,7 +120,7 @@ async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
         }
         Ok(init)
     };
-    let init = request().map_err(|e| Lost::Network(text(&e)))?;
+    let init = request().map_err(lost)?;
     exchange(&endpoint.url, init, attempt.deadline).await
 }
 
@@ -140,10 +140,9 @@ pub async fn request(
     body: Option<&str>,
     deadline: u64,
 ) -> Result<Reply, String> {
-    let (init, all) = request_init(method, headers).map_err(|e| text(&e))?;
+    let (init, all) = request_init(method, headers).map_err(text)?;
     if let Some(body) = body {
-        all.set("Content-Type", "application/json")
-            .map_err(|e| text(&e))?;
+        all.set("Content-Type", "application/json").map_err(text)?;
         init.set_body(&JsValue::from_str(body));
     }
     match exchange(url, init, deadline).await {
@@ -172,11 +171,11 @@ fn request_init(
 /// Sends `init` to `url`, aborting it (request and body read) at `deadline`.
 async fn exchange(url: &str, init: RequestInit, deadline: u64) -> Result<Reply, Lost> {
     let window = web_sys::window().ok_or_else(|| Lost::Network("no window".into()))?;
-    let controller = AbortController::new().map_err(|e| Lost::Network(text(&e)))?;
+    let controller = AbortController::new().map_err(lost)?;
     init.set_signal(Some(&controller.signal()));
     match first(fetch(&window, url, &init), sleep_until(deadline)).await {
         First::Left(Ok(reply)) => Ok(reply),
-        First::Left(Err(e)) => Err(Lost::Network(text(&e))),
+        First::Left(Err(e)) => Err(lost(e)),
         First::Right(()) => {
             // Cancels the request, or the body still being read.
             controller.abort();
@@ -205,9 +204,15 @@ async fn fetch(window: &web_sys::Window, url: &str, init: &RequestInit) -> Resul
     ))
 }
 
-fn text(error: &JsValue) -> String {
+fn text(error: JsValue) -> String {
     if error.is_instance_of::<js_sys::Error>() {
-        return crate::journal::local_storage::text_member(error, "message");
+        return crate::journal::local_storage::text_member(&error, "message");
     }
     error.as_string().unwrap_or_else(|| "fetch failed".into())
+}
+
+/// A failed fetch (or request setup) as [`Lost::Network`] with [`text`]: one function the
+/// `map_err` calls share, where a closure each was a copy each.
+fn lost(error: JsValue) -> Lost {
+    Lost::Network(text(error))
 }
