@@ -64,13 +64,10 @@ pub(super) fn outcome_object(outcome: &Outcome) -> Object {
     set_str(&js, "durability", durability);
     if let OutcomeKind::Unknown { last_error } = &outcome.kind {
         // None with attempts sent: a record resumed after a reload, whose failures were not kept.
-        let text = match last_error {
-            Some(failure) => Some(failure.message()),
-            None if outcome.attempts == 0 => Some("no attempt sent".to_owned()),
-            None => None,
-        };
-        if let Some(text) = text {
-            set_str(&js, "lastError", &text);
+        match last_error {
+            Some(failure) => set_str(&js, "lastError", &failure.message()),
+            None if outcome.attempts == 0 => set_str(&js, "lastError", "no attempt sent"),
+            None => {}
         }
     }
     js
