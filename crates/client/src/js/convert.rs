@@ -210,7 +210,7 @@ fn lossy(mut bytes: &[u8]) -> String {
 pub(super) fn error(code: &str, message: &str) -> JsValue {
     let error = js_sys::Error::new(message);
     error.set_name("IdempotencyError");
-    let _ = Reflect::set(&error, &JsValue::from_str("code"), &JsValue::from_str(code));
+    set_str(&error, "code", code);
     error.into()
 }
 
