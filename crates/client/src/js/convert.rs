@@ -209,7 +209,8 @@ fn lossy(mut bytes: &[u8]) -> String {
 /// An `Error` named `IdempotencyError` with a machine-readable `code`.
 pub(super) fn error(code: &str, message: &str) -> JsValue {
     let error = js_sys::Error::new(message);
-    error.set_name("IdempotencyError");
+    // `name` set as any member (`error.name = ...`, what `Error::set_name` does), one import fewer.
+    set_str(&error, "name", "IdempotencyError");
     set_str(&error, "code", code);
     error.into()
 }
