@@ -97,7 +97,7 @@ const figures = [
     id: 'bundle.sdk.gz',
     name: 'SDK package (target/sdk-pkg *.wasm + *.js), gzip -9',
     value: `${kb(sdk.gz)} (brotli ${kb(sdk.br)}, raw ${kb(sdk.raw)})`,
-    // Issue 30's target (the package's own budget, which `make sdk` enforces, is 45.5 KB).
+    // Issue 30's target (the package's own budget, which `make sdk` enforces, is 44.8 KB).
     target: '≤ 45 KB',
     ratio: sdk.gz / (45 * KB),
     limit: 1,

@@ -54,46 +54,45 @@ fn write_value(out: &mut String, value: &JsValue, depth: usize) -> Result<(), &'
             }
         };
         write_number(out, &JsValue::from_f64(number))?;
-    } else if Array::is_array(value) {
-        let depth = depth.checked_sub(1).ok_or("nested too deeply")?;
-        let array: &Array = value.unchecked_ref();
-        out.push('[');
-        for (i, item) in array.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            write_value(out, &item, depth)?;
-        }
-        out.push(']');
     } else if value.is_object() {
+        // Arrays and objects share one writing loop: an array's items as members without names.
         let depth = depth.checked_sub(1).ok_or("nested too deeply")?;
-        let entries = if let Some(map) = value.dyn_ref::<js_sys::Map>() {
-            Array::from(&map.entries())
-        } else if is_bytes(value)
-            || Reflect::has(value, &js_sys::Symbol::iterator()).unwrap_or(true)
-        {
-            return Err("unsupported value (byte array or iterable)");
-        } else {
-            Object::entries(value.unchecked_ref())
-        };
+        let array = Array::is_array(value);
         let mut members: Vec<(String, JsValue)> = Vec::new();
-        for entry in entries.iter() {
-            let entry: Array = entry.unchecked_into();
-            let name = entry.get(0).as_string().ok_or("a non-string key")?;
-            members.push((name, entry.get(1)));
+        if array {
+            for item in value.unchecked_ref::<Array>().iter() {
+                members.push((String::new(), item));
+            }
+        } else {
+            let entries = if let Some(map) = value.dyn_ref::<js_sys::Map>() {
+                Array::from(&map.entries())
+            } else if is_bytes(value)
+                || Reflect::has(value, &js_sys::Symbol::iterator()).unwrap_or(true)
+            {
+                return Err("unsupported value (byte array or iterable)");
+            } else {
+                Object::entries(value.unchecked_ref())
+            };
+            for entry in entries.iter() {
+                let entry: Array = entry.unchecked_into();
+                let name = entry.get(0).as_string().ok_or("a non-string key")?;
+                members.push((name, entry.get(1)));
+            }
+            // RFC 8785 §3.2.3: sorted by UTF-16 code units.
+            sort_by(&mut members, |a, b| utf16_less(&a.0, &b.0));
         }
-        // RFC 8785 §3.2.3: sorted by UTF-16 code units.
-        sort_by(&mut members, |a, b| utf16_less(&a.0, &b.0));
-        out.push('{');
+        out.push(if array { '[' } else { '{' });
         for (i, (name, item)) in members.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
-            write_str(out, name);
-            out.push(':');
+            if !array {
+                write_str(out, name);
+                out.push(':');
+            }
             write_value(out, item, depth)?;
         }
-        out.push('}');
+        out.push(if array { ']' } else { '}' });
     } else {
         return Err("unsupported value (function or symbol)");
     }

@@ -7,7 +7,7 @@ use web_sys::{AbortController, Headers, RequestInit, Response};
 use super::timer::{first, sleep_until, First};
 use super::{now_ms, MathRandom};
 use crate::journal::Journal;
-use crate::operation::{Action, Attempt, Operation};
+use crate::operation::{key_string, Action, Attempt, Operation};
 use crate::outcome::Outcome;
 use crate::reply::{Reply, FIRST_SENT_HEADER, IDEMPOTENCY_KEY_HEADER};
 
@@ -101,11 +101,7 @@ async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
     let request = || -> Result<RequestInit, JsValue> {
         let (init, headers) = request_init(attempt.method.as_str(), &endpoint.headers)?;
         if let Some(key) = attempt.key {
-            let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-            headers.set(
-                IDEMPOTENCY_KEY_HEADER,
-                key.hyphenated().encode_lower(&mut buf),
-            )?;
+            headers.set(IDEMPOTENCY_KEY_HEADER, &key_string(key))?;
         }
         if let Some(first_sent) = attempt.first_sent_header().filter(|_| endpoint.first_sent) {
             headers.set(FIRST_SENT_HEADER, &first_sent)?;
@@ -120,7 +116,7 @@ async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
         }
         Ok(init)
     };
-    let init = request().map_err(|e| Lost::Network(text(&e)))?;
+    let init = request().map_err(lost)?;
     exchange(&endpoint.url, init, attempt.deadline).await
 }
 
@@ -140,10 +136,9 @@ pub async fn request(
     body: Option<&str>,
     deadline: u64,
 ) -> Result<Reply, String> {
-    let (init, all) = request_init(method, headers).map_err(|e| text(&e))?;
+    let (init, all) = request_init(method, headers).map_err(text)?;
     if let Some(body) = body {
-        all.set("Content-Type", "application/json")
-            .map_err(|e| text(&e))?;
+        all.set("Content-Type", "application/json").map_err(text)?;
         init.set_body(&JsValue::from_str(body));
     }
     match exchange(url, init, deadline).await {
@@ -172,11 +167,11 @@ fn request_init(
 /// Sends `init` to `url`, aborting it (request and body read) at `deadline`.
 async fn exchange(url: &str, init: RequestInit, deadline: u64) -> Result<Reply, Lost> {
     let window = web_sys::window().ok_or_else(|| Lost::Network("no window".into()))?;
-    let controller = AbortController::new().map_err(|e| Lost::Network(text(&e)))?;
+    let controller = AbortController::new().map_err(lost)?;
     init.set_signal(Some(&controller.signal()));
     match first(fetch(&window, url, &init), sleep_until(deadline)).await {
         First::Left(Ok(reply)) => Ok(reply),
-        First::Left(Err(e)) => Err(Lost::Network(text(&e))),
+        First::Left(Err(e)) => Err(lost(e)),
         First::Right(()) => {
             // Cancels the request, or the body still being read.
             controller.abort();
@@ -205,9 +200,15 @@ async fn fetch(window: &web_sys::Window, url: &str, init: &RequestInit) -> Resul
     ))
 }
 
-fn text(error: &JsValue) -> String {
-    if let Some(e) = error.dyn_ref::<js_sys::Error>() {
-        return String::from(e.message());
+fn text(error: JsValue) -> String {
+    if error.is_instance_of::<js_sys::Error>() {
+        return crate::journal::local_storage::text_member(&error, "message");
     }
     error.as_string().unwrap_or_else(|| "fetch failed".into())
+}
+
+/// A failed fetch (or request setup) as [`Lost::Network`] with [`text`]: one function the
+/// `map_err` calls share, where a closure each was a copy each.
+fn lost(error: JsValue) -> Lost {
+    Lost::Network(text(error))
 }

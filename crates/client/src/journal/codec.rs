@@ -19,6 +19,7 @@ use super::record::{
 use crate::digest::sha256_hex;
 use crate::json::{write_str, write_u64};
 use crate::method::Method;
+use crate::operation::write_key;
 use crate::outcome::Failure;
 use crate::Json;
 
@@ -89,11 +90,10 @@ pub fn encode_settled(settled: &SettledRecord) -> String {
 
 /// `,"name":..,"key":..,"method":..`, the members every entry starts with.
 fn write_identity(out: &mut String, name: &str, key: Uuid, method: Method) {
-    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
     out.push_str(",\"name\":");
     write_str(out, name);
     out.push_str(",\"key\":\"");
-    out.push_str(key.hyphenated().encode_lower(&mut buf));
+    write_key(out, key);
     out.push_str("\",\"method\":\"");
     out.push_str(method.as_str());
     out.push('"');
@@ -168,9 +168,31 @@ pub fn decode(name: &str, text: &str) -> Result<Record, JournalError> {
     }
 }
 
+/// The members every entry of format 1 to 3 has, each present with its type: name, key,
+/// method, fingerprint, attempts, createdAt (read once for both kinds of entry).
+struct Identity {
+    name: String,
+    key: Uuid,
+    method: Method,
+    fingerprint: String,
+    attempts: u32,
+    created_at: u64,
+}
+
+fn identity(value: &Json) -> Option<Identity> {
+    let text = |field: &str| value.get(field)?.as_str();
+    Some(Identity {
+        name: text("name")?.to_owned(),
+        key: Uuid::try_parse(text("key")?).ok()?,
+        method: Method::from_name(text("method")?)?,
+        fingerprint: text("fingerprint")?.to_owned(),
+        attempts: u32::try_from(value.get("attempts")?.as_u64()?).ok()?,
+        created_at: value.get("createdAt")?.as_u64()?,
+    })
+}
+
 /// A format-1 record: every field present, with its type.
 fn strict(version: u32, value: &Json) -> Option<Record> {
-    let string = |field: &str| value.get(field)?.as_str().map(str::to_owned);
     let state = value.get("state")?;
     let state = match state.get("status")?.as_str()? {
         "pending" => RecordState::Pending,
@@ -182,15 +204,17 @@ fn strict(version: u32, value: &Json) -> Option<Record> {
         },
         _ => return None,
     };
+    let body = value.get("body")?.as_str()?.to_owned();
+    let id = identity(value)?;
     Some(Record {
         version,
-        name: string("name")?,
-        key: Uuid::try_parse(value.get("key")?.as_str()?).ok()?,
-        method: Method::from_name(value.get("method")?.as_str()?)?,
-        body: string("body")?,
-        fingerprint: string("fingerprint")?,
-        attempts: u32::try_from(value.get("attempts")?.as_u64()?).ok()?,
-        created_at: value.get("createdAt")?.as_u64()?,
+        name: id.name,
+        key: id.key,
+        method: id.method,
+        body,
+        fingerprint: id.fingerprint,
+        attempts: id.attempts,
+        created_at: id.created_at,
         state,
     })
 }
@@ -202,17 +226,20 @@ fn settled_strict(version: u32, value: &Json) -> Option<SettledRecord> {
     if state.get("status")?.as_str()? != "settled" {
         return None;
     }
+    let status = u16::try_from(state.get("httpStatus")?.as_u64()?).ok()?;
+    let (settled_at, expires_at) = (number("settledAt")?, number("expiresAt")?);
+    let id = identity(value)?;
     Some(SettledRecord {
         version,
-        name: value.get("name")?.as_str()?.to_owned(),
-        key: Uuid::try_parse(value.get("key")?.as_str()?).ok()?,
-        method: Method::from_name(value.get("method")?.as_str()?)?,
-        fingerprint: value.get("fingerprint")?.as_str()?.to_owned(),
-        attempts: u32::try_from(number("attempts")?).ok()?,
-        created_at: number("createdAt")?,
-        settled_at: number("settledAt")?,
-        expires_at: number("expiresAt")?,
-        status: u16::try_from(state.get("httpStatus")?.as_u64()?).ok()?,
+        name: id.name,
+        key: id.key,
+        method: id.method,
+        fingerprint: id.fingerprint,
+        attempts: id.attempts,
+        created_at: id.created_at,
+        settled_at,
+        expires_at,
+        status,
     })
 }
 

@@ -160,12 +160,11 @@ impl Journal for LocalStorageJournal {
 /// Maps a failed write: quota errors by name (Chromium, WebKit) or Firefox's name, else
 /// a generic write error.
 fn write_error(error: JsValue) -> JournalError {
-    let quota = error.dyn_ref::<DomException>().is_some_and(|e| {
-        matches!(
-            e.name().as_str(),
+    let quota = error.is_instance_of::<DomException>()
+        && matches!(
+            text_member(&error, "name").as_str(),
             "QuotaExceededError" | "NS_ERROR_DOM_QUOTA_REACHED"
-        )
-    });
+        );
     if quota {
         JournalError::QuotaExceeded
     } else {
@@ -173,15 +172,26 @@ fn write_error(error: JsValue) -> JournalError {
     }
 }
 
-/// `"Name: message"` for a DOMException, else the value's string form.
+/// `"name: message"` for a DOMException or an Error, else the value's string form.
 fn describe(error: &JsValue) -> String {
-    // Concatenating `&str`s everywhere keeps one copy of `concat` in the package.
-    if let Some(e) = error.dyn_ref::<DomException>() {
-        return [e.name().as_str(), ": ", e.message().as_str()].concat();
-    }
-    if let Some(e) = error.dyn_ref::<js_sys::Error>() {
-        let (name, message) = (String::from(e.name()), String::from(e.message()));
-        return [name.as_str(), ": ", message.as_str()].concat();
+    // A DOMException is an Error in today's browsers, not in every older one: both checked.
+    if error.is_instance_of::<DomException>() || error.is_instance_of::<js_sys::Error>() {
+        return [
+            text_member(error, "name").as_str(),
+            ": ",
+            text_member(error, "message").as_str(),
+        ]
+        .concat();
     }
     error.as_string().unwrap_or_else(|| "unknown error".into())
+}
+
+/// `object[name]` if it is a string, else `""`: an error's `name` and `message` read with
+/// `Reflect` (already in the package) rather than through imports of their own for
+/// `DOMException` and `Error` (the fetch driver reads a failed fetch's `message` with it too).
+pub(crate) fn text_member(object: &JsValue, name: &str) -> String {
+    js_sys::Reflect::get(object, &JsValue::from_str(name))
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
 }

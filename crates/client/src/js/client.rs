@@ -14,8 +14,8 @@ use wasm_bindgen_futures::future_to_promise;
 use web_sys::StorageEvent;
 
 use super::convert::{
-    change_object, error, journal_error, outcome_object, pending_object, reconciliation_object,
-    settled_object, start_error,
+    change_object, error, outcome_object, pending_object, reconciliation_object, settled_object,
+    start_error, unavailable,
 };
 use super::in_flight::{Found, InFlight};
 use super::options::{check_endpoint, read_options, Config};
@@ -40,9 +40,8 @@ impl IdempotentClient {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "ClientOptions")] options: JsValue,
     ) -> Result<IdempotentClient, JsValue> {
-        let config = read_options(&options)
-            .and_then(|config| check_endpoint(&config).map(|()| config))
-            .map_err(|message| error("invalidOptions", &message))?;
+        let config = read_options(&options)?;
+        check_endpoint(&config)?;
         // Housekeeping only: storage that cannot be reached now fails the first submit clearly.
         let _ = journal::prune_settled(&mut config.journal(), now_ms());
         Ok(IdempotentClient {
@@ -103,9 +102,7 @@ impl IdempotentClient {
         let journal = self.config.journal();
         // One listing, each record read under its own name: zipping `journal::pending` with a
         // second `names()` paired records with the wrong names once another tab removed one.
-        let names = journal
-            .names()
-            .map_err(|e| journal_error("unavailable", &e))?;
+        let names = journal.names().map_err(unavailable)?;
         // A loop, not `filter_map(..).collect()`: no iterator adapter instance of its own (−109 B gzip).
         let list = Array::new();
         for name in &names {
@@ -121,8 +118,7 @@ impl IdempotentClient {
     /// is refused until `discard(name)`.
     #[wasm_bindgen(unchecked_return_type = "SettledOperation[]")]
     pub fn settled(&self) -> Result<JsValue, JsValue> {
-        let listed = journal::settled(&self.config.journal(), now_ms())
-            .map_err(|e| journal_error("unavailable", &e))?;
+        let listed = journal::settled(&self.config.journal(), now_ms()).map_err(unavailable)?;
         // A loop, as in `pending`: `collect` into an `Array` was an instance of its own.
         let list = Array::new();
         for settled in &listed {
@@ -137,13 +133,8 @@ impl IdempotentClient {
     /// writes its own entry when it settles.
     pub fn discard(&self, name: String) -> Result<bool, JsValue> {
         let mut journal = self.config.journal();
-        let present = journal
-            .names()
-            .map_err(|e| journal_error("unavailable", &e))?
-            .contains(&name);
-        journal
-            .remove(&name)
-            .map_err(|e| journal_error("unavailable", &e))?;
+        let present = journal.names().map_err(unavailable)?.contains(&name);
+        journal.remove(&name).map_err(unavailable)?;
         Ok(present)
     }
 

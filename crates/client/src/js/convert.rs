@@ -13,14 +13,28 @@ pub(super) fn set(target: &Object, name: &str, value: &JsValue) {
     let _ = Reflect::set(target, &JsValue::from_str(name), value);
 }
 
+/// `target[name] = value` for a string `value`: one call where each member was three (the
+/// string's `JsValue`, the `set`, its drop).
+#[inline(never)]
+fn set_str(target: &Object, name: &str, value: &str) {
+    set(target, name, &JsValue::from_str(value));
+}
+
+/// `target[name] = value` for a number (milliseconds since the epoch are exact as a double far
+/// beyond any real date).
+#[inline(never)]
+fn set_number(target: &Object, name: &str, value: f64) {
+    set(target, name, &JsValue::from_f64(value));
+}
+
 /// `Outcome` as the plain JS object of the TypeScript `Outcome` interface.
 pub(super) fn outcome_object(outcome: &Outcome) -> Object {
     let js = Object::new();
-    set(&js, "name", &JsValue::from_str(&outcome.name));
-    set(&js, "kind", &JsValue::from_str(outcome.kind.name()));
+    set_str(&js, "name", &outcome.name);
+    set_str(&js, "kind", outcome.kind.name());
     match &outcome.kind {
         OutcomeKind::Succeeded { status, body } | OutcomeKind::Replayed { status, body } => {
-            set(&js, "status", &JsValue::from(*status));
+            set_number(&js, "status", f64::from(*status));
             set(&js, "body", &body_value(body));
         }
         OutcomeKind::Rejected {
@@ -28,7 +42,7 @@ pub(super) fn outcome_object(outcome: &Outcome) -> Object {
             body,
             problem,
         } => {
-            set(&js, "status", &JsValue::from(*status));
+            set_number(&js, "status", f64::from(*status));
             set(&js, "body", &body_value(body));
             if let Some(problem) = problem {
                 set(&js, "problem", &problem_object(problem));
@@ -41,22 +55,19 @@ pub(super) fn outcome_object(outcome: &Outcome) -> Object {
         None => JsValue::NULL,
     };
     set(&js, "key", &key);
-    set(&js, "attempts", &JsValue::from(outcome.attempts));
+    set_number(&js, "attempts", f64::from(outcome.attempts));
     let durability = match outcome.durability {
         Durability::Journaled => "journaled",
         Durability::MemoryOnly => "memoryOnly",
         Durability::Unkeyed => "unkeyed",
     };
-    set(&js, "durability", &JsValue::from_str(durability));
+    set_str(&js, "durability", durability);
     if let OutcomeKind::Unknown { last_error } = &outcome.kind {
         // None with attempts sent: a record resumed after a reload, whose failures were not kept.
-        let text = match last_error {
-            Some(failure) => Some(failure.message()),
-            None if outcome.attempts == 0 => Some("no attempt sent".to_owned()),
-            None => None,
-        };
-        if let Some(text) = text {
-            set(&js, "lastError", &JsValue::from_str(&text));
+        match last_error {
+            Some(failure) => set_str(&js, "lastError", &failure.message()),
+            None if outcome.attempts == 0 => set_str(&js, "lastError", "no attempt sent"),
+            None => {}
         }
     }
     js
@@ -72,8 +83,8 @@ pub(super) fn reconciliation_object(outcome: &Outcome, state: &KeyState) -> Obje
             lease_age_ms,
             lease_left_ms,
         } => {
-            set(&js, "leaseAgeMs", &time(*lease_age_ms));
-            set(&js, "leaseLeftMs", &time(*lease_left_ms));
+            set_number(&js, "leaseAgeMs", *lease_age_ms as f64);
+            set_number(&js, "leaseLeftMs", *lease_left_ms as f64);
             "inFlight"
         }
         KeyState::Released => "released",
@@ -92,7 +103,7 @@ pub(super) fn reconciliation_object(outcome: &Outcome, state: &KeyState) -> Obje
         KeyState::NotFound => "notFound",
         KeyState::BoundToAnotherRequest => "anotherRequest",
     };
-    set(&js, "reconciled", &JsValue::from_str(how));
+    set_str(&js, "reconciled", how);
     js
 }
 
@@ -101,13 +112,13 @@ fn problem_object(problem: &Problem) -> Object {
     let js = Object::new();
     let text = |name: &str, value: &Option<String>| {
         if let Some(value) = value {
-            set(&js, name, &JsValue::from_str(value));
+            set_str(&js, name, value);
         }
     };
     text("type", &problem.kind);
     text("title", &problem.title);
     if let Some(status) = problem.status {
-        set(&js, "status", &JsValue::from(status));
+        set_number(&js, "status", f64::from(status));
     }
     text("detail", &problem.detail);
     js
@@ -116,20 +127,20 @@ fn problem_object(problem: &Problem) -> Object {
 /// A record as the TypeScript `PendingOperation`.
 pub(super) fn pending_object(name: &str, record: Result<Record, JournalError>) -> Object {
     let js = Object::new();
-    set(&js, "name", &JsValue::from_str(name));
+    set_str(&js, "name", name);
     match record {
         Ok(record) => {
-            set(&js, "key", &JsValue::from_str(&key_string(record.key)));
-            set(&js, "attempts", &JsValue::from(record.attempts));
-            set(&js, "createdAt", &time(record.created_at));
+            set_str(&js, "key", &key_string(record.key));
+            set_number(&js, "attempts", f64::from(record.attempts));
+            set_number(&js, "createdAt", record.created_at as f64);
             let status = match record.state {
                 RecordState::Pending => "pending",
                 RecordState::Unknown { .. } => "unknown",
             };
-            set(&js, "status", &JsValue::from_str(status));
+            set_str(&js, "status", status);
             set(&js, "payload", &body_value(record.body.as_bytes()));
         }
-        Err(e) => set(&js, "error", &JsValue::from_str(&e.message())),
+        Err(e) => set_str(&js, "error", &e.message()),
     }
     js
 }
@@ -137,20 +148,20 @@ pub(super) fn pending_object(name: &str, record: Result<Record, JournalError>) -
 /// A settled entry as the TypeScript `SettledOperation`.
 pub(super) fn settled_object(settled: &SettledRecord) -> Object {
     let js = Object::new();
-    set(&js, "name", &JsValue::from_str(&settled.name));
-    set(&js, "key", &JsValue::from_str(&key_string(settled.key)));
-    set(&js, "status", &JsValue::from(settled.status));
-    set(&js, "attempts", &JsValue::from(settled.attempts));
-    set(&js, "createdAt", &time(settled.created_at));
-    set(&js, "settledAt", &time(settled.settled_at));
-    set(&js, "expiresAt", &time(settled.expires_at));
+    set_str(&js, "name", &settled.name);
+    set_str(&js, "key", &key_string(settled.key));
+    set_number(&js, "status", f64::from(settled.status));
+    set_number(&js, "attempts", f64::from(settled.attempts));
+    set_number(&js, "createdAt", settled.created_at as f64);
+    set_number(&js, "settledAt", settled.settled_at as f64);
+    set_number(&js, "expiresAt", settled.expires_at as f64);
     js
 }
 
 /// An entry change from the `storage` event as the TypeScript `JournalChange`.
 pub(super) fn change_object(name: &str, entry: Option<Result<Entry, JournalError>>) -> Object {
     let js = Object::new();
-    set(&js, "name", &JsValue::from_str(name));
+    set_str(&js, "name", name);
     let (record, settled) = match entry {
         None => (JsValue::NULL, JsValue::NULL),
         Some(Ok(Entry::Settled(s))) => (JsValue::NULL, settled_object(&s).into()),
@@ -160,11 +171,6 @@ pub(super) fn change_object(name: &str, entry: Option<Result<Entry, JournalError
     set(&js, "record", &record);
     set(&js, "settled", &settled);
     js
-}
-
-/// Milliseconds since the epoch as a JS number: exact as a double far beyond any real date.
-fn time(ms: u64) -> JsValue {
-    JsValue::from_f64(ms as f64)
 }
 
 /// A body as JSON when it parses (`JSON.parse`), else as text.
@@ -203,13 +209,16 @@ fn lossy(mut bytes: &[u8]) -> String {
 /// An `Error` named `IdempotencyError` with a machine-readable `code`.
 pub(super) fn error(code: &str, message: &str) -> JsValue {
     let error = js_sys::Error::new(message);
-    error.set_name("IdempotencyError");
-    let _ = Reflect::set(&error, &JsValue::from_str("code"), &JsValue::from_str(code));
+    // `name` set as any member (`error.name = ...`, what `Error::set_name` does), one import fewer.
+    set_str(&error, "name", "IdempotencyError");
+    set_str(&error, "code", code);
     error.into()
 }
 
-pub(super) fn journal_error(code: &str, e: &JournalError) -> JsValue {
-    error(code, &e.message())
+/// A journal that cannot be listed, as the `unavailable` error (one function every listing's
+/// `map_err` shares, where a closure each was a copy each).
+pub(super) fn unavailable(e: JournalError) -> JsValue {
+    error("unavailable", &e.message())
 }
 
 pub(super) fn start_error(e: StartError) -> JsValue {

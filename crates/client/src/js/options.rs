@@ -4,6 +4,7 @@
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
+use super::convert::error;
 use crate::driver::fetch::Endpoint;
 use crate::driver::timer::MAX_TIMER_MS;
 use crate::journal::local_storage::{LocalStorageJournal, DEFAULT_PREFIX};
@@ -91,19 +92,21 @@ fn origin_of(url: &str) -> &str {
 
 /// Reads `ClientOptions` as serde did (undefined members take their defaults; `null` too where
 /// the TypeScript type allows it), field by field, without serde.
-pub(super) fn read_options(options: &JsValue) -> Result<Config, String> {
+pub(super) fn read_options(options: &JsValue) -> Result<Config, JsValue> {
     if !options.is_object() {
-        return Err("options must be an object".into());
+        return Err(bad("options must be an object"));
     }
     let endpoint = member(options, "endpoint")
         .and_then(|v| v.as_string())
-        .ok_or("options.endpoint must be a string")?;
+        .ok_or_else(|| bad("options.endpoint must be a string"))?;
     let method = match member(options, "method").filter(|v| !v.is_null()) {
         None => Method::Post,
         Some(v) => v
             .as_string()
             .and_then(|name| Method::from_name(&name))
-            .ok_or("options.method must be one of POST, PATCH, PUT, DELETE, GET, HEAD")?,
+            .ok_or_else(|| {
+                bad("options.method must be one of POST, PATCH, PUT, DELETE, GET, HEAD")
+            })?,
     };
     let always_key = boolean(options, "options.", "alwaysKey")?.unwrap_or(false);
     let allow_memory_only = boolean(options, "options.", "allowMemoryOnly")?.unwrap_or(false);
@@ -112,18 +115,18 @@ pub(super) fn read_options(options: &JsValue) -> Result<Config, String> {
         None => DEFAULT_PREFIX.to_owned(),
         Some(v) => v
             .as_string()
-            .ok_or("options.storagePrefix must be a string")?,
+            .ok_or_else(|| bad("options.storagePrefix must be a string"))?,
     };
     let mut headers = Vec::new();
     if let Some(object) = member(options, "headers") {
         if !object.is_object() {
-            return Err("options.headers must be an object".into());
+            return Err(bad("options.headers must be an object"));
         }
         for entry in Object::entries(object.unchecked_ref()).iter() {
             let entry: Array = entry.unchecked_into();
             let (Some(name), Some(value)) = (entry.get(0).as_string(), entry.get(1).as_string())
             else {
-                return Err("options.headers values must be strings".into());
+                return Err(bad("options.headers values must be strings"));
             };
             headers.push((name, value));
         }
@@ -131,24 +134,25 @@ pub(super) fn read_options(options: &JsValue) -> Result<Config, String> {
     }
     let settle_without_locks_ms = match member(options, "settleWithoutLocksMs") {
         None => DEFAULT_SETTLE_WITHOUT_LOCKS_MS,
-        Some(v) => integer(&v, MAX_TIMER_MS)
-            .ok_or("options.settleWithoutLocksMs must be an integer from 0 to 2147483647")?,
+        Some(v) => integer(&v, MAX_TIMER_MS).ok_or_else(|| {
+            bad("options.settleWithoutLocksMs must be an integer from 0 to 2147483647")
+        })?,
     };
     let key_state_url = match member(options, "keyStateUrl").filter(|v| !v.is_null()) {
         None => split_key(&[origin_of(&endpoint), KEY_STATE_PATH].concat()),
         Some(v) => v.as_string().as_deref().and_then(split_key),
     }
-    .ok_or("options.keyStateUrl must be a string containing {key}")?;
+    .ok_or_else(|| bad("options.keyStateUrl must be a string containing {key}"))?;
     let mut policy = RetryPolicy::default();
     if let Some(p) = member(options, "policy") {
         if !p.is_object() {
-            return Err("options.policy must be an object".into());
+            return Err(bad("options.policy must be an object"));
         }
-        let ms = |name: &str, default: u64| -> Result<u64, String> {
+        let ms = |name: &str, default: u64| -> Result<u64, JsValue> {
             match member(&p, name) {
                 None => Ok(default),
                 Some(v) => integer(&v, u64::MAX).ok_or_else(|| {
-                    ["options.policy.", name, " must be a non-negative integer"].concat()
+                    bad(&["options.policy.", name, " must be a non-negative integer"].concat())
                 }),
             }
         };
@@ -162,7 +166,9 @@ pub(super) fn read_options(options: &JsValue) -> Result<Config, String> {
             Some(v) => Some(
                 integer(&v, u64::from(u32::MAX))
                     .and_then(|n| u32::try_from(n).ok())
-                    .ok_or("options.policy.maxAttempts must be a non-negative integer or null")?,
+                    .ok_or_else(|| {
+                        bad("options.policy.maxAttempts must be a non-negative integer or null")
+                    })?,
             ),
         };
     }
@@ -193,21 +199,21 @@ pub(super) fn read_options(options: &JsValue) -> Result<Config, String> {
 /// Checks that `fetch` can send to the endpoint and the key-state URL at all: URLs the
 /// `Request` constructor parses and headers it accepts. Otherwise every attempt would fail the
 /// same way, be reported as a network error and be retried until the window closes.
-pub(super) fn check_endpoint(config: &Config) -> Result<(), String> {
+pub(super) fn check_endpoint(config: &Config) -> Result<(), JsValue> {
     let endpoint = &config.endpoint;
-    let headers = web_sys::Headers::new().map_err(|_| "cannot build request headers")?;
+    let headers = web_sys::Headers::new().map_err(|_| bad("cannot build request headers"))?;
     for (name, value) in &endpoint.headers {
-        headers
-            .append(name, value)
-            .map_err(|_| ["options.headers has an invalid header: ", name.as_str()].concat())?;
+        headers.append(name, value).map_err(|_| {
+            bad(&["options.headers has an invalid header: ", name.as_str()].concat())
+        })?;
     }
     let init = web_sys::RequestInit::new();
     init.set_headers(&headers);
     web_sys::Request::new_with_str_and_init(&endpoint.url, &init)
-        .map_err(|_| "options.endpoint is not a URL fetch accepts")?;
+        .map_err(|_| bad("options.endpoint is not a URL fetch accepts"))?;
     let sample = config.key_state_url("00000000-0000-4000-8000-000000000000");
     web_sys::Request::new_with_str_and_init(&sample, &init)
-        .map_err(|_| "options.keyStateUrl is not a URL fetch accepts")?;
+        .map_err(|_| bad("options.keyStateUrl is not a URL fetch accepts"))?;
     Ok(())
 }
 
@@ -219,14 +225,21 @@ fn member(object: &JsValue, name: &str) -> Option<JsValue> {
 }
 
 /// An optional boolean member, `path` the object's own (`options.`) for the message.
-fn boolean(object: &JsValue, path: &str, name: &str) -> Result<Option<bool>, String> {
+fn boolean(object: &JsValue, path: &str, name: &str) -> Result<Option<bool>, JsValue> {
     match member(object, name) {
         None => Ok(None),
         Some(v) => v
             .as_bool()
             .map(Some)
-            .ok_or_else(|| [path, name, " must be a boolean"].concat()),
+            .ok_or_else(|| bad(&[path, name, " must be a boolean"].concat())),
     }
+}
+
+/// The `invalidOptions` error with `message`, built where the problem is found: no `String`
+/// for a constant message carried back to the constructor.
+#[inline(never)]
+fn bad(message: &str) -> JsValue {
+    error("invalidOptions", message)
 }
 
 /// A JS number that is an integer in `0..=max` (and a safe integer), as serde read a `u64`.
