@@ -7,7 +7,7 @@ use web_sys::{AbortController, Headers, RequestInit, Response};
 use super::timer::{first, sleep_until, First};
 use super::{now_ms, MathRandom};
 use crate::journal::Journal;
-use crate::operation::{key_string, Action, Attempt, Operation};
+use crate::operation::{Action, Attempt, Operation};
 use crate::outcome::Outcome;
 use crate::reply::{Reply, FIRST_SENT_HEADER, IDEMPOTENCY_KEY_HEADER};
 
@@ -101,7 +101,11 @@ async fn send(endpoint: &Endpoint, attempt: &Attempt) -> Result<Reply, Lost> {
     let request = || -> Result<RequestInit, JsValue> {
         let (init, headers) = request_init(attempt.method.as_str(), &endpoint.headers)?;
         if let Some(key) = attempt.key {
-            headers.set(IDEMPOTENCY_KEY_HEADER, &key_string(key))?;
+            let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+            headers.set(
+                IDEMPOTENCY_KEY_HEADER,
+                key.hyphenated().encode_lower(&mut buf),
+            )?;
         }
         if let Some(first_sent) = attempt.first_sent_header().filter(|_| endpoint.first_sent) {
             headers.set(FIRST_SENT_HEADER, &first_sent)?;

@@ -19,7 +19,6 @@ use super::record::{
 use crate::digest::sha256_hex;
 use crate::json::{write_str, write_u64};
 use crate::method::Method;
-use crate::operation::write_key;
 use crate::outcome::Failure;
 use crate::Json;
 
@@ -90,10 +89,11 @@ pub fn encode_settled(settled: &SettledRecord) -> String {
 
 /// `,"name":..,"key":..,"method":..`, the members every entry starts with.
 fn write_identity(out: &mut String, name: &str, key: Uuid, method: Method) {
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
     out.push_str(",\"name\":");
     write_str(out, name);
     out.push_str(",\"key\":\"");
-    write_key(out, key);
+    out.push_str(key.hyphenated().encode_lower(&mut buf));
     out.push_str("\",\"method\":\"");
     out.push_str(method.as_str());
     out.push('"');

@@ -569,42 +569,6 @@ impl Operation {
 
 /// A key as the hyphenated lowercase text the header carries (without `core::fmt`).
 pub(crate) fn key_string(key: Uuid) -> String {
-    let mut out = String::with_capacity(36);
-    write_key(&mut out, key);
-    out
-}
-
-/// Appends `key` as hyphenated lowercase hex (`8-4-4-4-12` digits, what uuid's
-/// `hyphenated().encode_lower` writes: a test holds them together). A loop of a few lines,
-/// where uuid's encoder took more than 0.4 KB of the package's `.wasm`.
-pub(crate) fn write_key(out: &mut String, key: Uuid) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for (i, byte) in key.as_bytes().iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            out.push('-');
-        }
-        out.push(char::from(HEX[usize::from(byte >> 4)]));
-        out.push(char::from(HEX[usize::from(byte & 0xF)]));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use uuid::Uuid;
-
-    use super::key_string;
-
-    #[test]
-    fn keys_are_written_as_uuids_hyphenated_lowercase_form() {
-        for key in [
-            Uuid::nil(),
-            Uuid::max(),
-            Uuid::from_u128(7),
-            Uuid::from_u128(0x0123_4567_89ab_cdef_fedc_ba98_7654_3210),
-            Uuid::from_u128(0xa0b1_c2d3_e4f5_4a6b_8c7d_9e8f_0a1b_2c3d),
-        ] {
-            let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-            assert_eq!(key_string(key), *key.hyphenated().encode_lower(&mut buf));
-        }
-    }
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    key.hyphenated().encode_lower(&mut buf).to_owned()
 }
