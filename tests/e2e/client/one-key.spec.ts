@@ -168,7 +168,9 @@ test('a settled operation keeps its key: a duplicate submit is replayed, another
   // Stored: the key and fingerprint, not the payload, not the answer.
   const stored = await page.evaluate(() => localStorage.getItem('idem:checkout:cart-7'));
   expect(JSON.parse(stored!)).toMatchObject({ version: 2, key: first.key, state: { status: 'settled', httpStatus: 201 } });
-  expect(stored).not.toContain('1299');
+  // The amount as a number of its own (a timestamp or the fingerprint's hex can hold the digits).
+  expect(stored).not.toMatch(/\b1299\b/);
+  expect(stored).not.toContain('tok_visa');
   expect(stored).not.toContain(first.body.charge);
   expect(await page.evaluate(() => (window as any).sdk.pending())).toEqual([]);
   const settled = await page.evaluate(() => (window as any).sdk.settled());
