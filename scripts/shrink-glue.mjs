@@ -48,11 +48,28 @@ const jsPath = join(dir, one(/\.js$/, 'JS glue'));
 // keeps (index.html) so that this run can read it, and strips here. One more `-Oz` after the
 // renaming finds what Trunk's converged run did not (−559 B gzip, measured: web/README.md);
 // `--low-memory-unused` as in index.html (nothing of the page lives below address 1024).
+const wasmOpt = join(root, 'node_modules/.bin/wasm-opt');
 const printed = execFileSync(
-  join(root, 'node_modules/.bin/wasm-opt'),
-  [wasmPath, '--minify-imports-and-exports-and-modules', '--strip-target-features', '-Oz', '--low-memory-unused', '-o', wasmPath],
+  wasmOpt,
+  [wasmPath, '--minify-imports-and-exports-and-modules', '-Oz', '--low-memory-unused', '-o', wasmPath],
   { encoding: 'utf8', maxBuffer: 16 << 20 },
 );
+// Then binaryen's own control flow in place of LLVM's (`--flatten --rereloop`), which `-Oz -Oz`
+// shrinks further, to convergence (web/README.md, "Bundle", has the bytes). A run of its own:
+// `--converge` repeats every pass of its run, the renaming above included. This run strips the
+// target-features section (it still reads the features from it).
+execFileSync(wasmOpt, [
+  wasmPath,
+  '--flatten',
+  '--rereloop',
+  '-Oz',
+  '-Oz',
+  '--converge',
+  '--low-memory-unused',
+  '--strip-target-features',
+  '-o',
+  wasmPath,
+]);
 const renaming = JSON.parse(printed.slice(printed.indexOf('{')));
 const wasm = readFileSync(wasmPath);
 const modules = new Set(WebAssembly.Module.imports(new WebAssembly.Module(wasm)).map((i) => i.module));
