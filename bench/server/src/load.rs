@@ -5,8 +5,7 @@
 //! The timed loop speaks through hyper's bare connection (`hyper::client::conn::http1`), not
 //! reqwest: the load shares CPU 0 with the server in the pinned runs, and the limit it is
 //! compared with has no HTTP client at all, so the generator should cost as little as a
-//! client can (as wrk or pgbench would); reqwest's pool, URL parsing and middleware cost
-//! about a tenth of the server's own CPU time per request here (bench/FINDINGS.md). A
+//! client can (as wrk or pgbench would), without reqwest's pool, URL parsing and middleware. A
 //! reqwest client stays for the readiness probe and the wait-mode bursts, which are not
 //! timed against a limit.
 

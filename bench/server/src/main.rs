@@ -20,10 +20,10 @@
 //! - `wait_burst`: a second checkout on the same database in wait mode, and bursts of 50
 //!   duplicates of one key in flight ([`burst`]): answers/s and p50/p99.
 //!
-//! `make bench` runs it as it is, and pinned: `taskset -c 0` on this process and the database's
-//! own work on CPU 1 through `IDEM_BENCH_DB_CPUS` (on PostgreSQL the cluster, on SQLite sqlx's
-//! connection threads: [`pin`]), so the server and the limit's client meet the same database
-//! core; on SQLite once more on one core (`taskset -c 0` alone: everything on CPU 0).
+//! `make bench` runs it twice per backend: as it is, and pinned (`taskset -c 0` on this process;
+//! on PostgreSQL the cluster on CPU 1 through `IDEM_BENCH_DB_CPUS`, so pgbench and the server
+//! meet the same database core). On SQLite the same variable moves SQLite's own threads to those
+//! CPUs ([`pin`]), an experiment `make bench` does not run (bench/FINDINGS.md).
 //!
 //! The limit and the keyed first requests alternate three times (each limit right before its
 //! requests); `first` and the limit are the pair with the median ratio, and `first.ratios`

@@ -3,10 +3,12 @@
 //! sqlx runs each SQLite connection on a thread of its own (`sqlx-sqlite-worker-N`): every
 //! statement's work inside SQLite (parsing, the B-tree, the WAL) happens there, and the async
 //! side only sends it commands and awaits the answers. Those threads are SQLite's share of the
-//! CPU, as PostgreSQL's backends are PostgreSQL's. With `IDEM_BENCH_DB_CPUS` set (as `make
-//! bench` sets it for the pinned run, whose process `taskset` holds on CPU 0), [`sqlite_engine`]
-//! moves each of them onto those CPUs as it appears, so the server with its load, and the
-//! limit's loop, meet SQLite on a core of its own, both sides of the ratio alike.
+//! CPU, as PostgreSQL's backends are PostgreSQL's. With `IDEM_BENCH_DB_CPUS` set on a SQLite run
+//! (under `taskset -c 0`), [`sqlite_engine`] moves each of them onto those CPUs as it appears,
+//! so the server with its load, and the limit's loop, meet SQLite on a core of its own, both
+//! sides of the ratio alike. An experiment, not a `make bench` row: on these machines every
+//! hand-off between sqlx's threads then crosses cores, and both sides ran slower with the ratio
+//! no better (bench/FINDINGS.md).
 //!
 //! Connections are opened lazily by the pools, so a watcher thread looks for new workers every
 //! few milliseconds (a read of `/proc/self/task`; it sleeps in between, on the process's core).
