@@ -103,7 +103,7 @@ const md = [
   '  after `make sdk`; 1 KB = 1,000 bytes.',
   '- **UI:** `tests/bench/ui.spec.ts` in Debian\'s Chromium (headless, e2e launch flags). First',
   '  interactive frame: `performance.now()` in the animation frame after the first usable control',
-  '  (`pay` / `ready`) appears, 7 cold loads each, alternating pages. Rows: demo at the fastest speed,',
+  '  (`pay` / `ready`) appears, 15 cold loads each, alternating pages. Rows: demo at the fastest speed,',
   '  same-key, 20 % response loss, a batch of 1,000 checkouts; minimal page: 1,000 keyed rows of the',
   '  same shape, one in twenty changing every 16 ms. Long tasks (PerformanceObserver `longtask`) and',
   '  requestAnimationFrame gaps from the click until 4 s after all 1,000 rows are there.',

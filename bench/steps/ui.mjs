@@ -20,7 +20,7 @@ const [dr, mr] = [r['demo.rows'], r['minimal.rows']];
 const figures = [
   figure({
     id: 'ui.firstFrame',
-    name: 'UI: first interactive frame after load (median of 7 cold loads), demo vs minimal Yew',
+    name: 'UI: first interactive frame after load (median of 15 cold loads), demo vs minimal Yew',
     value: `${ms(df)} vs ${ms(mf)}`,
     target: '≤ 1.5× minimal',
     ratio: df / mf,

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { DEMO_PORT, MINIMAL_PORT } from './playwright.config';
 
-const LOADS = 7; // first-interactive-frame samples per page; the median counts
+const LOADS = 15; // first-interactive-frame samples per page; the median counts
 const ROWS = 1000;
 const HOLD_MS = 4000; // keep measuring this long after the rows are all there
 

@@ -81,7 +81,11 @@ impl PaycoClient {
         let base_url = base_url.trim_end_matches('/');
         // reqwest's own check of the URL, so a bad one is the same `reqwest::Error` it was
         // when the first call found it.
-        let charges_url = http.post(format!("{base_url}/charges")).build()?.url().clone();
+        let charges_url = http
+            .post(format!("{base_url}/charges"))
+            .build()?
+            .url()
+            .clone();
         Ok(Self {
             http,
             charges_url,
