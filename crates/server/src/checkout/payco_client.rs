@@ -158,3 +158,22 @@ impl PaycoClient {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_reqwest_cannot_use_is_refused_when_the_client_is_built() {
+        let timeout = Duration::from_secs(1);
+        for bad in ["", "not a url", "http://exa mple.com", "127.0.0.1:9090"] {
+            assert!(
+                PaycoClient::new(bad, "token", timeout).is_err(),
+                "{bad:?} accepted"
+            );
+        }
+        let client = PaycoClient::new("http://127.0.0.1:9090/", "token", timeout).expect("a URL");
+        assert_eq!(client.charges_url.as_str(), "http://127.0.0.1:9090/charges");
+        assert_eq!(client.ledger_url, "http://127.0.0.1:9090/ledger");
+    }
+}
