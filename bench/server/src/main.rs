@@ -37,9 +37,11 @@
 //! [CONCURRENCY]` drives it from another process (crates/server/README.md, "Benchmark").
 //!
 //! For experiments on SQLite, `idem-bench-server rounds [REQUESTS] [CONCURRENCY] [ROUNDS]
-//! PHASE…` runs the phases one after another, round after round (`first`, `direct`, or one of
-//! the limit's ways: `turns`, `busy`, `writer`, `one`, see [`raw::sqlite_variant`]) and prints
-//! each one's requests/s and the process's CPU time per request (bench/FINDINGS.md).
+//! PHASE…` runs the phases one after another, round after round (`first`, `direct`, one of
+//! the limit's ways: `turns`, `busy`, `writer`, `one`, see [`raw::sqlite_variant`]; or the
+//! parts of a request without the database: `http`, one bare HTTP exchange, and `payco`, the
+//! checkout's PayCo call against the stub) and prints each one's requests/s and the process's
+//! CPU time per request (bench/FINDINGS.md).
 //!
 //! Never a test: `make bench` runs it (bench/steps/server.mjs) and writes BENCHMARKS.md.
 
@@ -502,6 +504,54 @@ fn pgbench_binary() -> std::path::PathBuf {
         .expect("pgbench under /usr/lib/postgresql/*/bin")
 }
 
+/// A route that answers `201 {}` at once on a free port (no layers, no database, no PayCo):
+/// the cost of one bare HTTP exchange, client and server, for `rounds`' `http` phase.
+async fn bare_http() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind bare");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = axum::Router::new().route(
+        "/api/checkout",
+        axum::routing::post(|_: String| async { (axum::http::StatusCode::CREATED, "{}") }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("bare serves") });
+    url
+}
+
+/// `n` charges through the checkout's PayCo client against the stub at `payco`, from `c` tasks:
+/// the checkout's call to PayCo alone, for `rounds`' `payco` phase.
+async fn payco_calls(payco: &str, n: usize, c: usize) {
+    let client =
+        checkout::payco_client::PaycoClient::new(payco, "merchant-token", Duration::from_secs(5))
+            .expect("payco client");
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..c {
+        let (client, next) = (client.clone(), next.clone());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    return;
+                }
+                let charge = idem_server::payco::wire::ChargeRequest {
+                    order: i as i64,
+                    amount: 1000,
+                    card: "tok_visa".into(),
+                };
+                client
+                    .charge(&format!("charge:{i}"), &charge)
+                    .await
+                    .expect("charged");
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("payco task");
+    }
+}
+
 /// The process's CPU time so far (user + system, all threads), seconds.
 fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
@@ -528,6 +578,7 @@ async fn rounds_of(
     let plan = raw::Plan::new("sqlite", &sent).expect("plan");
     let route = RouteConfig::required(checkout::params::CHECKOUT_ROUTE, ErrorPolicy::ReleaseClaim);
     let pool = db.sqlite_pool().expect("sqlite").clone();
+    let bare = bare_http().await;
     for round in 0..rounds {
         let mut line = Vec::new();
         for phase in phases {
@@ -541,6 +592,10 @@ async fn rounds_of(
                 "direct" => {
                     direct(db, n, c, &route, &tag).await;
                 }
+                "http" => {
+                    load::run(&bare, n, c, |i| (String::new(), body(i))).await;
+                }
+                "payco" => payco_calls(&stack.payco, n, c).await,
                 variant => {
                     raw::sqlite_variant(&pool, &plan, n, c, &tag, variant).await;
                 }
