@@ -25,6 +25,27 @@ function submitAt(page: Page, name: string, payload: object, at: number): Promis
   );
 }
 
+/**
+ * `sdk.submit(name, payload)` in `page` as soon as another tab holds the operation's Web Lock
+ * (the lock manager is the origin's, so this tab sees the other's lock): this tab is then
+ * certainly the one that waits for it, whatever the machine's load does to timers.
+ */
+function submitOnceLocked(page: Page, name: string, payload: object): Promise<any> {
+  return page.evaluate(
+    async ([name, payload]) => {
+      const deadline = Date.now() + 10_000;
+      const held = async () =>
+        ((await navigator.locks.query()).held ?? []).some((lock) => lock.name?.endsWith(name as string));
+      while (!(await held())) {
+        if (Date.now() > deadline) throw new Error(`no tab took the lock of ${name} in 10 s`);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      return (window as any).attempt((window as any).sdk.submit(name, payload));
+    },
+    [name, payload] as const,
+  );
+}
+
 /** Every order of the tenant charged exactly once, and how many orders there are. */
 async function ordersChargedOnce(idem: RealServer): Promise<number> {
   const charges = await idem.chargesPerOrder();
@@ -130,13 +151,13 @@ test('a tab that waited for another tab\'s lock reads the journal after that tab
   await storageLagging(second, 300);
   for (const tab of [first, second]) await idem.open(tab, { settleWithoutLocksMs: 800 });
   const name = 'checkout:lagging-storage';
-  const at = Date.now() + 400;
-  // The second tab asks 30 ms later (or, its timer late, after the first let go of the lock:
-  // the race seen in CI): granted the lock only after the first tab's writes had time to
-  // arrive, it reads what the first wrote.
+  // The second tab asks while the first holds the operation's lock (a timer 30 ms after the
+  // first's was not enough: on a loaded machine the first tab's timer once fired later than
+  // the second's, and the second ran the work). Granted the lock only after the first tab's
+  // writes had time to arrive, it reads what the first wrote.
   const [a, b] = await Promise.all([
-    submitAt(first, name, PAYLOAD, at),
-    submitAt(second, name, PAYLOAD, at + 30),
+    submitAt(first, name, PAYLOAD, Date.now() + 100),
+    submitOnceLocked(second, name, PAYLOAD),
   ]);
   expect(a).toMatchObject({ kind: 'succeeded' });
   expect(b, 'the second tab re-sent under the first tab\'s key').toMatchObject({ kind: 'replayed', key: a.key });
