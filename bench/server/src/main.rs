@@ -54,15 +54,13 @@ mod pin;
 mod raw;
 mod statements;
 mod stub;
+mod tasks;
 mod unkeyed;
 
 use idem_server::db::Finish;
 use std::{
     net::SocketAddr,
-    sync::{
-        atomic::{AtomicUsize, Ordering},
-        Arc,
-    },
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -387,56 +385,48 @@ async fn measure(
 /// The checkout's storage calls without HTTP, through `idem_server::db`: the claim with the
 /// order and its recovery point; the fenced commit with the order's settlement.
 async fn direct(db: &Db, n: usize, c: usize, route: &RouteConfig, tag: &str) -> serde_json::Value {
-    let next = Arc::new(AtomicUsize::new(0));
+    let shared = Arc::new((db.clone(), route.clone(), tag.to_owned()));
     let started = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..c {
-        let (db, next, route, tag) = (db.clone(), next.clone(), route.clone(), tag.to_owned());
-        tasks.push(tokio::spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    return;
-                }
-                let key = format!("d{tag}-{i}");
-                let raw = body(i);
-                let request = Request {
-                    first_sent: None,
-                    scope: TENANT,
-                    key: Some(&key),
-                    body: raw.as_bytes(),
-                    route: &route,
-                    target: None,
-                };
-                let now = idem_server::sql::now_ms();
-                let order_request = CheckoutRequest {
-                    cart: format!("cart-{i}"),
-                    amount: 1000,
-                    card: "tok_visa".into(),
-                };
-                let created_at = i64::try_from(now).expect("now");
-                let first = orders::insert(TENANT, &key, &order_request, created_at);
-                let BeginWith::Created { claim, id } =
-                    db.begin_with(now, request, &first).await.expect("begin")
-                else {
-                    panic!("new key");
-                };
-                let order = orders::Order::pending(id, &key, &order_request, created_at);
-                let settled = orders::settlement(order.id, "paid", Some("ch_1"));
-                db.finish_with(
-                    now,
-                    &claim,
-                    Finish::Commit(SavedResponse::json(201, b"{}".to_vec())),
-                    &[settled.into()],
-                )
-                .await
-                .expect("commit");
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.expect("direct task");
-    }
+    tasks::numbered(n, c, move |i| {
+        let shared = shared.clone();
+        async move {
+            let (db, route, tag) = &*shared;
+            let key = format!("d{tag}-{i}");
+            let raw = body(i);
+            let request = Request {
+                first_sent: None,
+                scope: TENANT,
+                key: Some(&key),
+                body: raw.as_bytes(),
+                route,
+                target: None,
+            };
+            let now = idem_server::sql::now_ms();
+            let order_request = CheckoutRequest {
+                cart: format!("cart-{i}"),
+                amount: 1000,
+                card: "tok_visa".into(),
+            };
+            let created_at = i64::try_from(now).expect("now");
+            let first = orders::insert(TENANT, &key, &order_request, created_at);
+            let BeginWith::Created { claim, id } =
+                db.begin_with(now, request, &first).await.expect("begin")
+            else {
+                panic!("new key");
+            };
+            let order = orders::Order::pending(id, &key, &order_request, created_at);
+            let settled = orders::settlement(order.id, "paid", Some("ch_1"));
+            db.finish_with(
+                now,
+                &claim,
+                Finish::Commit(SavedResponse::json(201, b"{}".to_vec())),
+                &[settled.into()],
+            )
+            .await
+            .expect("commit");
+        }
+    })
+    .await;
     let secs = started.elapsed().as_secs_f64();
     json!({ "rps": n as f64 / secs })
 }
@@ -522,34 +512,25 @@ async fn bare_http() -> String {
 /// `n` charges through the checkout's PayCo client against the stub at `payco`, from `c` tasks:
 /// the checkout's call to PayCo alone, for `rounds`' `payco` phase.
 async fn payco_calls(payco: &str, n: usize, c: usize) {
-    let client =
+    let client = Arc::new(
         checkout::payco_client::PaycoClient::new(payco, "merchant-token", Duration::from_secs(5))
-            .expect("payco client");
-    let next = Arc::new(AtomicUsize::new(0));
-    let mut tasks = Vec::new();
-    for _ in 0..c {
-        let (client, next) = (client.clone(), next.clone());
-        tasks.push(tokio::spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    return;
-                }
-                let charge = idem_server::payco::wire::ChargeRequest {
-                    order: i as i64,
-                    amount: 1000,
-                    card: "tok_visa".into(),
-                };
-                client
-                    .charge(&format!("charge:{i}"), &charge)
-                    .await
-                    .expect("charged");
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.expect("payco task");
-    }
+            .expect("payco client"),
+    );
+    tasks::numbered(n, c, move |i| {
+        let client = client.clone();
+        async move {
+            let charge = idem_server::payco::wire::ChargeRequest {
+                order: i as i64,
+                amount: 1000,
+                card: "tok_visa".into(),
+            };
+            client
+                .charge(&format!("charge:{i}"), &charge)
+                .await
+                .expect("charged");
+        }
+    })
+    .await;
 }
 
 /// The process's CPU time so far (user + system, all threads), seconds.
